@@ -1,0 +1,170 @@
+"""The public entry points: ``jit`` and ``explain``."""
+
+import functools
+import inspect
+import types
+
+from . import config
+from .errors import AstjitError, SourceUnavailableError, StrictModeError, render_location
+from .runtime.records import Record
+
+
+class JitFunction:
+    """A jitted function: call it like the original; inspect it with ``show()``, ``fragments``,
+    ``cache_info()`` and ``explain()``."""
+
+    def __init__(self, fn, strict=False, backend=None):
+        from .frontend.source import parse_function
+
+        self.original = fn
+        self.strict = strict
+        self.backend = backend
+        self._parsed = parse_function(fn)          # fails now, with a clear error, if there is no source
+        self._transformed = None
+        self._disabled = False
+        self._records: list[Record] = []
+        functools.update_wrapper(self, fn)
+
+    # -- calling ----------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        t = self._transformed
+        if t is None or not t.resolver.guards_hold():
+            if self._disabled or self._prepare() is None:
+                return self.original(*args, **kwargs)
+            t = self._transformed
+        return t.function(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
+
+    def _prepare(self):
+        if config.disabled():
+            self._disabled = True
+            return None
+        if inspect.iscoroutinefunction(self.original) or inspect.isasyncgenfunction(self.original):
+            self._note_function("async functions are not compiled: the function runs as Python")
+            self._disabled = True
+            return None
+        from .frontend.transform import transform
+
+        try:
+            self._transformed = transform(self.original, self.strict, self.backend, self._parsed)
+        except AstjitError as exc:
+            if self.strict:
+                raise
+            self._note_function(f"{exc}: the function runs as Python")
+            self._disabled = True
+            return None
+        except Exception as exc:  # a bug of ours must not break the user's program
+            if self.strict:
+                raise StrictModeError(f"astjit failed to transform {self.original.__qualname__}: "
+                                      f"{type(exc).__name__}: {exc}") from exc
+            self._note_function(f"astjit could not transform this function ({type(exc).__name__}: {exc}): "
+                                "it runs as Python")
+            self._disabled = True
+            return None
+        if self.strict and self._transformed.records:
+            first = self._transformed.records[0]
+            raise StrictModeError(first.message, first.filename, first.lineno)
+        return self._transformed
+
+    def _note_function(self, message):
+        code = self.original.__code__
+        self._records.append(Record("function", code.co_filename, code.co_firstlineno, message))
+
+    # -- inspection -------------------------------------------------------------------------------
+    def _ensure(self):
+        if self._transformed is None and not self._disabled:
+            self._prepare()
+        return self._transformed
+
+    @property
+    def fragments(self) -> list:
+        t = self._ensure()
+        return list(t.fragments) if t is not None else []
+
+    @property
+    def source(self) -> str:
+        """The transformed Python source: what actually runs."""
+        t = self._ensure()
+        return t.source if t is not None else inspect.getsource(self.original)
+
+    def cache_info(self) -> dict:
+        info = {}
+        for frag in self.fragments:
+            info[frag.name] = [{"key": e.key, "mode": e.mode, "compile_ms": round(e.compile_seconds * 1e3, 2)}
+                               for e in frag.entries]
+        return info
+
+    def records(self) -> list[Record]:
+        t = self._ensure()
+        out = list(self._records)
+        if t is not None:
+            out += t.records
+            for frag in t.fragments:
+                out += frag.records
+        return out
+
+    def explain(self) -> "Explanation":
+        return Explanation(self.original.__qualname__, self.records())
+
+    def show(self, file=None) -> None:
+        from .inspect_text import render_function
+
+        print(render_function(self), file=file)
+
+
+class Explanation:
+    """What ``explain`` reports; prints as text, iterates as Records."""
+
+    def __init__(self, name, records):
+        self.name = name
+        self.records = records
+
+    def __iter__(self):
+        return iter(self.records)
+
+    def __len__(self):
+        return len(self.records)
+
+    def __str__(self):
+        if not self.records:
+            return f"{self.name}: every block compiled; nothing fell back."
+        lines = [f"{self.name}:"]
+        for r in self.records:
+            lines.append("  " + r.format().replace("\n", "\n  "))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def jit(fn=None, *, strict=False, backend=None):
+    """Compile the array code of ``fn``; control flow stays Python. Use as ``@jit`` or ``@jit(...)``.
+
+    strict:  raise ``StrictModeError`` (file, line, caret) instead of falling back to Python.
+    backend: "auto" (default), "tvm", "numpy" (the reference interpreter) or "python" (no fragments run
+             compiled; useful to compare).
+    """
+    if backend not in (None, "auto", "tvm", "numpy", "python"):
+        raise ValueError(f"backend must be 'auto', 'tvm', 'numpy' or 'python', not {backend!r}")
+
+    def wrap(f):
+        if isinstance(f, JitFunction):
+            return f
+        if isinstance(f, staticmethod | classmethod):
+            return type(f)(wrap(f.__func__))
+        return JitFunction(f, strict=strict, backend=None if backend == "auto" else backend)
+
+    return wrap if fn is None else wrap(fn)
+
+
+def explain(f) -> Explanation:
+    """Every statement and block of a jitted function that runs as Python, and why; and recompiles."""
+    if not isinstance(f, JitFunction):
+        raise TypeError(f"explain() takes a function decorated with @astjit.jit, got {type(f).__name__}")
+    return f.explain()
+
+
+__all__ = ["jit", "explain", "JitFunction", "Explanation", "SourceUnavailableError", "render_location"]

@@ -1,0 +1,1 @@
+"""Backends run subgraphs of a specialized Fragment: numpy (reference, supports every op) and TVM."""

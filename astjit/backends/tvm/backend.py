@@ -1,0 +1,116 @@
+"""TvmBackend: compile a segment into one CPU kernel and wrap it as a numpy-in, numpy-out callable.
+
+Kernel arguments are declared with element alignment instead of TVM's default 64 bytes: numpy only
+guarantees 16, and code that assumes 64 segfaults on ordinary arrays (tvm-notes section 1). Outputs are
+allocated with ``np.empty`` (transparent huge pages on large arrays).
+"""
+
+import numpy as np
+
+from ...errors import Unsupported
+from . import support
+from .lower import SegmentLowering
+from .runtime import host_target, tvm_module
+from .schedule import schedule_cpu
+
+tvm = tvm_module()
+from tvm import tirx  # noqa: E402
+from tvm.tirx.transform.common import BufferReplacer  # noqa: E402
+
+
+def relax_alignment(func):
+    """Re-declare every buffer parameter as element-aligned, so any numpy array may be passed."""
+    mapping = {}
+    for p in func.params:
+        ty = getattr(p, "ty", None)
+        if ty is None or not hasattr(ty, "data_alignment"):
+            continue
+        mapping[p] = tirx.decl_buffer(ty.shape, ty.dtype, p.name, None, ty.strides, ty.elem_offset,
+                                      p.scope(), 1, 1)
+    return BufferReplacer(mapping)(func) if mapping else func
+
+
+class TvmBackend:
+    name = "tvm"
+
+    def __init__(self):
+        self.target = host_target()
+        self.compiled = 0
+
+    def supports(self, ctx, node):
+        return support.supports(ctx, node)
+
+    def lower(self, ctx, segment, name="main"):
+        signature = SegmentLowering(ctx, segment).lower(name)
+        elements = max((int(np.prod(s)) for s, _, _ in signature.outputs), default=1)
+        elements = max([elements] + [int(np.prod(ctx.types[n].shape)) for n in segment.inputs
+                                     if hasattr(ctx.types[n], "shape")])
+        func, how = schedule_cpu(signature.func, elements)
+        signature.func = relax_alignment(func).with_attr("global_symbol", name)
+        signature.schedule = how
+        return signature
+
+    def compile(self, ctx, segment):
+        try:
+            signature = self.lower(ctx, segment)
+            module = tvm.compile(tvm.IRModule({"main": signature.func}), target=self.target)
+            kernel = module["main"]
+        except Unsupported:
+            raise
+        except Exception as exc:
+            raise Unsupported(f"TVM could not compile this fragment ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+        self.compiled += 1
+        segment.description = f"tvm kernel ({signature.schedule})"
+        segment.module = module
+        segment.prim_func = signature.func
+        return make_executable(kernel, signature.inputs, signature.outputs)
+
+
+def _post(t):
+    """How a kernel's output buffer becomes the value numpy would have produced."""
+    if t.scalar:
+        return lambda o: o[0]
+    if t.shape == ():
+        return lambda o: o.reshape(())
+    return None
+
+
+def make_executable(kernel, input_kinds, out_specs, single=False):
+    empty = np.empty
+    allocs = [(shape, dtype) for shape, dtype, _ in out_specs]
+    posts = [_post(t) for _, _, t in out_specs]
+    needs_conversion = any(k == "item" for k in input_kinds)
+    plain_outputs = not any(posts)
+
+    def convert(inputs):
+        return [v.item() if k == "item" else v for k, v in zip(input_kinds, inputs)]
+
+    def call(args, outs):
+        try:
+            kernel(*args, *outs)
+        except (ValueError, BufferError, TypeError, RuntimeError):
+            # non-contiguous or read-only arrays cannot cross DLPack as-is: pass C-contiguous copies
+            args = [np.array(v, order="C", copy=True) if k == "array" else v for k, v in zip(input_kinds, args)]
+            kernel(*args, *outs)
+
+    if plain_outputs and not needs_conversion and len(allocs) == 1:
+        (shape, dtype), = allocs
+
+        def run_one(*inputs):
+            out = empty(shape, dtype)
+            call(inputs, (out,))
+            return out if single else (out,)
+
+        return run_one
+
+    def run(*inputs):
+        args = convert(inputs) if needs_conversion else inputs
+        outs = [empty(s, d) for s, d in allocs]
+        call(args, outs)
+        if plain_outputs:
+            return outs[0] if single else tuple(outs)
+        results = tuple(o if p is None else p(o) for o, p in zip(outs, posts))
+        return results[0] if single else results
+
+    return run

@@ -1,0 +1,348 @@
+"""Lower one TVM segment of a specialized graph to a TE PrimFunc with static shapes.
+
+Every value inside the kernel is a ``Lowered``: a shape, a dtype and ``at(*index) -> PrimExpr``.
+Elementwise ops and views compose ``at`` functions, so a chain of them becomes one expression in one
+loop nest (nothing materialized); reductions become TE reduction stages. Inputs are placeholders (arrays)
+or scalar parameters (Python and numpy scalars); outputs are the segment's outputs.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import Unsupported
+from ...graph.ops import OPS
+from ...graph.types import Static, WeakScalar
+from . import scalar_math as sm
+from .runtime import tvm_module
+
+tvm = tvm_module()
+from tvm import te, tirx  # noqa: E402
+
+WEAK_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+
+
+@dataclass
+class Lowered:
+    shape: tuple
+    dtype: str
+    at: Callable
+
+    def cast_at(self, dtype):
+        if dtype == self.dtype:
+            return self.at
+        if dtype == "bool":
+            return lambda *i: sm.truthy(self.at(*i), self.dtype)
+        return lambda *i: self.at(*i).astype(dtype)
+
+
+@dataclass
+class KernelSignature:
+    func: object                       # the PrimFunc
+    inputs: list                       # ("array", ...) or ("scalar", converter) per segment input
+    outputs: list                      # (shape as allocated, dtype, node type) per segment output
+
+
+def broadcast_index(shape, out_ndim):
+    """Map an output index to an operand's index under numpy broadcasting."""
+    offset = out_ndim - len(shape)
+
+    def mapper(idx):
+        return tuple(0 if d == 1 else idx[offset + k] for k, d in enumerate(shape))
+
+    return mapper
+
+
+def operand(values, ctx, node):
+    t = ctx.types[node]
+    if isinstance(t, Static):
+        v = t.value
+        if isinstance(v, np.generic):
+            dt = str(v.dtype)
+            v = v.item()
+        else:
+            dt = {bool: "bool", int: "int64", float: "float64"}.get(type(v))
+            if dt is None:
+                raise Unsupported(f"constant {v!r} in a kernel")
+        c = tirx.const(v, dt)
+        return Lowered((), dt, lambda *i: c)
+    return values[node]
+
+
+def python_kind(ctx, node):
+    """What numpy's resolve_dtypes expects for an operand: a dtype, or a Python type for weak scalars."""
+    t = ctx.types[node]
+    if isinstance(t, WeakScalar):
+        return t.kind
+    if isinstance(t, Static):
+        v = t.value
+        if type(v) in (bool, int, float, complex):
+            return type(v)
+        return np.asarray(v).dtype
+    return t.dtype
+
+
+class SegmentLowering:
+    def __init__(self, ctx, segment):
+        self.ctx = ctx
+        self.segment = segment
+        self.values: dict = {}
+        self.params: list = []
+        self.input_kinds: list = []
+
+    def lower(self, name) -> KernelSignature:
+        for k, n in enumerate(self.segment.inputs):
+            self.add_input(n, k)
+        for n in self.segment.nodes:
+            self.values[n] = self.node(n)
+        outs, out_specs = [], []
+        for k, n in enumerate(self.segment.outputs):
+            lv = self.values[n]
+            t = self.ctx.types[n]
+            shape = t.shape if t.shape else (1,)
+            tensor = te.compute(shape, _output_body(lv, bool(t.shape)), name=f"out{k}")
+            outs.append(tensor)
+            out_specs.append((shape, np.dtype(lv.dtype), t))
+        func = te.create_prim_func(self.params + outs).with_attr("global_symbol", name)
+        return KernelSignature(func, self.input_kinds, out_specs)
+
+    def add_input(self, n, k):
+        t = self.ctx.types[n]
+        if isinstance(t, WeakScalar):
+            dt = WEAK_DTYPES.get(t.kind)
+            if dt is None:
+                raise Unsupported(f"a Python {t.kind.__name__} operand in a kernel")
+            v = te.var(f"s{k}", dt)
+            self.params.append(v)
+            self.input_kinds.append("scalar")
+            self.values[n] = Lowered((), dt, _constant_body(v))
+        elif t.scalar or t.shape == ():
+            dt = str(t.dtype)
+            v = te.var(f"s{k}", dt)
+            self.params.append(v)
+            self.input_kinds.append("item")
+            self.values[n] = Lowered((), dt, _constant_body(v))
+        else:
+            p = te.placeholder(t.shape, str(t.dtype), name=f"in{k}")
+            self.params.append(p)
+            self.input_kinds.append("array")
+            self.values[n] = Lowered(t.shape, str(t.dtype), _placeholder_body(p))
+
+    def node(self, n) -> Lowered:
+        kind = OPS[n.op].kind
+        if kind == "elementwise":
+            return self.elementwise(n)
+        if kind == "reduction":
+            return self.reduction(n)
+        if kind == "view":
+            return self.view(n)
+        if kind == "creation":
+            return self.creation(n)
+        raise Unsupported(f"{n.op} has no TVM lowering")
+
+    # -- elementwise --------------------------------------------------------------------------------
+    def elementwise(self, n) -> Lowered:
+        from .support import elementwise_rule
+
+        rule, operands, loop_dtypes = elementwise_rule(self.ctx, n)
+        out_t = self.ctx.types[n]
+        out_dtype = str(out_t.dtype)
+        shape = out_t.shape
+        ins = [operand(self.values, self.ctx, o) for o in operands]
+        mappers = [broadcast_index(lv.shape, len(shape)) for lv in ins]
+        getters = [lv.cast_at(dt) for lv, dt in zip(ins, loop_dtypes)]
+
+        def at(*i):
+            exprs = [g(*m(i)) for g, m in zip(getters, mappers)]
+            result = rule(*exprs)
+            result_dtype = sm.dtype_of(result)
+            if result_dtype != out_dtype:
+                result = sm.truthy(result, result_dtype) if out_dtype == "bool" else result.astype(out_dtype)
+            return result
+
+        return Lowered(shape, out_dtype, at)
+
+    # -- reductions ---------------------------------------------------------------------------------
+    def reduction(self, n) -> Lowered:
+        info = self.ctx.info[n]
+        src = self.values[n.args[0]]
+        out_t = self.ctx.types[n]
+        out_dtype = str(out_t.dtype)
+        name = n.op.removeprefix("np.")
+        axes = info["axes"]
+        keepdims = info["keepdims"]
+        kept = [d for d in range(len(src.shape)) if d not in axes]
+        count = 1
+        for a in axes:
+            count *= src.shape[a]
+        if name in ("sum", "mean", "prod"):
+            if out_dtype.startswith("float") or name == "mean":
+                acc = "float64"
+            else:
+                acc = out_dtype
+        else:
+            acc = src.dtype
+        rshape = tuple(src.shape[a] for a in axes)
+        out_shape = out_t.shape if out_t.shape else (1,)
+
+        def reduce_body(*i):
+            ks = [te.reduce_axis((0, e), name=f"k{j}") for j, e in enumerate(rshape)]
+            outer = list(i)
+            if keepdims:
+                outer = [outer[d] for d in kept]
+            if not out_t.shape:
+                outer = []
+            full = []
+            it_outer, it_k = iter(outer), iter(ks)
+            for d in range(len(src.shape)):
+                full.append(next(it_k) if d in axes else next(it_outer))
+            value = src.at(*full)
+            if name in ("sum", "mean"):
+                return te.sum(value.astype(acc) if src.dtype != acc else value, axis=ks)
+            if name == "prod":
+                return _prod_reducer(acc)(value.astype(acc) if src.dtype != acc else value, axis=ks)
+            if name == "max":
+                return _max_reducer(src.dtype)(value, axis=ks)
+            return _min_reducer(src.dtype)(value, axis=ks)
+
+        if not rshape:                                  # axis=() reduces nothing
+            def body(*i):
+                idx = list(i)
+                value = src.at(*idx) if src.shape else src.at()
+                return value.astype(acc) if src.dtype != acc else value
+        else:
+            body = reduce_body
+        tensor = te.compute(out_shape, body, name=f"red{n.id}")
+
+        def at(*i):
+            index = i if out_t.shape else (0,)
+            value = tensor[index]
+            if name == "mean":
+                if out_dtype == "float32":
+                    return value.astype("float32") / tirx.const(float(count), "float32")
+                return (value / tirx.const(float(count), acc)).astype(out_dtype)
+            return value.astype(out_dtype) if acc != out_dtype else value
+
+        return Lowered(out_t.shape, out_dtype, at)
+
+    # -- views and creation -------------------------------------------------------------------------
+    def view(self, n) -> Lowered:
+        info = self.ctx.info.get(n)
+        if info is None:
+            raise Unsupported(f"{n.op} is not an affine view")
+        src = self.values[n.args[0]]
+        out_t = self.ctx.types[n]
+        offset, strides = info["offset"], info["strides"]
+        base_shape = src.shape
+        base_strides = []
+        acc = 1
+        for d in reversed(base_shape):
+            base_strides.append(acc)
+            acc *= d
+        base_strides = base_strides[::-1]
+        per_dim = _per_dimension(offset, strides, info["shape"], base_shape, base_strides)
+
+        if per_dim is not None:
+            def at(*i):
+                idx = []
+                for start, terms in per_dim:
+                    e = tirx.const(start, "int32")
+                    for k, step in terms:
+                        e = e + i[k] * step if step != 1 else e + i[k]
+                    idx.append(e)
+                return src.at(*idx)
+        else:
+            def at(*i):
+                flat = tirx.const(offset, "int64")
+                for k, s in enumerate(strides):
+                    if s:
+                        flat = flat + i[k].astype("int64") * s
+                idx = []
+                for d, bs in zip(base_shape, base_strides):
+                    idx.append(tirx.floormod(tirx.floordiv(flat, bs), d).astype("int32"))
+                return src.at(*idx)
+
+        return Lowered(out_t.shape, src.dtype, at)
+
+    def creation(self, n) -> Lowered:
+        out_t = self.ctx.types[n]
+        dtype = str(out_t.dtype)
+        fill = self.ctx.info[n]["fill"]
+        if fill is None:
+            fill_node = n.kwargs.get("fill_value") or n.args[1]
+            lv = operand(self.values, self.ctx, fill_node)
+            get = lv.cast_at(dtype)
+            return Lowered(out_t.shape, dtype, lambda *i: get())
+        c = tirx.const(fill, dtype) if dtype != "bool" else tirx.const(bool(fill), "bool")
+        return Lowered(out_t.shape, dtype, lambda *i: c)
+
+
+def _output_body(lv, has_shape):
+    """TE inspects compute bodies: they must be plain ``*i`` functions, without default arguments."""
+    if has_shape:
+        return lambda *i: lv.at(*i)
+    return lambda i: lv.at()
+
+
+def _constant_body(value):
+    return lambda *i: value
+
+
+def _placeholder_body(p):
+    return lambda *i: p[i]
+
+
+def _per_dimension(offset, strides, shape, base_shape, base_strides):
+    """Split an affine view into one (start, [(out axis, step)]) per base axis, when it separates
+    (slices, transposes, newaxis, integer indices); None when axes mix (reshape across axes)."""
+    rem = offset
+    starts = []
+    for bs in base_strides:
+        q, rem = divmod(rem, bs)
+        starts.append(q)
+    if any(not 0 <= s < d for s, d in zip(starts, base_shape) if d) and any(shape):
+        return None
+    terms = [[] for _ in base_shape]
+    for k, (s, extent) in enumerate(zip(strides, shape)):
+        if s == 0 or extent == 1:
+            continue
+        for d, bs in enumerate(base_strides):
+            if base_shape[d] > 1 and s % bs == 0 and abs(s // bs) * (extent - 1) < base_shape[d]:
+                step = s // bs
+                # the whole range must stay within this axis
+                last = starts[d] + step * (extent - 1)
+                if 0 <= last < base_shape[d]:
+                    terms[d].append((k, step))
+                    break
+        else:
+            return None
+    return [(st, t) for st, t in zip(starts, terms)]
+
+
+def _identity_max(dtype):
+    return tirx.min_value(dtype) if not dtype.startswith("float") else tirx.const(-np.inf, dtype)
+
+
+def _identity_min(dtype):
+    return tirx.max_value(dtype) if not dtype.startswith("float") else tirx.const(np.inf, dtype)
+
+
+def _max_reducer(dtype):
+    if dtype == "bool":
+        return te.comm_reducer(lambda a, b: tirx.Or(a, b), lambda t: tirx.const(False, "bool"), name="any")
+    if dtype.startswith("float"):
+        return te.comm_reducer(sm.nan_max, lambda t: _identity_max(str(t)), name="nanmax")
+    return te.comm_reducer(lambda a, b: te.max(a, b), lambda t: _identity_max(str(t)), name="max")
+
+
+def _min_reducer(dtype):
+    if dtype == "bool":
+        return te.comm_reducer(lambda a, b: tirx.And(a, b), lambda t: tirx.const(True, "bool"), name="all")
+    if dtype.startswith("float"):
+        return te.comm_reducer(sm.nan_min, lambda t: _identity_min(str(t)), name="nanmin")
+    return te.comm_reducer(lambda a, b: te.min(a, b), lambda t: _identity_min(str(t)), name="min")
+
+
+def _prod_reducer(dtype):
+    return te.comm_reducer(lambda a, b: a * b, lambda t: tirx.const(1, str(t)), name="prod")

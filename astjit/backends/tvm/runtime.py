@@ -1,0 +1,36 @@
+"""Load TVM with the thread settings astjit needs, and pick the host target.
+
+TVM's pool defaults to half the cores and, when smaller than the core count, pins the calling Python
+thread to core 0 (tvm-notes section 2); both variables must be set before the pool starts.
+"""
+
+import functools
+import os
+
+
+@functools.cache
+def tvm_module():
+    os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
+    os.environ.setdefault("TVM_BIND_THREADS", "0")
+    import tvm
+
+    return tvm
+
+
+@functools.cache
+def host_target():
+    """The host CPU as an LLVM target, with FMA contraction off so float results match numpy."""
+    tvm = tvm_module()
+    spec = {"kind": "llvm"}
+    try:
+        from tvm.target import detect_target
+
+        detected = detect_target.detect_target_from_device("cpu")
+        for field in ("mtriple", "mcpu"):
+            value = detected.attrs.get(field) if hasattr(detected, "attrs") else None
+            if value:
+                spec[field] = str(value)
+    except Exception:  # unknown CPU: generic x86-64 code is still correct
+        pass
+    spec["mattr"] = ["-fma"]
+    return tvm.target.Target(spec)

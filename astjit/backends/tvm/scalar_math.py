@@ -1,0 +1,170 @@
+"""numpy's scalar semantics as TVM expressions: the rules a fused kernel must reproduce.
+
+Each function takes PrimExprs already cast to the ufunc's loop dtype (numpy's ``resolve_dtypes``) and
+returns one PrimExpr. Integer division is guarded (TVM would raise SIGFPE), max/min propagate NaN, shift
+counts out of range give numpy's answers, float ``//`` and ``%`` follow numpy's fmod-based algorithm.
+"""
+
+from .runtime import tvm_module
+
+tvm = tvm_module()
+from tvm import te, tirx  # noqa: E402
+
+LIBM = {
+    "sqrt": "sqrt", "cbrt": "cbrt", "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log",
+    "log2": "log2", "log10": "log10", "log1p": "log1p", "sin": "sin", "cos": "cos", "tan": "tan",
+    "arcsin": "asin", "arccos": "acos", "arctan": "atan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
+}
+LIBM2 = {"arctan2": "atan2", "hypot": "hypot", "copysign": "copysign"}
+
+
+def dtype_of(expr) -> str:
+    """The dtype of a PrimExpr as a string (0.27 exposes it as ``.ty``, older TVM as ``.dtype``)."""
+    ty = getattr(expr, "ty", None)
+    return str(ty) if ty is not None else str(expr.dtype)
+
+
+def const(value, dtype):
+    return tirx.const(value, dtype)
+
+
+def libm(name, dtype, *args):
+    suffix = "f" if dtype == "float32" else ""
+    return tirx.call_pure_extern(dtype, name + suffix, *args)
+
+
+def is_float(dtype):
+    return dtype.startswith("float")
+
+
+def is_unsigned(dtype):
+    return dtype.startswith("uint")
+
+
+def bits(dtype):
+    return int("".join(c for c in dtype if c.isdigit()) or 8)
+
+
+def nan_max(a, b):
+    return te.if_then_else(te.isnan(a), a, te.if_then_else(te.isnan(b), b, te.max(a, b)))
+
+
+def nan_min(a, b):
+    return te.if_then_else(te.isnan(a), a, te.if_then_else(te.isnan(b), b, te.min(a, b)))
+
+
+def maximum(dtype, a, b):
+    if dtype == "bool":
+        return tirx.Or(a, b)
+    return nan_max(a, b) if is_float(dtype) else te.max(a, b)
+
+
+def minimum(dtype, a, b):
+    if dtype == "bool":
+        return tirx.And(a, b)
+    return nan_min(a, b) if is_float(dtype) else te.min(a, b)
+
+
+def fmax(dtype, a, b):
+    if not is_float(dtype):
+        return maximum(dtype, a, b)
+    return te.if_then_else(te.isnan(a), b, te.if_then_else(te.isnan(b), a, te.max(a, b)))
+
+
+def fmin(dtype, a, b):
+    if not is_float(dtype):
+        return minimum(dtype, a, b)
+    return te.if_then_else(te.isnan(a), b, te.if_then_else(te.isnan(b), a, te.min(a, b)))
+
+
+def truthy(expr, dtype):
+    return expr if dtype == "bool" else expr != const(0, dtype)
+
+
+def int_floor_divide(dtype, a, b):
+    zero = const(0, dtype)
+    safe_b = te.if_then_else(b == zero, const(1, dtype), b)
+    if is_unsigned(dtype):
+        return te.if_then_else(b == zero, zero, tirx.floordiv(a, safe_b))
+    minus_one = const(-1, dtype)
+    safe_b = te.if_then_else(b == minus_one, const(1, dtype), safe_b)
+    return te.if_then_else(b == zero, zero,
+                           te.if_then_else(b == minus_one, zero - a, tirx.floordiv(a, safe_b)))
+
+
+def int_remainder(dtype, a, b):
+    zero = const(0, dtype)
+    safe_b = te.if_then_else(b == zero, const(1, dtype), b)
+    if is_unsigned(dtype):
+        return te.if_then_else(b == zero, zero, tirx.floormod(a, safe_b))
+    minus_one = const(-1, dtype)
+    safe_b = te.if_then_else(b == minus_one, const(1, dtype), safe_b)
+    return te.if_then_else(tirx.Or(b == zero, b == minus_one), zero, tirx.floormod(a, safe_b))
+
+
+def float_divmod(dtype, a, b):
+    """numpy's npy_divmod: (floor quotient, remainder with the divisor's sign)."""
+    zero = const(0.0, dtype)
+    mod = libm("fmod", dtype, a, b)
+    div = (a - mod) / b
+    signs_differ = tirx.Or(tirx.And(b < zero, tirx.Not(mod < zero)), tirx.And(tirx.Not(b < zero), mod < zero))
+    fix = tirx.And(mod != zero, signs_differ)     # bool != bool fails LLVM verification: spell it out
+    mod = te.if_then_else(fix, mod + b, te.if_then_else(mod == zero, libm("copysign", dtype, zero, b), mod))
+    div = te.if_then_else(fix, div - const(1.0, dtype), div)
+    floordiv = te.floor(div)
+    floordiv = te.if_then_else(div - floordiv > const(0.5, dtype), floordiv + const(1.0, dtype), floordiv)
+    floordiv = te.if_then_else(div == zero, libm("copysign", dtype, zero, a / b), floordiv)
+    floordiv = te.if_then_else(b == zero, a / b, floordiv)
+    mod = te.if_then_else(b == zero, libm("fmod", dtype, a, b), mod)
+    return floordiv, mod
+
+
+def left_shift(dtype, a, b):
+    n = const(bits(dtype), dtype)
+    out_of_range = b >= n if is_unsigned(dtype) else tirx.Or(b < const(0, dtype), b >= n)
+    safe = te.if_then_else(out_of_range, const(0, dtype), b)
+    return te.if_then_else(out_of_range, const(0, dtype), a << safe)
+
+
+def right_shift(dtype, a, b):
+    n = const(bits(dtype), dtype)
+    if is_unsigned(dtype):
+        safe = te.if_then_else(b >= n, const(0, dtype), b)
+        return te.if_then_else(b >= n, const(0, dtype), a >> safe)
+    out_of_range = tirx.Or(b < const(0, dtype), b >= n)
+    safe = te.if_then_else(out_of_range, const(0, dtype), b)
+    fill = te.if_then_else(a < const(0, dtype), const(-1, dtype), const(0, dtype))
+    return te.if_then_else(out_of_range, fill, a >> safe)
+
+
+def sign(dtype, x):
+    zero, one = const(0, dtype), const(1, dtype)
+    if is_unsigned(dtype):
+        return te.if_then_else(x > zero, one, zero)
+    minus = const(-1, dtype)
+    value = te.if_then_else(x > zero, one, te.if_then_else(x < zero, minus, zero))
+    return te.if_then_else(te.isnan(x), x, value) if is_float(dtype) else value
+
+
+def absolute(dtype, x):
+    if dtype == "bool" or is_unsigned(dtype):
+        return x
+    if is_float(dtype):
+        return te.abs(x)
+    return te.if_then_else(x < const(0, dtype), const(0, dtype) - x, x)
+
+
+def int_power(dtype, x, exponent: int):
+    """x ** exponent for a static exponent >= 0, wrapping like numpy (square and multiply)."""
+    result = const(1, dtype)
+    base = x
+    first = True
+    while exponent:
+        if exponent & 1:
+            result = base if first else result * base
+            first = False
+        exponent >>= 1
+        if exponent:
+            base = base * base
+    return result

@@ -1,0 +1,90 @@
+"""A generic CPU schedule for fragment kernels (tvm-notes section 2).
+
+Inline injective stages, vectorize the innermost loop by 8 lanes with the tail peeled (static shapes:
+no per-lane predicate), split reductions into partial sums (rfactor: parallel and more accurate), and
+run the outer loop in parallel only for large kernels: on a small one the thread-pool wake-up costs
+more than it saves. If a schedule primitive fails, retry without the reduction schedule, then give up
+and keep the unscheduled (correct, slower) function.
+"""
+
+from .runtime import tvm_module
+
+tvm = tvm_module()
+from tvm import s_tir, tirx  # noqa: E402
+from tvm.s_tir import dlight as dl  # noqa: E402
+
+PARALLEL_MIN_ELEMENTS = 1 << 20
+
+
+def _extent(sch, loop):
+    e = sch.get(loop).extent
+    return int(e) if isinstance(e, tirx.IntImm) else None
+
+
+def _spatial(sch, loops, vec, parallel):
+    if not loops:
+        return
+    *outer, inner = loops
+    ext = _extent(sch, inner)
+    if ext is not None and ext % vec and ext > vec:
+        inner = sch.loop_partition(inner, [ext - ext % vec, None])[0]
+    if ext is None or ext >= vec:
+        inner, lanes = sch.split(inner, [None, vec])
+        sch.vectorize(lanes)
+    if parallel:
+        sch.parallel(sch.fuse(*outer) if len(outer) > 1 else (outer[0] if outer else inner))
+
+
+def _reduction(sch, blk, n_spatial, vec, parallel, chunks=16):
+    loops = sch.get_loops(blk)
+    s_loops, r_loops = loops[:n_spatial], loops[n_spatial:]
+    r = sch.fuse(*r_loops) if len(r_loops) > 1 else r_loops[0]
+    if all(_extent(sch, loop) == 1 for loop in s_loops):          # full reduction: chunks x lanes
+        c, ro, v = sch.split(r, [chunks, None, vec])
+        sch.reorder(c, v, ro)
+        rf = sch.rfactor(sch.fuse(c, v), 0)
+        cv, ro2 = sch.get_loops(rf)[-2:]
+        c2, v2 = sch.split(cv, [chunks, vec])
+        sch.reorder(c2, ro2, v2)
+        if parallel:
+            sch.parallel(c2)
+        sch.vectorize(v2)
+        sch.decompose_reduction(rf, ro2)
+        return
+    if n_spatial > 1:
+        sch.fuse(*s_loops)
+    _, kv = sch.split(r, [None, vec])
+    rf = sch.rfactor(kv, 1)
+    rl = sch.get_loops(rf)
+    if parallel:
+        sch.parallel(rl[0])
+    sch.vectorize(rl[-1])
+    sch.decompose_reduction(rf, rl[1])
+    sch.reverse_compute_at(blk, rl[0])
+
+
+def _schedule(func, vec, reductions, parallel):
+    sch = s_tir.Schedule(func)
+    infos = dl.normalize_prim_func(sch)
+    if infos is None:
+        return func
+    rest = dl.try_inline_contiguous_spatial(sch, infos)
+    for info in rest:
+        kinds = info.dom_kind()
+        n_s = len(kinds) - len(kinds.lstrip("S"))
+        if reductions and "R" in kinds and kinds == "S" * n_s + "R" * (len(kinds) - n_s):
+            _reduction(sch, info.block_rv, n_s, vec, parallel)
+    for info in rest:
+        if "R" not in info.dom_kind():
+            _spatial(sch, sch.get_loops(info.block_rv), vec, parallel)
+    return sch.mod["main"]
+
+
+def schedule_cpu(func, elements: int, vec: int = 8):
+    parallel = elements >= PARALLEL_MIN_ELEMENTS
+    for reductions in (True, False):
+        try:
+            return _schedule(func, vec, reductions, parallel), "scheduled" if reductions else "no-rfactor"
+        except Exception:  # tvm InternalError / ScheduleError: try the next, simpler schedule
+            continue
+    return func, "unscheduled"

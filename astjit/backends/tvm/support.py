@@ -1,0 +1,340 @@
+"""Which nodes the TVM backend compiles, and the scalar rule for each elementwise op.
+
+A node is supported only when its numpy semantics are reproduced exactly for these types (see
+scalar_math); otherwise the reason is returned and numpy runs the node.
+"""
+
+import numpy as np
+
+from ...errors import Unsupported
+from ...graph.ops import OPS
+from ...graph.types import ArrayType, Static, WeakScalar
+from . import scalar_math as sm
+
+SUPPORTED_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                    "float32", "float64"}
+MAX_ELEMENTS = 2**31 - 1
+
+
+def _binary(fn):
+    return lambda dt: (lambda a, b: fn(a, b))
+
+
+def _arith(name):
+    def make(dt):
+        if dt == "bool":
+            if name == "add":
+                return lambda a, b: sm.tirx.Or(a, b)
+            if name == "multiply":
+                return lambda a, b: sm.tirx.And(a, b)
+            raise Unsupported(f"{name} on bool")
+        return {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
+                "multiply": lambda a, b: a * b}[name]
+    return make
+
+
+def _true_divide(dt):
+    if not sm.is_float(dt):
+        raise Unsupported("integer true division loop")
+    return lambda a, b: a / b
+
+
+def _floor_divide(dt):
+    if sm.is_float(dt):
+        return lambda a, b: sm.float_divmod(dt, a, b)[0]
+    if dt == "bool":
+        raise Unsupported("floor division on bool")
+    return lambda a, b: sm.int_floor_divide(dt, a, b)
+
+
+def _remainder(dt):
+    if sm.is_float(dt):
+        return lambda a, b: sm.float_divmod(dt, a, b)[1]
+    if dt == "bool":
+        raise Unsupported("remainder on bool")
+    return lambda a, b: sm.int_remainder(dt, a, b)
+
+
+def _bitwise(name):
+    def make(dt):
+        if sm.is_float(dt):
+            raise Unsupported(f"{name} on floats")
+        if dt == "bool":
+            return {"and": lambda a, b: sm.tirx.And(a, b), "or": lambda a, b: sm.tirx.Or(a, b),
+                    "xor": lambda a, b: sm.tirx.Or(sm.tirx.And(a, sm.tirx.Not(b)),
+                                                   sm.tirx.And(sm.tirx.Not(a), b))}[name]
+        return {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}[name]
+    return make
+
+
+def _logical(name):
+    def make(dt):
+        def rule(a, b):
+            a, b = sm.truthy(a, dt), sm.truthy(b, dt)
+            if name == "and":
+                return sm.tirx.And(a, b)
+            if name == "or":
+                return sm.tirx.Or(a, b)
+            return sm.tirx.Or(sm.tirx.And(a, sm.tirx.Not(b)), sm.tirx.And(sm.tirx.Not(a), b))
+        return rule
+    return make
+
+
+def _compare(fn):
+    return lambda dt: fn
+
+
+def _float_only(fn):
+    def make(dt):
+        if not sm.is_float(dt):
+            raise Unsupported("float function on a non-float loop")
+        return lambda *xs: fn(dt, *xs)
+    return make
+
+
+def _libm(name):
+    return _float_only(lambda dt, x: sm.libm(sm.LIBM[name], dt, x))
+
+
+def _libm2(name):
+    return _float_only(lambda dt, x, y: sm.libm(sm.LIBM2[name], dt, x, y))
+
+
+def _rounding(fn):
+    def make(dt):
+        if not sm.is_float(dt):
+            return lambda x: x
+        return fn
+    return make
+
+
+def _negative(dt):
+    if dt == "bool":
+        raise Unsupported("negative of bool")
+    if sm.is_float(dt):
+        return lambda x: -x
+    return lambda x: sm.const(0, dt) - x
+
+
+def _invert(dt):
+    if sm.is_float(dt):
+        raise Unsupported("invert of floats")
+    if dt == "bool":
+        return lambda x: sm.tirx.Not(x)
+    return lambda x: ~x
+
+
+def _is(test):
+    def make(dt):
+        if sm.is_float(dt):
+            return {"nan": sm.te.isnan, "inf": sm.te.isinf, "finite": sm.te.isfinite}[test]
+        value = test == "finite"
+        return lambda x: sm.tirx.const(value, "bool")
+    return make
+
+
+UFUNC_RULES = {
+    "add": _arith("add"), "subtract": _arith("subtract"), "multiply": _arith("multiply"),
+    "divide": _true_divide, "floor_divide": _floor_divide, "remainder": _remainder,
+    "bitwise_and": _bitwise("and"), "bitwise_or": _bitwise("or"), "bitwise_xor": _bitwise("xor"),
+    "logical_and": _logical("and"), "logical_or": _logical("or"), "logical_xor": _logical("xor"),
+    "logical_not": lambda dt: (lambda x: sm.tirx.Not(sm.truthy(x, dt))),
+    "left_shift": lambda dt: (lambda a, b: sm.left_shift(dt, a, b)),
+    "right_shift": lambda dt: (lambda a, b: sm.right_shift(dt, a, b)),
+    "less": _compare(lambda a, b: a < b), "less_equal": _compare(lambda a, b: a <= b),
+    "greater": _compare(lambda a, b: a > b), "greater_equal": _compare(lambda a, b: a >= b),
+    "equal": _compare(lambda a, b: a == b), "not_equal": _compare(lambda a, b: a != b),
+    "maximum": lambda dt: (lambda a, b: sm.maximum(dt, a, b)),
+    "minimum": lambda dt: (lambda a, b: sm.minimum(dt, a, b)),
+    "fmax": lambda dt: (lambda a, b: sm.fmax(dt, a, b)),
+    "fmin": lambda dt: (lambda a, b: sm.fmin(dt, a, b)),
+    "negative": _negative, "positive": lambda dt: (lambda x: x), "invert": _invert,
+    "absolute": lambda dt: (lambda x: sm.absolute(dt, x)),
+    "fabs": _float_only(lambda dt, x: sm.te.abs(x)),
+    "sign": lambda dt: (lambda x: sm.sign(dt, x)),
+    "square": lambda dt: (lambda x: x * x),
+    "floor": _rounding(lambda x: sm.te.floor(x)), "ceil": _rounding(lambda x: sm.te.ceil(x)),
+    "trunc": _rounding(lambda x: sm.te.trunc(x)), "rint": _rounding(lambda x: sm.te.round(x)),
+    "isnan": _is("nan"), "isinf": _is("inf"), "isfinite": _is("finite"),
+}
+for _name in sm.LIBM:
+    UFUNC_RULES[_name] = _libm(_name)
+for _name in sm.LIBM2:
+    UFUNC_RULES[_name] = _libm2(_name)
+
+
+def _static_number(ctx, node):
+    t = ctx.types[node]
+    if isinstance(t, Static) and isinstance(t.value, int | float | np.integer | np.floating) \
+            and not isinstance(t.value, bool):
+        return t.value
+    return None
+
+
+def _power(ctx, node, operands, loop):
+    dt = loop[0]
+    exponent = _static_number(ctx, operands[1])
+    if sm.is_float(dt):
+        if exponent == 2:
+            return lambda a, b: a * a
+        if exponent == 0.5:
+            return lambda a, b: sm.libm("sqrt", dt, a)
+        if exponent == -1:
+            return lambda a, b: sm.const(1.0, dt) / a
+        if exponent == 1:
+            return lambda a, b: a
+        if exponent == 0:
+            return lambda a, b: sm.const(1.0, dt)
+        return lambda a, b: sm.libm("pow", dt, a, b)
+    if dt == "bool" or exponent is None or exponent < 0 or exponent != int(exponent) or exponent > 64:
+        raise Unsupported("integer power needs a constant exponent from 0 to 64")
+    e = int(exponent)
+    return lambda a, b: sm.int_power(dt, a, e)
+
+
+def _bound_operands(node):
+    bound = OPS[node.op].signature.bind(*node.args, **node.kwargs)
+    return bound.arguments
+
+
+def elementwise_rule(ctx, node):
+    """(rule over loop-dtype exprs, operand nodes, loop dtypes) for an elementwise node."""
+    op = OPS[node.op]
+    out_dtype = str(ctx.types[node].dtype)
+    from .lower import python_kind
+
+    if op.ufunc is not None and op.kind == "elementwise":
+        if node.kwargs:
+            raise Unsupported(f"{node.op} with keyword arguments")
+        operands = list(node.args)
+        kinds = tuple(python_kind(ctx, o) for o in operands)
+        loop = [str(d) for d in op.ufunc.resolve_dtypes(kinds + (None,) * op.ufunc.nout)]
+        _check_dtypes(loop)
+        name = op.ufunc.__name__
+        if name == "power":
+            return _power(ctx, node, operands, loop), operands, loop[:-1]
+        make = UFUNC_RULES.get(name)
+        if make is None:
+            raise Unsupported(f"np.{name} has no TVM lowering yet")
+        return make(loop[0]), operands, loop[: op.ufunc.nin]
+    if node.op == "np.where":
+        c, x, y = node.args
+        return (lambda c, x, y: sm.te.if_then_else(c, x, y)), [c, x, y], ["bool", out_dtype, out_dtype]
+    if node.op in ("np.clip", "clip"):
+        args = _bound_operands(node)
+        lo = args.get("a_min", args.get("min"))
+        hi = args.get("a_max", args.get("max"))
+        bounds = [b for b in (lo, hi) if b is not None and not _is_none(ctx, b)]
+        if out_dtype[0] in "iu" or out_dtype == "bool":
+            for b in bounds:
+                v = _static_number(ctx, b)
+                if isinstance(ctx.types[b], WeakScalar) or (v is not None and not _fits(v, out_dtype)):
+                    raise Unsupported("integer clip with a bound outside the dtype")
+        has_lo = lo is not None and not _is_none(ctx, lo)
+        has_hi = hi is not None and not _is_none(ctx, hi)
+
+        def rule(a, *bs):
+            bs = list(bs)
+            if has_lo:
+                a = sm.maximum(out_dtype, a, bs.pop(0))
+            if has_hi:
+                a = sm.minimum(out_dtype, a, bs.pop(0))
+            return a
+
+        operands = [args["a"]] + bounds
+        return rule, operands, [out_dtype] * len(operands)
+    if node.op == "astype":
+        src = ctx.types[node.args[0]]
+        src_dt = str(src.dtype) if isinstance(src, ArrayType) else None
+        if src_dt is None:
+            raise Unsupported("astype of a non-array")
+        if _is_none(ctx, node.args[0]) or len(node.args) + len(node.kwargs) != 2:
+            raise Unsupported("astype with extra arguments")
+        if sm.is_float(src_dt) and out_dtype not in ("int32", "int64", "bool") and not sm.is_float(out_dtype):
+            raise Unsupported(f"float to {out_dtype} conversion of out-of-range values is platform specific")
+        if out_dtype == "bool":
+            return (lambda a: sm.truthy(a, src_dt)), [node.args[0]], [src_dt]
+        return (lambda a: a.astype(out_dtype) if src_dt != out_dtype else a), [node.args[0]], [src_dt]
+    if node.op in ("copy", "np.copy"):
+        if len(node.args) != 1 or node.kwargs:
+            raise Unsupported("copy with an order argument")
+        return (lambda a: a), [node.args[0]], [out_dtype]
+    raise Unsupported(f"{node.op} has no TVM lowering yet")
+
+
+def _is_none(ctx, node):
+    t = ctx.types[node]
+    return isinstance(t, Static) and t.value is None
+
+
+def _fits(v, dtype):
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    return info is None or info.min <= v <= info.max
+
+
+def _check_dtypes(dtypes):
+    for d in dtypes:
+        if d not in SUPPORTED_DTYPES:
+            raise Unsupported(f"dtype {d} is not compiled by the TVM backend")
+
+
+def supports(ctx, node):
+    """None if TVM compiles ``node`` exactly, else the reason (the node then runs on numpy)."""
+    op = OPS[node.op]
+    t = ctx.types[node]
+    if op.kind not in ("elementwise", "reduction", "view", "creation"):
+        return {"linalg": f"{node.op} runs on numpy's BLAS",
+                "effect": "in-place updates run on numpy",
+                "python": f"{node.op}() runs as Python",
+                "static": None}.get(op.kind, f"{node.op} runs on numpy")
+    if not isinstance(t, ArrayType):
+        return "scalar arithmetic on Python numbers runs as Python"
+    if str(t.dtype) not in SUPPORTED_DTYPES:
+        return f"dtype {t.dtype} is not compiled by the TVM backend"
+    if t.size == 0:
+        return "empty arrays run on numpy"
+    if t.size > MAX_ELEMENTS:
+        return "arrays of 2**31 elements or more run on numpy"
+    has_array = op.kind == "creation"
+    for o in node.operands:
+        ot = ctx.types[o]
+        if isinstance(ot, ArrayType):
+            if str(ot.dtype) not in SUPPORTED_DTYPES:
+                return f"operand dtype {ot.dtype} is not compiled by the TVM backend"
+            if ot.size == 0 or ot.size > MAX_ELEMENTS:
+                return "operand size not compiled"
+            if ot.scalar and ot.dtype == np.uint64:
+                return "uint64 scalars run on numpy"
+            has_array = True
+        elif isinstance(ot, WeakScalar) and ot.kind is complex:
+            return "complex numbers run on numpy"
+    if not has_array:
+        return "no array operand"
+    try:
+        if op.kind == "elementwise":
+            elementwise_rule(ctx, node)
+        elif op.kind == "reduction":
+            info = ctx.info.get(node)
+            if info is None or info.get("dtype") is not None:
+                return f"{node.op} with dtype= runs on numpy"
+            src = ctx.types[node.args[0]]
+            if not isinstance(src, ArrayType) or src.scalar:
+                return "reduction of a scalar"
+        elif op.kind == "view":
+            if node not in ctx.info:
+                return f"{node.op} here makes a copy, not a view"
+        elif op.kind == "creation":
+            if ctx.info[node]["fill"] is None:
+                fill = n_fill(node)
+                ft = ctx.types[fill]
+                if isinstance(ft, ArrayType) and not (ft.scalar or ft.shape == ()):
+                    return "array fill value"
+                if isinstance(ft, Static) and not isinstance(ft.value, int | float | bool | np.generic):
+                    return "fill value type"
+    except Unsupported as exc:
+        return str(exc)
+    return None
+
+
+def n_fill(node):
+    return node.kwargs.get("fill_value") or node.args[1]

@@ -1,0 +1,50 @@
+"""Every environment switch astjit reads, in one place.
+
+ASTJIT_DISABLE=1     run every jitted function as the original Python (no transform, no compile).
+ASTJIT_LOG=a,b       log these event kinds through the ``astjit`` logger: fragments, recompiles,
+                     fallbacks, compiles (or ``all``).
+ASTJIT_BACKEND=numpy run every fragment on the numpy reference backend (no TVM).
+ASTJIT_RECOMPILE_LIMIT=N
+                     specializations one fragment may hold before it runs as Python (default 16).
+"""
+
+import logging
+import os
+
+_LOG_KINDS = ("fragments", "recompiles", "fallbacks", "compiles")
+
+
+def disabled() -> bool:
+    return os.environ.get("ASTJIT_DISABLE", "") not in ("", "0")
+
+
+def backend_override() -> str | None:
+    value = os.environ.get("ASTJIT_BACKEND", "").strip().lower()
+    return value or None
+
+
+def recompile_limit() -> int:
+    try:
+        return int(os.environ.get("ASTJIT_RECOMPILE_LIMIT", "16"))
+    except ValueError:
+        return 16
+
+
+def log_kinds() -> frozenset:
+    raw = os.environ.get("ASTJIT_LOG", "")
+    kinds = {k.strip() for k in raw.split(",") if k.strip()}
+    if "all" in kinds:
+        kinds = set(_LOG_KINDS)
+    return frozenset(kinds)
+
+
+logger = logging.getLogger("astjit")
+
+
+def log(kind: str, message: str, *args) -> None:
+    """Log one event if its kind is switched on by ASTJIT_LOG (quiet by default)."""
+    if kind in log_kinds():
+        if not logger.handlers and not logging.getLogger().handlers:
+            logging.basicConfig(level=logging.INFO, format="astjit %(message)s")
+        logger.setLevel(logging.INFO)
+        logger.info("[%s] " + message, kind, *args)

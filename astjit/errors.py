@@ -1,0 +1,52 @@
+"""Typed errors that point at the user's own file and line, never at compiler internals."""
+
+import linecache
+
+
+class AstjitError(Exception):
+    """Base class of every error astjit raises on purpose."""
+
+
+class SourceUnavailableError(AstjitError):
+    """The function's source cannot be read (a lambda typed into a REPL, exec'd code, a builtin)."""
+
+
+class NotTraceable(AstjitError):
+    """A statement or expression that cannot become part of a Fragment.
+
+    Raised inside the frontend and caught there: the statement then stays Python.
+    """
+
+    def __init__(self, reason: str, node=None):
+        super().__init__(reason)
+        self.reason = reason
+        self.node = node
+
+
+class Unsupported(AstjitError):
+    """A Fragment cannot be specialized for these argument types; the block runs as Python."""
+
+
+class StrictModeError(AstjitError):
+    """Raised by ``jit(strict=True)`` where the default would silently fall back to Python."""
+
+    def __init__(self, reason: str, filename: str | None = None, lineno: int | None = None,
+                 col: int | None = None, end_col: int | None = None):
+        self.reason = reason
+        self.filename = filename
+        self.lineno = lineno
+        super().__init__(render_location(reason, filename, lineno, col, end_col))
+
+
+def render_location(message: str, filename, lineno, col=None, end_col=None) -> str:
+    """``file:line: message`` followed by the source line and a caret under the column."""
+    if not filename or not lineno:
+        return message
+    text = f'File "{filename}", line {lineno}: {message}'
+    line = linecache.getline(filename, lineno).rstrip("\n")
+    if line:
+        text += "\n    " + line
+        if col is not None:
+            width = max(1, (end_col - col) if end_col and end_col > col else 1)
+            text += "\n    " + " " * col + "^" * width
+    return text

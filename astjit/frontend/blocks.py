@@ -1,0 +1,136 @@
+"""Split a function body into maximal runs of traceable statements (blocks), recursively.
+
+Control flow statements end a block and stay Python; their bodies are searched for blocks of their
+own. A statement that cannot be traced is recorded with its reason (for ``explain``) and also stays
+Python. A run becomes a Block only if it does real array work (at least one op).
+"""
+
+import copy
+from dataclasses import dataclass, field
+
+import gast
+
+from ..errors import NotTraceable
+from .lower import BlockLowering
+
+SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
+NOT_WORK = {"input", "const", "tuple", "list", "item", "slice"}
+
+
+@dataclass
+class Block:
+    index: int
+    stmts: list
+    graph: object
+    live_in: list
+    live_out: list
+    hoisted: dict = field(default_factory=dict)
+
+    @property
+    def lineno(self) -> int:
+        return self.stmts[0].lineno
+
+    @property
+    def end_lineno(self) -> int:
+        last = self.stmts[-1]
+        return getattr(last, "end_lineno", None) or last.lineno
+
+
+@dataclass
+class SkippedStatement:
+    lineno: int
+    col: int
+    end_col: int | None
+    reason: str
+
+
+class BlockFinder:
+    def __init__(self, fndef, resolver, liveness, qualname):
+        self.fndef = fndef
+        self.resolver = resolver
+        self.liveness = liveness
+        self.qualname = qualname
+        self.blocks: list[Block] = []
+        self.skipped: list[SkippedStatement] = []
+        self.placements: list[tuple[list, int, int, Block]] = []
+
+    def run(self) -> list[Block]:
+        self.body(self.fndef.body)
+        return self.blocks
+
+    def new_lowering(self):
+        return BlockLowering(f"{self.qualname}:{len(self.blocks)}", self.resolver, self.liveness.local_names)
+
+    def body(self, stmts: list) -> None:
+        run, lowering, start = [], None, 0
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, SIMPLE) and not _is_docstring(stmt):
+                if lowering is None:
+                    lowering, start = self.new_lowering(), i
+                state = _snapshot(lowering)
+                try:
+                    lowering.statement(stmt)
+                    run.append(stmt)
+                    continue
+                except NotTraceable as exc:
+                    _restore(lowering, state)
+                    node = exc.node if getattr(exc.node, "lineno", None) else stmt
+                    self.skipped.append(SkippedStatement(node.lineno, node.col_offset,
+                                                         getattr(node, "end_col_offset", None), exc.reason))
+            self.close(stmts, start, run, lowering)
+            run, lowering = [], None
+            self.recurse(stmt)
+        self.close(stmts, start, run, lowering)
+
+    def recurse(self, stmt) -> None:
+        if isinstance(stmt, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef):
+            return                                    # nested definitions are not jitted
+        for name in ("body", "orelse", "finalbody"):
+            sub = getattr(stmt, name, None)
+            if isinstance(sub, list) and sub and isinstance(sub[0], gast.stmt):
+                self.body(sub)
+        for handler in getattr(stmt, "handlers", []) or []:
+            self.body(handler.body)
+        for case in getattr(stmt, "cases", []) or []:
+            self.body(case.body)
+
+    def close(self, stmts, start, run, lowering) -> None:
+        if not run:
+            return
+        graph = lowering.graph
+        if not any(n.op not in NOT_WORK for n in graph.nodes):
+            return                                     # nothing worth a Fragment call
+        live = self.liveness.block(run)
+        for name in live["live_out"]:
+            if name not in lowering.env:
+                return                                 # defensive: cannot publish this name
+        graph.outputs = [(name, lowering.env[name]) for name in live["live_out"]]
+        block = Block(len(self.blocks), run, graph, [n.value for n in graph.inputs], live["live_out"],
+                      dict(lowering.hoisted))
+        self.blocks.append(block)
+        self.placements.append((stmts, start, start + len(run), block))
+
+
+def _is_docstring(stmt) -> bool:
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) and isinstance(
+        stmt.value.value, str)
+
+
+def _snapshot(lowering):
+    g = lowering.graph
+    return (len(g.nodes), len(g.inputs), dict(lowering.env), set(lowering.assigned), dict(lowering.hoisted),
+            dict(lowering.resolver.guards))
+
+
+def _restore(lowering, state) -> None:
+    n_nodes, n_inputs, env, assigned, hoisted, guards = state
+    g = lowering.graph
+    del g.nodes[n_nodes:]
+    del g.inputs[n_inputs:]
+    lowering.env, lowering.assigned, lowering.hoisted = env, assigned, hoisted
+    lowering.resolver.guards.clear()
+    lowering.resolver.guards.update(guards)
+
+
+def copy_statements(stmts):
+    return [copy.deepcopy(s) for s in stmts]

@@ -1,0 +1,175 @@
+"""Rewrite blocks into Fragment calls and compile the new function in the original's namespace.
+
+The rewritten def is compiled with the user's file name and line numbers (tracebacks and pdb point at
+the user's own lines), inside a factory function so that it closes over the original closure cells and
+over the Fragment objects; nothing is added to the module's globals. Each block's original statements
+are compiled the same way into a fallback function, run whenever a Fragment cannot be specialized.
+"""
+
+import ast
+import copy
+import functools
+import linecache
+import types
+
+import astor
+import gast
+
+
+def load(name):
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def store(name):
+    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
+
+
+def param(name):
+    return gast.Name(id=name, ctx=gast.Param(), annotation=None, type_comment=None)
+
+
+def fragment_name(block) -> str:
+    return f"__astjit_fragment_{block.index}"
+
+
+def fallback_name(block) -> str:
+    return f"__astjit_block_{block.index}"
+
+
+def _arguments(names):
+    return gast.arguments(args=[param(n) for n in names], posonlyargs=[], vararg=None, kwonlyargs=[],
+                          kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _targets(names):
+    if len(names) == 1:
+        return store(names[0])
+    return gast.Tuple(elts=[store(n) for n in names], ctx=gast.Store())
+
+
+def fragment_call(block):
+    args = [copy.deepcopy(block.hoisted[n]) if n in block.hoisted else load(n) for n in block.live_in]
+    call = gast.Call(func=load(fragment_name(block)), args=args, keywords=[])
+    if not block.live_out:
+        stmt = gast.Expr(value=call)
+    else:
+        stmt = gast.Assign(targets=[_targets(block.live_out)], value=call, type_comment=None)
+    anchor = block.stmts[0]
+    stmt = gast.copy_location(stmt, anchor)
+    for n in gast.walk(stmt):
+        if isinstance(n, gast.expr | gast.stmt):
+            gast.copy_location(n, anchor)
+            n.end_lineno, n.end_col_offset = getattr(anchor, "end_lineno", None), getattr(
+                anchor, "end_col_offset", None)
+    return stmt
+
+
+class _HoistedToNames(gast.NodeTransformer):
+    def __init__(self, hoisted):
+        self.by_dump = {gast.dump(e): name for name, e in hoisted.items()}
+
+    def visit_Attribute(self, node):
+        name = self.by_dump.get(gast.dump(node))
+        if name is not None and isinstance(node.ctx, gast.Load):
+            return gast.copy_location(load(name), node)
+        return self.generic_visit(node)
+
+
+def fallback_def(block):
+    """``def __astjit_block_k(live_in...): <original statements>; return live_out``.
+
+    Blocks never assign global/nonlocal names (lowering refuses), and every name they read that is
+    not a module or a function arrives as a parameter, so the body runs unchanged.
+    """
+    body = [copy.deepcopy(s) for s in block.stmts]
+    if block.hoisted:
+        body = [_HoistedToNames(block.hoisted).visit(s) for s in body]
+    prefix = []
+    if block.live_out:
+        value = (load(block.live_out[0]) if len(block.live_out) == 1
+                 else gast.Tuple(elts=[load(n) for n in block.live_out], ctx=gast.Load()))
+        ret = [gast.Return(value=value)]
+    else:
+        ret = [gast.Return(value=None)]
+    for r in prefix + ret:
+        gast.copy_location(r, block.stmts[-1])
+    fdef = gast.FunctionDef(name=fallback_name(block), args=_arguments(block.live_in), body=prefix + body + ret,
+                            decorator_list=[], returns=None, type_comment=None, type_params=[])
+    return gast.copy_location(fdef, block.stmts[0])
+
+
+def rewrite(placements) -> None:
+    """Replace each block's statements by its Fragment call (in place, last block first per list)."""
+    for stmts, start, end, block in sorted(placements, key=lambda p: (id(p[0]), -p[1])):
+        stmts[start:end] = [fragment_call(block)]
+
+
+def to_source(fndef) -> str:
+    """The rewritten function as text: astor where it round-trips, ast.unparse otherwise."""
+    tree = gast.gast_to_ast(gast.Module(body=[fndef], type_ignores=[]))
+    try:
+        text = astor.to_source(tree, pretty_source="".join)
+        if ast.dump(ast.parse(text)) == ast.dump(ast.parse(ast.unparse(tree))):
+            return text
+    except Exception:  # astor lacks match, except*, type params: print with the standard library
+        pass
+    return ast.unparse(tree) + "\n"
+
+
+def _find_code(code, name):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name:
+                return const
+            found = _find_code(const, name)
+            if found is not None:
+                return found
+    return None
+
+
+def build(fn, fndef, blocks, fragments: dict):
+    """Compile the rewritten ``fndef`` and each block's fallback; returns (function, {index: fallback})."""
+    a = fndef.args
+    a.defaults, a.kw_defaults = [], [None] * len(a.kwonlyargs)
+    for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
+        if p is not None:
+            p.annotation = None
+    fndef.returns = None
+    freevars = [v for v in fn.__code__.co_freevars if v != "__class__"]
+    params = list(dict.fromkeys(freevars + list(fragments)))
+    fallbacks = [fallback_def(b) for b in blocks]
+    inner = [fndef] + fallbacks
+    if "__class__" in fn.__code__.co_freevars:      # zero-argument super() needs a __class__ cell
+        inner = [gast.ClassDef(name="__astjit_holder", bases=[], keywords=[], body=[fndef], decorator_list=[],
+                               type_params=[])] + fallbacks
+    factory = gast.FunctionDef(name="__astjit_factory", args=_arguments(params),
+                               body=inner + [gast.Return(value=None)], decorator_list=[], returns=None,
+                               type_comment=None, type_params=[])
+    module = gast.Module(body=[factory], type_ignores=[])
+    tree = ast.fix_missing_locations(gast.gast_to_ast(module))
+    filename = fn.__code__.co_filename
+    module_code = compile(tree, filename, "exec", dont_inherit=True)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    cells.update({k: types.CellType(v) for k, v in fragments.items()})
+
+    def make(code, name, defaults=None, kwdefaults=None):
+        closure = tuple(cells[v] if v in cells else types.CellType() for v in code.co_freevars)
+        f = types.FunctionType(code, fn.__globals__, name, defaults, closure)
+        f.__kwdefaults__ = kwdefaults
+        return f
+
+    code = _find_code(module_code, fndef.name).replace(co_qualname=fn.__code__.co_qualname)
+    new = make(code, fn.__name__, fn.__defaults__, fn.__kwdefaults__)
+    functools.update_wrapper(new, fn)
+    built_fallbacks = {}
+    for b in blocks:
+        fcode = _find_code(module_code, fallback_name(b))
+        built_fallbacks[b.index] = make(fcode, fallback_name(b))
+    return new, built_fallbacks
+
+
+def register_source(qualname: str, text: str) -> str:
+    """Put the transformed text in linecache under a synthetic name (mtime None keeps it there)."""
+    name = f"<astjit {qualname}>"
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    return name

@@ -1,0 +1,73 @@
+"""Move ``if`` tests and ``return`` expressions into their own assignments, before liveness.
+
+``if y.sum() > 0:`` becomes ``__astjit_cond_1 = y.sum() > 0`` + ``if __astjit_cond_1:``, so the test
+joins the block before it and is computed by the same Fragment. Evaluation order is unchanged: the
+test still runs right before the branch, and an ``elif`` test moves into the ``else`` branch.
+"""
+
+import gast
+
+from ..errors import NotTraceable
+
+WORTH_HOISTING = (gast.Call, gast.BinOp, gast.UnaryOp, gast.Compare, gast.Subscript, gast.Attribute)
+
+
+def _store(name, anchor):
+    return gast.copy_location(gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None), anchor)
+
+
+def _load(name, anchor):
+    return gast.copy_location(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None), anchor)
+
+
+class Hoister:
+    def __init__(self, is_traceable):
+        self.is_traceable = is_traceable
+        self.count = 0
+
+    def body(self, stmts: list) -> list:
+        out = []
+        for stmt in stmts:
+            if isinstance(stmt, gast.If) and self._worth(stmt.test):
+                name = self._fresh("cond")
+                out.append(gast.copy_location(gast.Assign(targets=[_store(name, stmt.test)], value=stmt.test,
+                                                          type_comment=None), stmt.test))
+                stmt.test = _load(name, stmt.test)
+            elif isinstance(stmt, gast.Return) and stmt.value is not None and self._worth(stmt.value):
+                name = self._fresh("ret")
+                out.append(gast.copy_location(gast.Assign(targets=[_store(name, stmt.value)], value=stmt.value,
+                                                          type_comment=None), stmt.value))
+                stmt.value = _load(name, stmt.value)
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(stmt, field, None), list) and not isinstance(
+                        stmt, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef):
+                    setattr(stmt, field, self.body(getattr(stmt, field)))
+            if isinstance(stmt, gast.Try):
+                for handler in stmt.handlers:
+                    handler.body = self.body(handler.body)
+            out.append(stmt)
+        return out
+
+    def _fresh(self, kind):
+        self.count += 1
+        return f"__astjit_{kind}_{self.count}"
+
+    def _worth(self, expr) -> bool:
+        if isinstance(expr, gast.Tuple):
+            return any(self._worth(e) for e in expr.elts) and self.is_traceable(expr)
+        return isinstance(expr, WORTH_HOISTING) and self.is_traceable(expr)
+
+
+def hoist_tests_and_returns(fndef, is_traceable) -> None:
+    fndef.body = Hoister(is_traceable).body(fndef.body)
+
+
+def expression_checker(make_lowering):
+    def is_traceable(expr) -> bool:
+        try:
+            make_lowering().expr(expr)
+            return True
+        except NotTraceable:
+            return False
+
+    return is_traceable

@@ -1,0 +1,81 @@
+"""The whole frontend as one ordered pipeline: function -> rewritten function + Fragments.
+
+Order matters where noted: tests and returns are hoisted before liveness (the hoisted names must be
+analysed), liveness runs before the rewrite (beniget keys its results by the original nodes), and the
+source text is printed before compiling (compiling strips defaults and annotations).
+"""
+
+import copy
+from dataclasses import dataclass, field
+
+from ..errors import SourceUnavailableError
+from ..runtime.fragment import Fragment
+from ..runtime.records import Record
+from .blocks import BlockFinder
+from .emit import build, fragment_name, register_source, rewrite, to_source
+from .liveness import FunctionLiveness
+from .lower import BlockLowering
+from .prepare import expression_checker, hoist_tests_and_returns
+from .resolve import Resolver
+from .source import parse_function
+
+
+@dataclass
+class Transformed:
+    function: object
+    fragments: list
+    resolver: Resolver
+    source: str
+    source_name: str
+    records: list = field(default_factory=list)
+
+
+def check_source_matches(fn, fndef) -> None:
+    """The parsed def must compile to fn's own bytecode: a file edited after import gives other code."""
+    probe = copy.deepcopy(fndef)
+    rebuilt, _ = build(fn, probe, [], {})
+    a, b = rebuilt.__code__, fn.__code__
+    # co_code itself differs legitimately: CPython emits other call opcodes for names imported in the
+    # same module. Constants, names and variables still tell an edited file or a wrapper apart.
+    if _signature(a) != _signature(b):
+        raise SourceUnavailableError(
+            f"the source of {fn.__qualname__} in {b.co_filename} does not match the running function "
+            "(was the file edited after import, or is this a wrapper?)")
+
+
+def _signature(code):
+    consts = tuple(_signature(c) if hasattr(c, "co_code") else (type(c), c) for c in code.co_consts)
+    return consts, frozenset(code.co_names), code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+
+
+def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
+    module, fndef = parsed if parsed is not None else parse_function(fn)
+    module, fndef = copy.deepcopy((module, fndef))
+    fndef = module.body[0]
+    check_source_matches(fn, fndef)
+    liveness = FunctionLiveness(module, fndef)                   # local names of the original
+    resolver = Resolver(fn, liveness.local_names)
+    is_traceable = expression_checker(lambda: BlockLowering("probe", Resolver(fn, liveness.local_names),
+                                                            liveness.local_names))
+    hoist_tests_and_returns(fndef, is_traceable)
+    liveness = FunctionLiveness(module, fndef)                   # again, with the hoisted names
+    resolver.local_names = liveness.local_names
+    finder = BlockFinder(fndef, resolver, liveness, fn.__qualname__)
+    blocks = finder.run()
+    filename = fn.__code__.co_filename
+    fragments = {fragment_name(b): Fragment(b, filename, fn.__qualname__, strict, backend) for b in blocks}
+    rewrite(finder.placements)
+    text = to_source(fndef)
+    source_name = register_source(fn.__qualname__, text)
+    new, fallbacks = build(fn, fndef, blocks, fragments)
+    for frag in fragments.values():
+        frag.fallback = fallbacks[frag.index]
+    records = [Record("statement", filename, s.lineno, f"{s.reason}: the statement runs as Python",
+                      _line(filename, s.lineno)) for s in finder.skipped]
+    return Transformed(new, list(fragments.values()), resolver, text, source_name, records)
+
+
+def _line(filename, lineno):
+    import linecache
+
+    return linecache.getline(filename, lineno).rstrip("\n")

@@ -1,0 +1,1 @@
+"""The Fragment graph: typed numpy-level dataflow, its op registry, inference and passes."""

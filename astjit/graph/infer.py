@@ -1,0 +1,177 @@
+"""Shape/dtype inference for one specialization of a Graph.
+
+Given the runtime values of a Fragment's live-ins, give every node a type (graph/types). Rules come
+from the op registry; most evaluate the op's own numpy implementation on tiny representatives, so
+result dtypes (NEP 50 included) and the errors numpy would raise come from numpy itself. Any error is
+turned into ``Unsupported``: the block then runs as Python and the user sees numpy's own exception at
+their own line.
+"""
+
+import warnings
+
+import numpy as np
+
+from ..errors import Unsupported
+from .ops.registry import OPS
+from .types import ArrayType, Opaque, Static, WeakScalar, representative, type_of_value
+
+STATIC_INPUT_TYPES = (type(None), str, np.dtype, type, slice, type(Ellipsis))
+
+
+def _is_static_input(value) -> bool:
+    if isinstance(value, STATIC_INPUT_TYPES):
+        return True
+    if isinstance(value, tuple):
+        return all(_is_static_input(v) or type(v) in (int, float, bool) for v in value)
+    return False
+
+
+def input_type(name, value):
+    t = type_of_value(value)
+    if t is not None:
+        if isinstance(t, ArrayType) and t.dtype.kind not in "biufc":
+            raise Unsupported(f"'{name}' has dtype {t.dtype}, which astjit does not compile")
+        return t
+    if _is_static_input(value):
+        return Static(value)
+    raise Unsupported(f"'{name}' is a {type(value).__name__}, not an array or a number")
+
+
+class InferContext:
+    """Types of one specialization, plus what the runtime must check before reusing it."""
+
+    def __init__(self, graph, args):
+        self.graph = graph
+        self.args = args
+        self.types: dict = {}
+        self.info: dict = {}                 # per-node facts for backends (view maps, axes, ...)
+        self.effects: set = set()            # nodes that mutate an array in place
+        self.value_guards: dict = {}         # input index -> value the specialization assumed
+        self.range_guards: dict = {}         # input index -> (lo, hi) a Python int must fit in
+        self.input_index = {n: i for i, n in enumerate(graph.inputs)}
+
+    def type(self, node):
+        return self.types[node]
+
+    def static_value(self, node, what="this operand"):
+        """The compile-time value of ``node``; Python scalars from live-ins become value guards."""
+        t = self.types[node]
+        if isinstance(t, Static):
+            return t.value
+        if isinstance(t, WeakScalar | Opaque):
+            if node.op == "input":
+                value = self.args[self.input_index[node]]
+                self.value_guards[self.input_index[node]] = value
+                self.types[node] = Static(value)
+                return value
+            op = OPS.get(node.op)
+            if op is not None and op.fold:
+                args = [self.static_value(a, what) for a in node.args]
+                kwargs = {k: self.static_value(v, what) for k, v in node.kwargs.items()}
+                value = op.impl(*args, **kwargs)
+                self.types[node] = Static(value)
+                return value
+        raise Unsupported(f"{what} must be known when compiling, but it is a runtime {t}")
+
+    def guard_int_range(self, node, dtype):
+        """A Python int meeting an integer array must fit its dtype (numpy raises OverflowError)."""
+        if node.op != "input":
+            self.static_value(node, "a Python int combined with an integer array")
+            return
+        info = np.iinfo(dtype)
+        idx = self.input_index[node]
+        lo, hi = self.range_guards.get(idx, (info.min, info.max))
+        self.range_guards[idx] = (max(lo, info.min), min(hi, info.max))
+
+
+def evaluate(node, rep):
+    """Call the node's op implementation with ``rep(operand)`` for every operand, numpy errors quiet."""
+    op = OPS[node.op]
+    args = [rep(a) for a in node.args]
+    kwargs = {k: rep(v) for k, v in node.kwargs.items()}
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return op.impl(*args, **kwargs)
+
+
+def type_of_result(value, shape=None):
+    """Type a representative result; ``shape`` overrides the (tiny) representative's shape."""
+    if isinstance(value, np.ndarray):
+        return ArrayType(value.dtype, value.shape if shape is None else tuple(shape), False)
+    if isinstance(value, np.generic):
+        if shape:                     # a representative scalar standing for a real array
+            return ArrayType(value.dtype, tuple(shape), False)
+        return ArrayType(value.dtype, (), True)
+    if type(value) in (bool, int, float, complex):
+        return WeakScalar(type(value))
+    return Static(value)
+
+
+def infer(graph, args) -> InferContext:
+    ctx = InferContext(graph, args)
+    for node, value in zip(graph.inputs, args):
+        ctx.types[node] = input_type(node.value, value)
+    for node in graph.nodes:
+        if node.op == "input":
+            continue
+        if node.op == "const":
+            ctx.types[node] = Static(node.value)
+            continue
+        op = OPS[node.op]
+        try:
+            ctx.types[node] = infer_node(ctx, op, node)
+        except Unsupported:
+            raise
+        except Exception as exc:  # numpy's own error for these types: the Python block will raise it
+            raise Unsupported(f"{type(exc).__name__}: {exc}") from None
+    return ctx
+
+
+def infer_node(ctx, op, node):
+    operand_types = [ctx.types[o] for o in node.operands]
+    if op.fold and all(isinstance(t, Static) for t in operand_types):
+        value = evaluate(node, lambda n: ctx.types[n].value)
+        if not isinstance(value, np.ndarray):
+            return Static(value)
+    if op.infer is not None:
+        return op.infer(ctx, node)
+    return DEFAULT_RULES[op.kind](ctx, node)
+
+
+def _rep(ctx):
+    return lambda n: representative(ctx.types[n])
+
+
+def infer_elementwise(ctx, node):
+    """Broadcast the array operands; dtype and scalar-ness from numpy on 0-d representatives."""
+    if "out" in node.kwargs:
+        raise Unsupported(f"{node.op}(..., out=...) writes into an existing array; astjit leaves it to Python")
+    shapes = []
+    for o in node.operands:
+        t = ctx.types[o]
+        if isinstance(t, ArrayType):
+            shapes.append(t.shape)
+        elif not isinstance(t, WeakScalar | Static):
+            raise Unsupported(f"operand of {node.op} has unsupported type {t}")
+    result = evaluate(node, _rep(ctx))
+    shape = np.broadcast_shapes(*shapes) if shapes else ()
+    t = type_of_result(result, shape if shape else None)
+    if isinstance(t, ArrayType) and t.dtype.kind in "iu":
+        for o in node.operands:
+            if ctx.types[o] == WeakScalar(int):
+                ctx.guard_int_range(o, t.dtype)
+    return t
+
+
+def infer_python(ctx, node):
+    """Plain Python on runtime values (float(x), tuples): typed by running it on representatives."""
+    result = type_of_result(evaluate(node, _rep(ctx)))
+    if isinstance(result, Static):  # built from runtime values: only its kind is known here
+        return Opaque(type(result.value).__name__)
+    return result
+
+
+DEFAULT_RULES = {
+    "elementwise": infer_elementwise,
+    "python": infer_python,
+}

@@ -1,0 +1,88 @@
+"""Array creation with a static shape: zeros, ones, empty, full and their ``_like`` forms."""
+
+import numpy as np
+
+from ...errors import Unsupported
+from ..types import ArrayType, Static
+from .registry import register
+
+
+def _shape_tuple(shape) -> tuple:
+    if isinstance(shape, int | np.integer):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def infer_creation(ctx, node):
+    from ..infer import type_of_result
+    from .registry import OPS
+
+    op = OPS[node.op]
+    bound = op.signature.bind(*node.args, **node.kwargs)
+    values = {}
+    for name, operand in bound.arguments.items():
+        t = ctx.types[operand]
+        if name == "fill_value" and not isinstance(t, Static):
+            if isinstance(t, ArrayType) and not (t.scalar or t.shape == ()):
+                raise Unsupported("full() with an array fill value is left to Python")
+            from ..types import representative
+            values[name] = representative(t)
+        elif name in ("a", "prototype"):
+            if not isinstance(t, ArrayType):
+                raise Unsupported(f"{node.op} of a {t} is left to Python")
+            values[name] = np.empty((), t.dtype)
+            like_shape = t.shape
+        else:
+            values[name] = ctx.static_value(operand, f"{name}= of {node.op}")
+    if values.get("shape") is not None:
+        shape = _shape_tuple(values["shape"])
+        if any(d < 0 for d in shape):
+            raise Unsupported("negative dimensions are not allowed")
+        values["shape"] = ()
+    else:
+        shape = like_shape
+    if values.get("order", "C") not in ("C", "K", "A", None):
+        raise Unsupported("Fortran-ordered creation is left to Python")
+    result = op.impl(**values)
+    t = type_of_result(result)
+    if t.dtype.kind not in "biufc":
+        raise Unsupported(f"{node.op} makes dtype {t.dtype}")
+    ctx.info[node] = {"fill": _fill_value(node.op, values)}
+    return ArrayType(t.dtype, shape, False)
+
+
+def _fill_value(op_name, values):
+    name = op_name.removeprefix("np.").removesuffix("_like")
+    if name in ("zeros", "empty"):
+        return 0
+    if name == "ones":
+        return 1
+    return None  # full: the fill_value operand
+
+
+def _zeros_sig(shape, dtype=float, order="C"):
+    pass
+
+
+def _full_sig(shape, fill_value, dtype=None, order="C"):
+    pass
+
+
+def _like_sig(a, dtype=None, order="K", subok=True, shape=None):
+    pass
+
+
+def _full_like_sig(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    pass
+
+
+for _fn in (np.zeros, np.ones, np.empty):
+    register("np." + _fn.__name__, _fn, "creation", signature=_zeros_sig, numpy=(_fn,), infer=infer_creation,
+             fold=False)
+register("np.full", np.full, "creation", signature=_full_sig, numpy=(np.full,), infer=infer_creation,
+         fold=False)
+for _fn in (np.zeros_like, np.ones_like, np.empty_like):
+    register("np." + _fn.__name__, _fn, "creation", signature=_like_sig, numpy=(_fn,), infer=infer_creation,
+             fold=False)
+register("np.full_like", np.full_like, "creation", signature=_full_like_sig, numpy=(np.full_like,),
+         infer=infer_creation, fold=False)

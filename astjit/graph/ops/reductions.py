@@ -1,0 +1,88 @@
+"""Reductions: sum, prod, mean, max, min (functions and methods), with axis and keepdims."""
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from ...errors import Unsupported
+from ..types import ArrayType
+from .registry import register
+
+NO_IDENTITY = {"max", "min"}
+
+
+def _sig(a, axis=None, dtype=None, out=None, keepdims=False):
+    pass
+
+
+def _minmax_sig(a, axis=None, out=None, keepdims=False):
+    pass
+
+
+def infer_reduction(ctx, node):
+    from ..infer import evaluate, type_of_result
+
+    op_name = node.op.removeprefix("np.")
+    a_node = node.args[0]
+    a = ctx.types[a_node]
+    if not isinstance(a, ArrayType):
+        return type_of_result(evaluate(node, lambda n: _rep(ctx, n)))
+    if "out" in node.kwargs and ctx.static_value(node.kwargs["out"]) is not None:
+        raise Unsupported(f"{node.op}(..., out=...) is left to Python")
+    axis, keepdims, dtype = _static_params(ctx, node)
+    axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
+    reduced = 1
+    for ax in axes:
+        reduced *= a.shape[ax]
+    if reduced == 0 and op_name in NO_IDENTITY:
+        raise Unsupported(f"zero-size array to reduction operation {op_name}")
+    result = evaluate(node, lambda n: _rep(ctx, n, a_node))
+    if keepdims:
+        shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
+    else:
+        shape = tuple(d for i, d in enumerate(a.shape) if i not in axes)
+    ctx.info[node] = {"axes": axes, "keepdims": bool(keepdims), "dtype": dtype}
+    t = type_of_result(result)
+    return ArrayType(t.dtype, shape, isinstance(result, np.generic) and shape == ())
+
+
+def _static_params(ctx, node):
+    from .registry import OPS
+
+    bound = OPS[node.op].signature.bind(*node.args, **node.kwargs)
+    values = {}
+    for name in ("axis", "keepdims", "dtype"):
+        if name in bound.arguments:
+            values[name] = ctx.static_value(bound.arguments[name], f"{name}=")
+    return values.get("axis"), values.get("keepdims", False), values.get("dtype")
+
+
+def _rep(ctx, n, array_node=None):
+    from ..types import representative
+
+    t = ctx.types[n]
+    if n is array_node and isinstance(t, ArrayType) and not t.scalar:
+        return np.ones((1,) * t.ndim, t.dtype)
+    return representative(t)
+
+
+def _method(name):
+    def impl(a, *args, **kwargs):
+        return getattr(a, name)(*args, **kwargs)
+
+    impl.__name__ = name
+    return impl
+
+
+for _name, _fn, _sigfn in [
+    ("sum", np.sum, _sig), ("prod", np.prod, _sig), ("mean", np.mean, _sig),
+    ("max", np.max, _minmax_sig), ("min", np.min, _minmax_sig),
+]:
+    _numpy = [_fn]
+    if _name == "max":
+        _numpy.append(np.amax)
+    if _name == "min":
+        _numpy.append(np.amin)
+    register("np." + _name, _fn, "reduction", signature=_sigfn, numpy=tuple(_numpy), array_params=("a",),
+             infer=infer_reduction)
+    register(_name, _method(_name), "reduction", signature=_sigfn, method=_name, array_params=("a",),
+             infer=infer_reduction)

@@ -1,0 +1,1 @@
+"""Fragments at run time: specialization cache, execution plans, fallback records."""

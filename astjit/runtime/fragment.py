@@ -1,0 +1,134 @@
+"""Fragment: one block's graph, its specializations, and its original statements as a fallback.
+
+A call computes the key (dtype and shape of each array live-in, type of anything else) and, on a hit,
+goes straight to the compiled runner: no graph work on the fast path. A miss infers types, partitions,
+compiles, and stores the runner. Anything that cannot be specialized stores the fallback instead, with
+the reason, so the block runs as the original Python from then on for those types.
+"""
+
+import linecache
+import time
+
+from .. import config
+from ..errors import StrictModeError, Unsupported
+from .keys import describe_key, key_difference, make_key
+from .records import Record
+
+
+class Fragment:
+    def __init__(self, block, filename: str, owner_name: str, strict: bool = False, backend: str | None = None):
+        self.block = block
+        self.graph = block.graph
+        self.index = block.index
+        self.name = f"__astjit_fragment_{block.index}"
+        self.filename = filename
+        self.owner_name = owner_name
+        self.strict = strict
+        self.backend = backend
+        self.live_in = list(block.live_in)
+        self.live_out = list(block.live_out)
+        self.fallback = None                 # set once the rewritten function is compiled
+        self.cache: dict = {}
+        self.entries: list = []              # Specialization objects, in compile order
+        self.records: list[Record] = []
+        self.calls = 0
+
+    @property
+    def lines(self) -> tuple[int, int]:
+        return self.block.lineno, self.block.end_lineno
+
+    def source_lines(self) -> list[str]:
+        first, last = self.lines
+        return [linecache.getline(self.filename, i).rstrip("\n") for i in range(first, last + 1)]
+
+    def __call__(self, *args):
+        runner = self.cache.get(make_key(args))
+        if runner is not None:
+            return runner(*args)
+        return self._miss(args)
+
+    # -- specialization -----------------------------------------------------------------------------
+    def _miss(self, args):
+        key = make_key(args)
+        spec = self._specialize(key, args)
+        existing = self.cache.get(key)
+        if isinstance(existing, GuardedEntry):
+            existing.specs.append(spec)
+        elif spec.value_guards or spec.range_guards:
+            self.cache[key] = GuardedEntry(self, [spec])
+        else:
+            self.cache[key] = spec.runner
+        return spec.runner(*args)
+
+    def _specialize(self, key, args):
+        limit = config.recompile_limit()
+        if len(self.entries) >= limit:
+            if not any(r.kind == "limit" for r in self.records):
+                self._record("limit", f"more than {limit} specializations (ASTJIT_RECOMPILE_LIMIT): "
+                                      "further argument types run as Python")
+            return Specialization(key, self.fallback, "python", "recompile limit")
+        if self.entries:
+            change = key_difference(self.live_in, self.entries[-1].key, key)
+            self._record("recompile", f"recompiled: {change}")
+            config.log("recompiles", "%s line %s: %s", self.owner_name, self.block.lineno, change)
+        from .specialize import specialize
+
+        started = time.perf_counter()
+        try:
+            spec = specialize(self, key, args)
+        except Unsupported as exc:
+            reason = str(exc)
+            if self.strict:
+                raise StrictModeError(f"cannot compile this block: {reason}", self.filename,
+                                      self.block.lineno) from None
+            self._record("fallback", f"{reason}: the block runs as Python "
+                                     f"(for {describe_key(self.live_in, key)})")
+            config.log("fallbacks", "%s line %s: %s", self.owner_name, self.block.lineno, reason)
+            spec = Specialization(key, self.fallback, "python", reason)
+        spec.compile_seconds = time.perf_counter() - started
+        self.entries.append(spec)
+        config.log("fragments", "%s line %s: specialized for %s in %.1f ms (%s)", self.owner_name,
+                   self.block.lineno, describe_key(self.live_in, key), spec.compile_seconds * 1e3, spec.mode)
+        return spec
+
+    def _record(self, kind, message):
+        source = self.source_lines()[0] if self.source_lines() else ""
+        self.records.append(Record(kind, self.filename, self.block.lineno, message, source, self.name))
+
+
+class Specialization:
+    """One cache entry: the runner for one key, and what it assumed about argument values."""
+
+    def __init__(self, key, runner, mode, note="", value_guards=None, range_guards=None, plan=None):
+        self.key = key
+        self.runner = runner
+        self.mode = mode                   # "tvm", "numpy" (graph interpreter), "mixed" or "python"
+        self.note = note
+        self.value_guards = value_guards or {}
+        self.range_guards = range_guards or {}
+        self.plan = plan
+        self.compile_seconds = 0.0
+
+    def holds(self, args) -> bool:
+        for i, v in self.value_guards.items():
+            a = args[i]
+            if type(a) is not type(v) or a != v:
+                return False
+        for i, (lo, hi) in self.range_guards.items():
+            if not lo <= args[i] <= hi:
+                return False
+        return True
+
+
+class GuardedEntry:
+    """Specializations of one key that also depend on argument values (a shape given as an int)."""
+
+    def __init__(self, fragment, specs):
+        self.fragment = fragment
+        self.specs = specs
+
+    def __call__(self, *args):
+        for spec in self.specs:
+            if spec.holds(args):
+                return spec.runner(*args)
+        return self.fragment._miss(args)

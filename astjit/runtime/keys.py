@@ -1,0 +1,43 @@
+"""Cache keys: what a specialization depends on, computed on every call, so kept minimal."""
+
+import numpy as np
+
+_ndarray = np.ndarray
+
+
+def make_key(args) -> tuple:
+    """(dtype, shape) for each ndarray, the exact type for anything else."""
+    return tuple([(a.dtype, a.shape) if type(a) is _ndarray else type(a) for a in args])
+
+
+def describe_key(names, key) -> str:
+    parts = []
+    for name, k in zip(names, key):
+        if isinstance(k, tuple):
+            parts.append(f"{name}={k[0]}[{','.join(str(d) for d in k[1])}]")
+        else:
+            parts.append(f"{name}={k.__name__}")
+    return ", ".join(parts)
+
+
+def key_difference(names, old, new) -> str:
+    """Which argument and which dimension changed between two keys, in words."""
+    changes = []
+    for name, a, b in zip(names, old, new):
+        if a == b:
+            continue
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            if a[0] != b[0]:
+                changes.append(f"'{name}' dtype {a[0]} -> {b[0]}")
+            if len(a[1]) != len(b[1]):
+                changes.append(f"'{name}' ndim {len(a[1])} -> {len(b[1])}")
+            else:
+                for axis, (x, y) in enumerate(zip(a[1], b[1])):
+                    if x != y:
+                        changes.append(f"'{name}' dimension {axis}: {x} -> {y}")
+        else:
+            def show(k):
+                return f"ndarray {k[0]}" if isinstance(k, tuple) else k.__name__
+
+            changes.append(f"'{name}' type {show(a)} -> {show(b)}")
+    return "; ".join(changes) or "argument values the specialization depends on"

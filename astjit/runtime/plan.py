@@ -1,0 +1,55 @@
+"""An executable plan: the segments of one specialization, run in order over a list of slots.
+
+Whatever goes wrong before the first in-place effect runs the block's original Python instead, so the
+user sees numpy's own exception (or result) at their own line; after an effect has run, re-running
+would apply it twice, so the error propagates as raised.
+"""
+
+
+from ..graph.types import Static
+
+
+class Plan:
+    def __init__(self, ctx, graph, segments, fallback, n_outputs):
+        self.segments = segments
+        self.fallback = fallback
+        slot = {}
+        template = []
+        for node in graph.nodes:
+            slot[node] = len(template)
+            t = ctx.types.get(node)
+            template.append(t.value if isinstance(t, Static) else None)
+        self.template = template
+        self.input_slots = [slot[n] for n in graph.inputs]
+        self.steps = []
+        first_effect = None
+        for k, seg in enumerate(segments):
+            self.steps.append((seg.executable, [slot[n] for n in seg.inputs], [slot[n] for n in seg.outputs]))
+            if first_effect is None and any(n in ctx.effects for n in seg.nodes):
+                first_effect = k
+        self.first_effect = len(self.steps) if first_effect is None else first_effect
+        self.output_slots = [slot[n] for _, n in graph.outputs]
+        self.copy_outputs = [isinstance(ctx.types.get(n), Static) and isinstance(ctx.types[n].value, list)
+                             for _, n in graph.outputs]
+        self.n_outputs = n_outputs
+
+    def __call__(self, *args):
+        values = list(self.template)
+        for s, a in zip(self.input_slots, args):
+            values[s] = a
+        k = 0
+        try:
+            for k, (run, ins, outs) in enumerate(self.steps):
+                results = run(*[values[i] for i in ins])
+                for i, r in zip(outs, results):
+                    values[i] = r
+        except Exception:
+            if k < self.first_effect:
+                return self.fallback(*args)
+            raise
+        out = [list(values[i]) if c else values[i] for i, c in zip(self.output_slots, self.copy_outputs)]
+        if self.n_outputs == 0:
+            return None
+        if self.n_outputs == 1:
+            return out[0]
+        return tuple(out)

@@ -1,0 +1,81 @@
+"""Specialize a Fragment for one key: infer, partition, compile each segment, build the runner."""
+
+from .. import config
+from ..backends.numpy_backend import NumpyBackend
+from ..backends.partition import partition
+from ..errors import Unsupported
+from ..graph.infer import infer
+from .plan import Plan
+
+NUMPY = NumpyBackend()
+
+
+def specialize(fragment, key, args):
+    from .fragment import Specialization
+
+    graph = fragment.graph
+    ctx = infer(graph, args)
+    choice = fragment.backend or config.backend_override() or "auto"
+    if choice == "python":
+        return Specialization(key, fragment.fallback, "python", "backend=python")
+    tvm_backend = None
+    if choice in ("auto", "tvm"):
+        from ..backends.tvm import get_backend, import_error
+
+        tvm_backend = get_backend()
+        if tvm_backend is None:
+            fragment._record("numpy", f"TVM is unavailable ({import_error()}): numpy runs the block")
+    segments, reasons = partition(ctx, graph, tvm_backend)
+    if choice == "auto" and not any(s.backend == "tvm" for s in segments):
+        note = "; ".join(sorted({r for r in reasons.values() if r})) or "nothing to compile"
+        return Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards)
+    notes = []
+    for seg in segments:
+        if seg.backend == "tvm":
+            try:
+                seg.executable = tvm_backend.compile(ctx, seg)
+                continue
+            except Unsupported as exc:
+                if fragment.strict:
+                    raise
+                notes.append(str(exc))
+                fragment._record("numpy", f"{exc}: this part runs on numpy")
+                seg.backend = "numpy"
+        seg.executable = NUMPY.compile(ctx, seg)
+    n_out = len(graph.outputs)
+    plan = Plan(ctx, graph, segments, fragment.fallback, n_out)
+    runner = plan
+    if len(segments) == 1 and segments[0].backend == "tvm" and _direct(graph, segments[0]):
+        runner = _direct_runner(segments[0].executable, fragment.fallback, n_out)
+    modes = {s.backend for s in segments}
+    mode = "tvm" if modes == {"tvm"} else ("numpy" if modes == {"numpy"} else "mixed")
+    spec = Specialization(key, runner, mode, "; ".join(notes), ctx.value_guards, ctx.range_guards, plan)
+    spec.ctx = ctx
+    spec.segments = segments
+    spec.reasons = reasons
+    return spec
+
+
+def _direct(graph, segment) -> bool:
+    """The kernel takes exactly the live-ins and returns exactly the live-outs, in order."""
+    return list(segment.inputs) == list(graph.inputs) and list(segment.outputs) == [n for _, n in graph.outputs] \
+        and len(set(segment.outputs)) == len(segment.outputs)
+
+
+def _direct_runner(executable, fallback, n_out):
+    if n_out == 1:
+        def run_single(*args):
+            try:
+                return executable(*args)[0]
+            except Exception:
+                return fallback(*args)
+
+        return run_single
+
+    def run(*args):
+        try:
+            return executable(*args)
+        except Exception:
+            return fallback(*args)
+
+    return run

@@ -143,9 +143,11 @@ class SegmentLowering:
 
     # -- elementwise --------------------------------------------------------------------------------
     def elementwise(self, n) -> Lowered:
-        from .support import elementwise_rule
+        from .support import TensorRule, elementwise_rule
 
         rule, operands, loop_dtypes = elementwise_rule(self.ctx, n)
+        if isinstance(rule, TensorRule):
+            return self.tensor_rule(n, rule, operands[0], loop_dtypes[0])
         out_t = self.ctx.types[n]
         out_dtype = str(out_t.dtype)
         shape = out_t.shape
@@ -162,6 +164,25 @@ class SegmentLowering:
             return result
 
         return Lowered(shape, out_dtype, at)
+
+    def tensor_rule(self, n, rule, operand_node, loop_dtype) -> Lowered:
+        """Materialize the operand as a stage (inlined again by the schedule) and apply a topi op."""
+        src = operand(self.values, self.ctx, operand_node)
+        get = src.cast_at(loop_dtype)
+        shape = src.shape if src.shape else (1,)
+        stage = te.compute(shape, _output_body(Lowered(src.shape, loop_dtype, get), bool(src.shape)),
+                           name=f"arg{n.id}")
+        result = rule.fn(stage)
+        out_dtype = str(self.ctx.types[n].dtype)
+
+        def at(*i):
+            value = result[i] if src.shape else result[0]
+            return value if out_dtype == loop_dtype else value.astype(out_dtype)
+
+        out_shape = self.ctx.types[n].shape
+        if src.shape != out_shape:
+            raise Unsupported("tensor rule with broadcasting")
+        return Lowered(out_shape, out_dtype, at)
 
     # -- reductions ---------------------------------------------------------------------------------
     def reduction(self, n) -> Lowered:

@@ -8,7 +8,7 @@ counts out of range give numpy's answers, float ``//`` and ``%`` follow numpy's 
 from .runtime import tvm_module
 
 tvm = tvm_module()
-from tvm import te, tirx  # noqa: E402
+from tvm import te, tirx, topi  # noqa: E402, F401
 
 LIBM = {
     "sqrt": "sqrt", "cbrt": "cbrt", "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log",

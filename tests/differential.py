@@ -1,0 +1,69 @@
+"""assert_same_as_numpy: the main assertion of the suite (values, dtypes, shapes, in-place effects)."""
+
+import copy
+
+import numpy as np
+
+from astjit import jit
+
+# Documented tolerance (docs: semantics): compiled float32 kernels may differ from numpy by the rounding
+# of transcendental functions (a few ulp) and of reductions summed in another order (accumulated in
+# float64, so usually closer to the exact sum than numpy's own).
+RTOL = {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-12}
+
+
+def _tolerances(dtype, rtol, atol):
+    base = RTOL.get(np.dtype(dtype), 0.0)
+    return (base if rtol is None else rtol), (0.0 if atol is None else atol)
+
+
+def assert_values_match(got, want, rtol=None, atol=None, path="result"):
+    assert type(got) is type(want), f"{path}: type {type(got).__name__} != numpy's {type(want).__name__}"
+    if isinstance(want, tuple | list):
+        assert len(got) == len(want), f"{path}: length {len(got)} != {len(want)}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_values_match(g, w, rtol, atol, f"{path}[{i}]")
+        return
+    if isinstance(want, np.ndarray | np.generic):
+        assert got.dtype == want.dtype, f"{path}: dtype {got.dtype} != numpy's {want.dtype}"
+        assert np.shape(got) == np.shape(want), f"{path}: shape {np.shape(got)} != numpy's {np.shape(want)}"
+        r, a = _tolerances(want.dtype, rtol, atol)
+        if want.dtype.kind in "fc":
+            np.testing.assert_allclose(got, want, rtol=r, atol=a, equal_nan=True, err_msg=path)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=path)
+        return
+    if isinstance(want, float) and np.isnan(want):
+        assert np.isnan(got), path
+        return
+    assert got == want, f"{path}: {got!r} != {want!r}"
+
+
+def assert_same_as_numpy(fn, *args, rtol=None, atol=None, jitted=None, **jit_options):
+    """Run ``fn`` as plain Python and jitted on equal copies of ``args``; compare the results and every
+    argument afterwards (in-place effects). Returns the jitted function for further checks."""
+    jf = jitted if jitted is not None else jit(fn, **jit_options)
+    plain_args = copy.deepcopy(args)
+    jit_args = copy.deepcopy(args)
+    want_error = None
+    try:
+        want = fn(*plain_args)
+    except Exception as exc:  # the jitted function must raise the same
+        want_error = exc
+    if want_error is not None:
+        try:
+            jf(*jit_args)
+        except type(want_error) as exc:
+            assert str(exc) == str(want_error), f"message {exc} != numpy's {want_error}"
+            return jf
+        raise AssertionError(f"numpy raised {want_error!r}; the jitted function did not")
+    got = jf(*jit_args)
+    assert_values_match(got, want, rtol, atol)
+    for i, (g, w) in enumerate(zip(jit_args, plain_args)):
+        assert_values_match(g, w, rtol, atol, f"argument {i} after the call")
+    return jf
+
+
+def modes(jf) -> set:
+    """The execution modes of every specialization made so far ("tvm", "mixed", "numpy", "python")."""
+    return {e.mode for frag in jf.fragments for e in frag.entries}

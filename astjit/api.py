@@ -27,12 +27,19 @@ class JitFunction:
 
     # -- calling ----------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        t = self._transformed
-        if t is None or not t.resolver.guards_hold():
-            if self._disabled or self._prepare() is None:
-                return self.original(*args, **kwargs)
-            t = self._transformed
-        return t.function(*args, **kwargs)
+        if self._guard():
+            return self._function(*args, **kwargs)
+        return self._slow_call(args, kwargs)
+
+    @staticmethod
+    def _guard():
+        return False
+
+    def _slow_call(self, args, kwargs):
+        """First call, or a resolved global was rebound since: transform (again), then call."""
+        if self._disabled or self._prepare() is None:
+            return self.original(*args, **kwargs)
+        return self._function(*args, **kwargs)
 
     def __get__(self, obj, objtype=None):
         if obj is None:
@@ -67,7 +74,9 @@ class JitFunction:
             return None
         if self.strict and self._transformed.records:
             first = self._transformed.records[0]
-            raise StrictModeError(first.message, first.filename, first.lineno)
+            raise StrictModeError(first.message, first.filename, first.lineno, first.col, first.end_col)
+        self._function = self._transformed.function
+        self._guard = self._transformed.resolver.compiled_guard()
         return self._transformed
 
     def _note_function(self, message):

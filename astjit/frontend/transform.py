@@ -67,11 +67,11 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     rewrite(finder.placements)
     text = to_source(fndef)
     source_name = register_source(fn.__qualname__, text)
-    new, fallbacks = build(fn, fndef, blocks, fragments)
+    new, fallbacks = build(fn, fndef, blocks, {name: f.dispatch for name, f in fragments.items()})
     for frag in fragments.values():
         frag.fallback = fallbacks[frag.index]
     records = [Record("statement", filename, s.lineno, f"{s.reason}: the statement runs as Python",
-                      _line(filename, s.lineno)) for s in finder.skipped]
+                      _line(filename, s.lineno), col=s.col, end_col=s.end_col) for s in finder.skipped]
     return Transformed(new, list(fragments.values()), resolver, text, source_name, records)
 
 

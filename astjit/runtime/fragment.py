@@ -31,7 +31,11 @@ class Fragment:
         self.cache: dict = {}
         self.entries: list = []              # Specialization objects, in compile order
         self.records: list[Record] = []
-        self.calls = 0
+        from .dispatch import make_dispatch
+
+        # what the rewritten function calls: a generated fixed-arity cache lookup
+        self.dispatch = make_dispatch(self.cache, self._miss, len(self.live_in))
+        self.dispatch.fragment = self
 
     @property
     def lines(self) -> tuple[int, int]:
@@ -42,10 +46,7 @@ class Fragment:
         return [linecache.getline(self.filename, i).rstrip("\n") for i in range(first, last + 1)]
 
     def __call__(self, *args):
-        runner = self.cache.get(make_key(args))
-        if runner is not None:
-            return runner(*args)
-        return self._miss(args)
+        return self.dispatch(*args)
 
     # -- specialization -----------------------------------------------------------------------------
     def _miss(self, args):
@@ -79,8 +80,10 @@ class Fragment:
         except Unsupported as exc:
             reason = str(exc)
             if self.strict:
+                first = self.block.stmts[0]
                 raise StrictModeError(f"cannot compile this block: {reason}", self.filename,
-                                      self.block.lineno) from None
+                                      self.block.lineno, first.col_offset,
+                                      getattr(first, "end_col_offset", None)) from None
             self._record("fallback", f"{reason}: the block runs as Python "
                                      f"(for {describe_key(self.live_in, key)})")
             config.log("fallbacks", "%s line %s: %s", self.owner_name, self.block.lineno, reason)

@@ -11,6 +11,8 @@ class Record:
     message: str
     source: str = ""
     fragment: str = ""
+    col: int | None = None
+    end_col: int | None = None
 
     def format(self) -> str:
         where = f"{self.filename}:{self.lineno}" if self.lineno else self.filename

@@ -46,7 +46,7 @@ def specialize(fragment, key, args):
     plan = Plan(ctx, graph, segments, fragment.fallback, n_out)
     runner = plan
     if len(segments) == 1 and segments[0].backend == "tvm" and _direct(graph, segments[0]):
-        runner = _direct_runner(segments[0].executable, fragment.fallback, n_out)
+        runner = _direct_runner(segments[0], plan, n_out, len(graph.inputs))
     modes = {s.backend for s in segments}
     mode = "tvm" if modes == {"tvm"} else ("numpy" if modes == {"numpy"} else "mixed")
     spec = Specialization(key, runner, mode, "; ".join(notes), ctx.value_guards, ctx.range_guards, plan)
@@ -62,20 +62,13 @@ def _direct(graph, segment) -> bool:
         and len(set(segment.outputs)) == len(segment.outputs)
 
 
-def _direct_runner(executable, fallback, n_out):
-    if n_out == 1:
-        def run_single(*args):
-            try:
-                return executable(*args)[0]
-            except Exception:
-                return fallback(*args)
+def _direct_runner(segment, plan, n_out, n_in):
+    """The kernel alone when it maps live-ins to one plain array live-out; the plan otherwise."""
+    from .dispatch import make_single_kernel_runner
 
-        return run_single
-
-    def run(*args):
-        try:
-            return executable(*args)
-        except Exception:
-            return fallback(*args)
-
-    return run
+    kernel = getattr(segment, "kernel", None)
+    single = n_out == 1 and kernel is not None and segment.plain_single_output
+    if not single:
+        return plan
+    shape, dtype = segment.output_alloc
+    return make_single_kernel_runner(kernel, n_in, shape, dtype, lambda args: plan(*args))

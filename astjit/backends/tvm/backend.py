@@ -64,6 +64,10 @@ class TvmBackend:
         segment.description = f"tvm kernel ({signature.schedule})"
         segment.module = module
         segment.prim_func = signature.func
+        segment.kernel = kernel
+        segment.plain_single_output = (len(signature.outputs) == 1 and _post(signature.outputs[0][2]) is None
+                                       and all(k == "array" for k in signature.inputs))
+        segment.output_alloc = signature.outputs[0][:2] if signature.outputs else None
         return make_executable(kernel, signature.inputs, signature.outputs)
 
 

@@ -208,7 +208,10 @@ class BlockLowering:
                 raise NotTraceable(f"call to '{'.'.join(chain)}', which cannot be resolved, stays Python", func)
             op_name = ops.lookup_callable(obj)
             if op_name is None:
-                raise NotTraceable(f"{describe(obj)} is not supported yet", func)
+                spelled = ".".join(chain)
+                resolved = describe(obj)
+                name = spelled if resolved.endswith(spelled) or resolved == spelled else f"{spelled} ({resolved})"
+                raise NotTraceable(f"{name} is not supported yet", func)
             self.resolver.guard(chain[0], self.resolver.lookup(chain[0]))
             return op_name, None
         if isinstance(func, gast.Attribute):

@@ -120,7 +120,7 @@ class JitFunction:
         return Explanation(self.original.__qualname__, self.records())
 
     def show(self, file=None) -> None:
-        from .inspect_text import render_function
+        from .inspection.text import render_function
 
         print(render_function(self), file=file)
 

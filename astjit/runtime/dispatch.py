@@ -12,17 +12,19 @@ def _names(n):
     return [f"a{i}" for i in range(n)]
 
 
-def make_dispatch(cache: dict, miss, n: int):
-    """``dispatch(a0, .., an)``: look the key up in ``cache`` and call its runner, else ``miss(args)``."""
+def make_dispatch(cache: dict, miss, n: int, counter: list):
+    """``dispatch(a0, .., an)``: count the call, look the key up in ``cache`` and call its runner, else
+    ``miss(args)`` (which counts the call itself)."""
     names = _names(n)
     params = ", ".join(names)
     key = ", ".join(f"(({x}.dtype, {x}.shape) if type({x}) is ndarray else type({x}))" for x in names)
     src = (f"def dispatch({params}):\n"
            f"    runner = cache_get(({key}{',' if n else ''}))\n"
            f"    if runner is not None:\n"
+           f"        counter[0] += 1\n"
            f"        return runner({params})\n"
            f"    return miss(({params}{',' if n else ''}))\n")
-    namespace = {"ndarray": np.ndarray, "cache_get": cache.get, "miss": miss}
+    namespace = {"ndarray": np.ndarray, "cache_get": cache.get, "miss": miss, "counter": counter}
     exec(compile(src, "<astjit dispatch>", "exec"), namespace)
     return namespace["dispatch"]
 

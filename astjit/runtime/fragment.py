@@ -31,11 +31,21 @@ class Fragment:
         self.cache: dict = {}
         self.entries: list = []              # Specialization objects, in compile order
         self.records: list[Record] = []
+        self._counter = [0]
         from .dispatch import make_dispatch
 
         # what the rewritten function calls: a generated fixed-arity cache lookup
-        self.dispatch = make_dispatch(self.cache, self._miss, len(self.live_in))
+        self.dispatch = make_dispatch(self.cache, self._miss, len(self.live_in), self._counter)
         self.dispatch.fragment = self
+
+    @property
+    def calls(self) -> int:
+        """How many times the rewritten function called this Fragment."""
+        return self._counter[0]
+
+    @calls.setter
+    def calls(self, value):
+        self._counter[0] = value
 
     @property
     def lines(self) -> tuple[int, int]:
@@ -50,6 +60,11 @@ class Fragment:
 
     # -- specialization -----------------------------------------------------------------------------
     def _miss(self, args):
+        self.calls += 1
+        return self.specialize_only(args).runner(*args)
+
+    def specialize_only(self, args):
+        """Make and cache the specialization for these arguments without running it."""
         key = make_key(args)
         spec = self._specialize(key, args)
         existing = self.cache.get(key)
@@ -59,7 +74,7 @@ class Fragment:
             self.cache[key] = GuardedEntry(self, [spec])
         else:
             self.cache[key] = spec.runner
-        return spec.runner(*args)
+        return spec
 
     def _specialize(self, key, args):
         limit = config.recompile_limit()

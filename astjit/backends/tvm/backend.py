@@ -42,6 +42,7 @@ class TvmBackend:
 
     def lower(self, ctx, segment, name="main"):
         signature = SegmentLowering(ctx, segment).lower(name)
+        segment.te_func = signature.func                      # unscheduled, for other targets (CUDA)
         elements = max((int(np.prod(s)) for s, _, _ in signature.outputs), default=1)
         elements = max([elements] + [int(np.prod(ctx.types[n].shape)) for n in segment.inputs
                                      if hasattr(ctx.types[n], "shape")])

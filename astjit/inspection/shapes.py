@@ -1,0 +1,126 @@
+"""Specialize a jitted function's Fragments for given argument types without running its code.
+
+``--shapes 'a=float32[1000],b=float32[1000],n=int'`` gives each argument a stand-in value; Fragments
+are then specialized in source order, each one's live-outs typed from the graph inference and fed to
+later Fragments. Control flow is not executed (both branches are specialized, loops once), so no user
+code runs; a Fragment whose inputs come from plain Python statements is left unspecialized.
+"""
+
+import re
+
+import numpy as np
+
+from ..errors import AstjitError, Unsupported
+from ..graph.infer import infer
+from ..graph.types import ArrayType, Static, WeakScalar
+
+_ARRAY = re.compile(r"^\s*(\w+)\s*\[\s*([\d\s,]*)\s*\]\s*$")
+
+
+class ShapeSpecError(AstjitError):
+    """A --shapes argument that cannot be read."""
+
+
+def parse_shapes(text: str) -> dict:
+    """``a=float32[1000],b=float64[3,4],n=int,k=5,s=float32`` -> stand-in values by name."""
+    values = {}
+    for part in _split(text):
+        if "=" not in part:
+            raise ShapeSpecError(f"expected name=type in --shapes, got {part!r}")
+        name, spec = (s.strip() for s in part.split("=", 1))
+        values[name] = _stand_in(name, spec)
+    return values
+
+
+def _split(text):
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        parts.append(current)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _stand_in(name, spec):
+    m = _ARRAY.match(spec)
+    if m:
+        dtype = _dtype(name, m.group(1))
+        dims = tuple(int(d) for d in m.group(2).replace(" ", "").split(",") if d)
+        return np.zeros(dims, dtype) if int(np.prod(dims)) <= 1 << 16 else np.empty(dims, dtype)
+    if spec in ("int", "float", "bool", "complex"):
+        return {"int": 1, "float": 1.0, "bool": True, "complex": 1j}[spec]
+    try:
+        return int(spec)
+    except ValueError:
+        pass
+    try:
+        return float(spec)
+    except ValueError:
+        pass
+    return _dtype(name, spec).type(0)                  # a numpy scalar: s=float32
+
+
+def _dtype(name, text):
+    try:
+        return np.dtype(text)
+    except TypeError:
+        raise ShapeSpecError(f"unknown dtype {text!r} for {name!r} in --shapes") from None
+
+
+def stand_in_for(t):
+    if isinstance(t, Static):
+        return t.value
+    if isinstance(t, WeakScalar):
+        return t.kind(1)
+    if isinstance(t, ArrayType):
+        if t.scalar:
+            return t.dtype.type(0)
+        return np.zeros(t.shape, t.dtype) if t.size <= 1 << 16 else np.empty(t.shape, t.dtype)
+    return None
+
+
+def specialize_statically(jf, values: dict) -> list[str]:
+    """Specialize every Fragment reachable from ``values``; returns notes on the ones left out."""
+    fn = jf.original
+    missing = [p for p in _parameters(fn) if p not in values]
+    notes = [f"no --shapes entry for argument '{p}'" for p in missing]
+    env = dict(values)
+    for frag in jf.fragments:
+        args = []
+        for name in frag.live_in:
+            if name in env:
+                args.append(env[name])
+            elif name in fn.__globals__:
+                args.append(fn.__globals__[name])
+            else:
+                args = None
+                notes.append(f"{frag.name} (line {frag.block.lineno}): '{name}' comes from Python code, "
+                             "so its type is unknown without running the function")
+                break
+        if args is None:
+            continue
+        frag.specialize_only(args)
+        try:
+            ctx = infer(frag.graph, args)
+        except Unsupported:
+            continue
+        for name, node in frag.graph.outputs:
+            value = stand_in_for(ctx.types[node])
+            if value is not None:
+                env[name] = value
+    return notes
+
+
+def _parameters(fn):
+    import inspect
+
+    return [p.name for p in inspect.signature(fn).parameters.values()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]

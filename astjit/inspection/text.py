@@ -1,0 +1,79 @@
+"""Plain-text (optionally terminal-coloured) rendering of a jitted function and its Fragments."""
+
+from ..runtime.keys import describe_key
+
+
+def render_function(jf, fragments: bool = False, code: str | None = None, color: bool = False) -> str:
+    source = jf.source.rstrip()
+    if color:
+        source = highlight_python(source)
+    out = [f"# {jf.original.__qualname__}, as astjit runs it ({jf.original.__code__.co_filename})", source]
+    for frag in jf.fragments:
+        out.append("")
+        out.append(render_fragment(frag, graph=fragments, code=code))
+    return "\n".join(out)
+
+
+def render_fragment(frag, graph: bool = True, code: str | None = None) -> str:
+    first, last = frag.lines
+    lines = [f"# {frag.name}: lines {first}-{last}; live-in ({', '.join(frag.live_in)}) -> "
+             f"live-out ({', '.join(frag.live_out)}); {frag.calls} calls"]
+    if graph:
+        latest = frag.entries[-1] if frag.entries else None
+        types = getattr(latest, "ctx", None)
+        lines.append(frag.graph.listing(types.types if types is not None else None))
+    for entry in frag.entries:
+        lines.append(f"#   cache entry [{describe_key(frag.live_in, entry.key)}]: {render_mode(entry)}, "
+                     f"compiled in {entry.compile_seconds * 1e3:.1f} ms")
+        if graph:
+            lines.extend("#     " + s for s in subgraph_lines(entry))
+        if code:
+            lines.extend(code_lines(entry, code))
+    return "\n".join(lines)
+
+
+def render_mode(entry) -> str:
+    text = {"tvm": "one TVM kernel" if len(getattr(entry, "segments", ())) == 1 else "TVM kernels",
+            "mixed": "TVM kernels and numpy", "numpy": "numpy (reference interpreter)",
+            "python": "runs as Python"}.get(entry.mode, entry.mode)
+    if entry.note and entry.mode == "python":
+        text += f" ({entry.note})"
+    return text
+
+
+def subgraph_lines(entry) -> list[str]:
+    """Which backend runs which nodes, and why numpy got the ones TVM did not take."""
+    out = []
+    reasons = getattr(entry, "reasons", {})
+    for k, seg in enumerate(getattr(entry, "segments", [])):
+        nodes = ", ".join(f"%{n.id} {n.op}" for n in seg.nodes)
+        what = seg.description or seg.backend
+        out.append(f"subgraph {k}: {what}: {nodes}")
+        if seg.backend == "numpy":
+            why = sorted({reasons[n] for n in seg.nodes if reasons.get(n)})
+            if why:
+                out.append(f"  on numpy because: {'; '.join(why)}")
+    return out
+
+
+def code_lines(entry, kind) -> list[str]:
+    from .codegen import kernel_code
+
+    out = []
+    for k, seg in enumerate(getattr(entry, "segments", [])):
+        if seg.backend != "tvm":
+            continue
+        out.append(f"# ---- {kind} code of subgraph {k} ----")
+        try:
+            out.append(kernel_code(seg, kind).rstrip())
+        except Exception as exc:  # e.g. a target TVM cannot generate here: say so, do not crash
+            out.append(f"# could not generate {kind} code: {type(exc).__name__}: {exc}")
+    return out
+
+
+def highlight_python(text: str) -> str:
+    from pygments import highlight
+    from pygments.formatters import TerminalFormatter
+    from pygments.lexers import PythonLexer
+
+    return highlight(text, PythonLexer(), TerminalFormatter()).rstrip()

@@ -38,6 +38,11 @@ def render_mode(entry) -> str:
             "python": "runs as Python"}.get(entry.mode, entry.mode)
     if entry.note and entry.mode == "python":
         text += f" ({entry.note})"
+    measured = getattr(entry, "measured", None)
+    if measured:
+        compiled, python = measured
+        chosen = "Python" if getattr(entry, "mode_chosen", None) == "python" else "compiled"
+        text += f"; measured {compiled * 1e6:.1f} us compiled vs {python * 1e6:.1f} us Python: runs {chosen}"
     return text
 
 

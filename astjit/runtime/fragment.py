@@ -92,6 +92,11 @@ class Fragment:
         started = time.perf_counter()
         try:
             spec = specialize(self, key, args)
+            if spec.mode in ("tvm", "mixed") and not spec.effects and self.backend is None \
+                    and config.backend_override() is None:
+                from .measure import measuring_runner
+
+                spec.runner = measuring_runner(self, spec, key)
         except Unsupported as exc:
             reason = str(exc)
             if self.strict:
@@ -126,6 +131,9 @@ class Specialization:
         self.range_guards = range_guards or {}
         self.plan = plan
         self.compile_seconds = 0.0
+        self.effects = False
+        self.measured = None             # (compiled seconds, python seconds) once measured
+        self.mode_chosen = None
 
     def holds(self, args) -> bool:
         for i, v in self.value_guards.items():

@@ -39,7 +39,7 @@ class Plan:
             values[s] = a
         k = 0
         try:
-            for k, (run, ins, outs) in enumerate(self.steps):
+            for k, (run, ins, outs) in enumerate(self.steps):  # noqa: B007 (k is read below)
                 results = run(*[values[i] for i in ins])
                 for i, r in zip(outs, results):
                     values[i] = r

@@ -51,6 +51,7 @@ def specialize(fragment, key, args):
     mode = "tvm" if modes == {"tvm"} else ("numpy" if modes == {"numpy"} else "mixed")
     spec = Specialization(key, runner, mode, "; ".join(notes), ctx.value_guards, ctx.range_guards, plan)
     spec.ctx = ctx
+    spec.effects = bool(ctx.effects)
     spec.segments = segments
     spec.reasons = reasons
     return spec

@@ -58,7 +58,7 @@ UFUNCS = [
 
 
 def _ufunc_signature(ufunc):
-    params = ", ".join("x%d" % i for i in range(ufunc.nin))
+    params = ", ".join(f"x{i}" for i in range(ufunc.nin))
     namespace = {}
     exec(f"def sig({params}, /, out=None, *, where=True, casting='same_kind', order='K', dtype=None):\n"
          "    pass", namespace)
@@ -68,7 +68,7 @@ def _ufunc_signature(ufunc):
 for _ufunc in UFUNCS:
     register("np." + _ufunc.__name__, _ufunc, "elementwise", ufunc=_ufunc,
              signature=_ufunc_signature(_ufunc), numpy=(_ufunc,),
-             array_params=tuple("x%d" % i for i in range(_ufunc.nin)))
+             array_params=tuple(f"x{i}" for i in range(_ufunc.nin)))
 
 
 def _where_sig(condition, x, y, /):

@@ -74,10 +74,13 @@ def python_kind(ctx, node):
     """What numpy's resolve_dtypes expects for an operand: a dtype, or a Python type for weak scalars."""
     t = ctx.types[node]
     if isinstance(t, WeakScalar):
-        return t.kind
+        # resolve_dtypes rejects the Python bool type; a bool is the lowest kind anyway, so np.bool_ is exact
+        return np.dtype(bool) if t.kind is bool else t.kind
     if isinstance(t, Static):
         v = t.value
-        if type(v) in (bool, int, float, complex):
+        if type(v) is bool:
+            return np.dtype(bool)
+        if type(v) in (int, float, complex):
             return type(v)
         return np.asarray(v).dtype
     return t.dtype

@@ -168,3 +168,25 @@ def int_power(dtype, x, exponent: int):
         if exponent:
             base = base * base
     return result
+
+
+def exp_float32(x):
+    """expf as vectorizable arithmetic: Cody-Waite reduction, a degree-6 polynomial (Cephes), and
+    scaling by 2**n in two steps so that overflow gives inf and tiny results round once into the
+    denormals, like libm. NaN passes through."""
+    f32, i32 = "float32", "int32"
+    c = lambda v: const(v, f32)  # noqa: E731
+    xc = te.min(te.max(x, c(-110.0)), c(90.0))
+    n = te.round(xc * c(1.44269504088896341))
+    r = xc - n * c(0.693359375)
+    r = r - n * c(-2.12194440e-4)
+    p = c(1.9875691500e-4)
+    for coefficient in (1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1):
+        p = p * r + c(coefficient)
+    y = p * r * r + r + c(1.0)
+    ni = n.astype(i32)
+    n1 = tirx.shift_right(ni, const(1, i32))
+    n2 = ni - n1
+    scale1 = tirx.reinterpret(f32, tirx.shift_left(n1 + const(127, i32), const(23, i32)))
+    scale2 = tirx.reinterpret(f32, tirx.shift_left(n2 + const(127, i32), const(23, i32)))
+    return te.if_then_else(te.isnan(x), x, y * scale1 * scale2)

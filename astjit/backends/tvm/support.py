@@ -173,6 +173,15 @@ def _tanh(dt):
 for _name in sm.LIBM:
     UFUNC_RULES[_name] = _libm(_name)
 UFUNC_RULES["tanh"] = _tanh
+
+
+def _exp(dt):
+    if dt == "float32":                     # vectorized; at most 1 ulp from the exact value (numpy: 2.4)
+        return lambda x: sm.exp_float32(x)
+    return _libm("exp")(dt)
+
+
+UFUNC_RULES["exp"] = _exp
 for _name in sm.LIBM2:
     UFUNC_RULES[_name] = _libm2(_name)
 

@@ -91,6 +91,7 @@ class JitFunction:
 
     @property
     def fragments(self) -> list:
+        """The Fragments (one per compiled block), in source order; empty if the function runs as Python."""
         t = self._ensure()
         return list(t.fragments) if t is not None else []
 
@@ -101,6 +102,11 @@ class JitFunction:
         return t.source if t is not None else inspect.getsource(self.original)
 
     def cache_info(self) -> dict:
+        """Per Fragment name, one dict per specialization: its cache ``key``, ``mode`` and ``compile_ms``.
+
+        A key holds ``(dtype, shape)`` for each array live-in and the type of every other live-in; the
+        mode is "tvm", "mixed" (TVM kernels and numpy), "numpy" or "python".
+        """
         info = {}
         for frag in self.fragments:
             info[frag.name] = [{"key": e.key, "mode": e.mode, "compile_ms": round(e.compile_seconds * 1e3, 2)}
@@ -108,6 +114,7 @@ class JitFunction:
         return info
 
     def records(self) -> list[Record]:
+        """What ``explain()`` reports, as a list of ``Record``s."""
         t = self._ensure()
         out = list(self._records)
         if t is not None:
@@ -117,12 +124,21 @@ class JitFunction:
         return out
 
     def explain(self) -> "Explanation":
+        """Every statement and block that runs as Python, and why; and every recompile (same as
+        ``astjit.explain(self)``)."""
         return Explanation(self.original.__qualname__, self.records())
 
     def show(self, file=None) -> None:
+        """Print the transformed source, then each Fragment's lines, live-ins, live-outs and cache
+        entries, to ``file`` (default: standard output)."""
         from .inspection.text import render_function
 
         print(render_function(self), file=file)
+
+    def _repr_html_(self) -> str:
+        from .inspection.html import render_function_html
+
+        return render_function_html(self)
 
 
 class Explanation:
@@ -152,9 +168,19 @@ class Explanation:
 def jit(fn=None, *, strict=False, backend=None):
     """Compile the array code of ``fn``; control flow stays Python. Use as ``@jit`` or ``@jit(...)``.
 
-    strict:  raise ``StrictModeError`` (file, line, caret) instead of falling back to Python.
-    backend: "auto" (default), "tvm", "numpy" (the reference interpreter) or "python" (no fragments run
-             compiled; useful to compare).
+    Args:
+        fn: a function defined with ``def`` in a file or notebook cell (also a ``staticmethod`` or
+            ``classmethod``). Nothing is compiled until the first call.
+        strict: raise ``StrictModeError`` (file, line, caret) instead of falling back to Python.
+        backend: "auto" (default; ``None`` means the same), "tvm", "numpy" (the reference interpreter)
+            or "python" (no fragments run compiled; useful to compare).
+
+    Returns:
+        A ``JitFunction``; without ``fn``, a decorator that makes one.
+
+    Raises:
+        ValueError: ``backend`` is not one of the four names.
+        SourceUnavailableError: ``fn`` has no readable source (a lambda, ``exec``'d code, a builtin).
     """
     if backend not in (None, "auto", "tvm", "numpy", "python"):
         raise ValueError(f"backend must be 'auto', 'tvm', 'numpy' or 'python', not {backend!r}")
@@ -170,7 +196,17 @@ def jit(fn=None, *, strict=False, backend=None):
 
 
 def explain(f) -> Explanation:
-    """Every statement and block of a jitted function that runs as Python, and why; and recompiles."""
+    """Every statement and block of a jitted function that runs as Python, and why; and recompiles.
+
+    Args:
+        f: a function decorated with ``jit``.
+
+    Returns:
+        An ``Explanation``: prints as text (file, line, reason, source line), iterates as ``Record``s.
+
+    Raises:
+        TypeError: ``f`` is not a ``JitFunction``.
+    """
     if not isinstance(f, JitFunction):
         raise TypeError(f"explain() takes a function decorated with @astjit.jit, got {type(f).__name__}")
     return f.explain()

@@ -58,6 +58,11 @@ class Fragment:
     def __call__(self, *args):
         return self.dispatch(*args)
 
+    def _repr_html_(self) -> str:
+        from ..inspection.html import render_fragment_html
+
+        return render_fragment_html(self)
+
     # -- specialization -----------------------------------------------------------------------------
     def _miss(self, args):
         self.calls += 1
@@ -67,6 +72,7 @@ class Fragment:
         """Make and cache the specialization for these arguments without running it."""
         key = make_key(args)
         spec = self._specialize(key, args)
+        spec.fragment = self
         existing = self.cache.get(key)
         if isinstance(existing, GuardedEntry):
             existing.specs.append(spec)
@@ -131,9 +137,15 @@ class Specialization:
         self.range_guards = range_guards or {}
         self.plan = plan
         self.compile_seconds = 0.0
+        self.fragment = None             # the Fragment this entry belongs to (for rendering)
         self.effects = False
         self.measured = None             # (compiled seconds, python seconds) once measured
         self.mode_chosen = None
+
+    def _repr_html_(self) -> str:
+        from ..inspection.html import render_entry_html
+
+        return render_entry_html(self.fragment, self)
 
     def holds(self, args) -> bool:
         for i, v in self.value_guards.items():

@@ -74,7 +74,9 @@ class JitFunction:
             return None
         if self.strict and self._transformed.records:
             first = self._transformed.records[0]
-            raise StrictModeError(first.message, first.filename, first.lineno, first.col, first.end_col)
+            reason = first.message.removesuffix(": the statement runs as Python")
+            raise StrictModeError(f"{reason} (strict=True forbids running it as Python)", first.filename,
+                                  first.lineno, first.col, first.end_col)
         self._function = self._transformed.function
         self._guard = self._transformed.resolver.compiled_guard()
         return self._transformed

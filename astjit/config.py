@@ -18,9 +18,14 @@ def disabled() -> bool:
     return os.environ.get("ASTJIT_DISABLE", "") not in ("", "0")
 
 
+BACKENDS = ("auto", "tvm", "numpy", "python")
+
+
 def backend_override() -> str | None:
     value = os.environ.get("ASTJIT_BACKEND", "").strip().lower()
-    return value or None
+    if value and value not in BACKENDS:
+        raise ValueError(f"ASTJIT_BACKEND must be one of {', '.join(BACKENDS)}, not {value!r}")
+    return None if value in ("", "auto") else value
 
 
 def recompile_limit() -> int:

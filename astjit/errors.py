@@ -28,7 +28,11 @@ class Unsupported(AstjitError):
 
 
 class StrictModeError(AstjitError):
-    """Raised by ``jit(strict=True)`` where the default would silently fall back to Python."""
+    """Raised by ``jit(strict=True)`` where the default would silently fall back to Python.
+
+    Its message is ``File "...", line N: reason``, then the source line with a caret under the
+    expression; ``reason``, ``filename`` and ``lineno`` are also attributes.
+    """
 
     def __init__(self, reason: str, filename: str | None = None, lineno: int | None = None,
                  col: int | None = None, end_col: int | None = None):

@@ -6,7 +6,9 @@ string) print one line and exit with status 2; everything else is a bug and keep
 
 import argparse
 import importlib.util
+import inspect
 import os
+import re
 import sys
 
 from ..errors import AstjitError
@@ -25,7 +27,7 @@ def load_target(target: str):
         raise CliError(f"expected FILE.py:FUNCTION, got {target!r}")
     if not os.path.isfile(path):
         raise CliError(f"no such file: {path}")
-    module_name = "_astjit_cli_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    module_name = "_astjit_cli_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise CliError(f"cannot import {path} as a Python module")
@@ -34,21 +36,30 @@ def load_target(target: str):
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         spec.loader.exec_module(module)
+    except SystemExit as exc:            # a script that exits at import time, outside a __main__ guard
+        raise CliError(f"importing {path} failed: it called sys.exit({exc.code!r})") from None
     except Exception as exc:
-        raise CliError(f"importing {path} failed: {type(exc).__name__}: {exc}") from None
+        first = (str(exc).strip().splitlines() or [""])[0]       # one line: the rest is in the file
+        raise CliError(f"importing {path} failed: {type(exc).__name__}: {first}") from None
     obj = module
     for part in qualname.split("."):
         if not hasattr(obj, part):
             raise CliError(f"{path} has no function {qualname!r}")
         obj = getattr(obj, part)
+    backend = None
     if isinstance(obj, JitFunction):
-        return obj
+        if not obj.strict:
+            return obj
+        # strict mode raises at the first fallback; the command line lists every one instead
+        backend, obj = obj.backend, obj.original
     if isinstance(obj, staticmethod | classmethod):
         obj = obj.__func__
     if not callable(obj) or not hasattr(obj, "__code__"):
-        raise CliError(f"{qualname} in {path} is a {type(obj).__name__}, not a function")
+        kind = type(obj).__name__
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise CliError(f"{qualname} in {path} is {article} {kind}, not a function")
     try:
-        return jit(obj)
+        return jit(obj, backend=backend)
     except AstjitError as exc:
         raise CliError(str(exc)) from None
 
@@ -61,6 +72,11 @@ def _color(choice: str) -> bool:
     return sys.stdout.isatty()
 
 
+def _can_color() -> bool:
+    """Colour needs pygments, which is not a dependency of astjit: without it, print plain text."""
+    return importlib.util.find_spec("pygments") is not None
+
+
 def _specialize(jf, shapes):
     from .shapes import parse_shapes, specialize_statically
 
@@ -69,7 +85,16 @@ def _specialize(jf, shapes):
         raise CliError(f"{jf.original.__qualname__} cannot be jitted: {reasons}")
     if shapes:
         try:
-            return specialize_statically(jf, parse_shapes(shapes))
+            values = parse_shapes(shapes)
+        except AstjitError as exc:
+            raise CliError(str(exc)) from None
+        params = list(inspect.signature(jf.original).parameters)
+        unknown = [name for name in values if name not in params]
+        if unknown:
+            raise CliError(f"--shapes names {', '.join(map(repr, unknown))}, not an argument of "
+                           f"{jf.original.__qualname__}({', '.join(params)})")
+        try:
+            return specialize_statically(jf, values)
         except AstjitError as exc:
             raise CliError(str(exc)) from None
     return []
@@ -78,12 +103,12 @@ def _specialize(jf, shapes):
 def cmd_show(args) -> int:
     from .text import render_function
 
-    jf = load_target(args.target)
-    notes = _specialize(jf, args.shapes)
     if args.code and not args.shapes:
         raise CliError("--code needs --shapes: kernels exist only once the fragments are specialized")
+    jf = load_target(args.target)
+    notes = _specialize(jf, args.shapes)
     print(render_function(jf, fragments=args.fragments or bool(args.code), code=args.code,
-                          color=_color(args.color)))
+                          color=_color(args.color) and _can_color()))
     for note in notes:
         print(f"# note: {note}")
     return 0
@@ -99,17 +124,19 @@ def cmd_explain(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="astjit", description="See what astjit does with a function.")
     sub = parser.add_subparsers(dest="command", required=True)
+    target_help = "a Python file and a function in it: examples/quickstart.py:step (Class.method works)"
     shapes_help = ("argument types to specialize for, without running the function: "
                    "'a=float32[1000],b=float64[3,4],n=int'")
     show = sub.add_parser("show", help="print the transformed source, fragments and generated code")
-    show.add_argument("target", metavar="FILE.py:FUNCTION")
+    show.add_argument("target", metavar="FILE.py:FUNCTION", help=target_help)
     show.add_argument("--fragments", action="store_true", help="list each fragment's graph and backends")
     show.add_argument("--shapes", help=shapes_help)
     show.add_argument("--code", choices=("tir", "llvm", "cuda"), help="print the generated kernel code")
-    show.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    show.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                      help="colour the source; auto (the default): if stdout is a terminal, NO_COLOR unset")
     show.set_defaults(func=cmd_show)
     explain = sub.add_parser("explain", help="list what runs as Python and why, and recompiles")
-    explain.add_argument("target", metavar="FILE.py:FUNCTION")
+    explain.add_argument("target", metavar="FILE.py:FUNCTION", help=target_help)
     explain.add_argument("--shapes", help=shapes_help)
     explain.set_defaults(func=cmd_explain)
     return parser
@@ -123,3 +150,6 @@ def main(argv=None) -> int:
     except CliError as exc:
         print(f"astjit: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:             # `astjit show ... | head`: the reader left early; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -102,8 +102,12 @@ def specialize_statically(jf, values: dict) -> list[str]:
                 args.append(fn.__globals__[name])
             else:
                 args = None
-                notes.append(f"{frag.name} (line {frag.block.lineno}): '{name}' comes from Python code, "
-                             "so its type is unknown without running the function")
+                if name in missing:
+                    notes.append(f"{frag.name} (line {frag.block.lineno}) is not specialized: "
+                                 f"'{name}' has no --shapes entry")
+                else:
+                    notes.append(f"{frag.name} (line {frag.block.lineno}): '{name}' comes from Python code, "
+                                 "so its type is unknown without running the function")
                 break
         if args is None:
             continue

@@ -58,6 +58,11 @@ class Fragment:
     def __call__(self, *args):
         return self.dispatch(*args)
 
+    def __repr__(self) -> str:
+        first, last = self.lines
+        return (f"<Fragment {self.name} of {self.owner_name}, lines {first}-{last}, "
+                f"{len(self.entries)} specializations, {self.calls} calls>")
+
     def _repr_html_(self) -> str:
         from ..inspection.html import render_fragment_html
 

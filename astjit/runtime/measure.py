@@ -8,17 +8,26 @@ first run is what the call returns.
 """
 
 import time
+import warnings
+
+import numpy as np
 
 SHORT = 1e-3          # below this, repeat runs and keep the best (timer noise dominates otherwise)
 MARGIN = 0.9          # Python must be clearly faster to be chosen: compiled code moves less memory
 
 
+LONG = 5e-2          # above this, one timed run each: measuring must not cost more than the work
+
+
 def _best(fn, args, repeats):
+    """Best time of ``repeats`` runs; numpy's warnings stay quiet (the user saw the real run's)."""
     best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn(*args)
-        best = min(best, time.perf_counter() - start)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn(*args)
+            best = min(best, time.perf_counter() - start)
     return best
 
 
@@ -29,9 +38,10 @@ def measuring_runner(fragment, spec, key):
     def first_call(*args):
         result = compiled(*args)                        # warm-up (thread pool, page faults); returned
         t_compiled = _best(compiled, args, 1)
-        repeats = 5 if t_compiled < SHORT else 1
-        t_compiled = min(t_compiled, _best(compiled, args, repeats - 1)) if repeats > 1 else t_compiled
+        repeats = 5 if t_compiled < SHORT else (3 if t_compiled < LONG else 1)
         t_python = _best(fragment.fallback, args, repeats)
+        if repeats > 1:   # interleaved after Python's runs, so a burst of load hits both sides
+            t_compiled = min(t_compiled, _best(compiled, args, repeats - 1))
         spec.measured = (t_compiled, t_python)
         if t_python < MARGIN * t_compiled:
             spec.runner = fragment.fallback

@@ -5,7 +5,16 @@ from dataclasses import dataclass
 
 @dataclass
 class Record:
-    kind: str            # "statement" | "fallback" | "numpy" | "recompile" | "function"
+    """One thing ``explain`` reports: where (``filename``, ``lineno``, ``col``), what (``kind``,
+    ``message``), the ``source`` line and, for a block, the ``fragment`` name.
+
+    Kinds: "statement" (stays Python for all arguments), "fallback" (a block that cannot be specialized
+    for some argument types), "numpy" (part of a block ran on numpy instead of TVM), "measured" (the
+    block's Python was faster), "recompile", "limit" (ASTJIT_RECOMPILE_LIMIT reached) and "function"
+    (the whole function runs as Python).
+    """
+
+    kind: str            # see the class docstring
     filename: str
     lineno: int | None
     message: str

@@ -5,6 +5,7 @@ from ..backends.numpy_backend import NumpyBackend
 from ..backends.partition import partition
 from ..errors import Unsupported
 from ..graph.infer import infer
+from ..graph.types import ArrayType
 from .plan import Plan
 
 NUMPY = NumpyBackend()
@@ -28,7 +29,12 @@ def specialize(fragment, key, args):
     segments, reasons = partition(ctx, graph, tvm_backend)
     if choice == "auto" and not any(s.backend == "tvm" for s in segments):
         note = "; ".join(sorted({r for r in reasons.values() if r})) or "nothing to compile"
-        return Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards)
+        if any(isinstance(t, ArrayType) and not t.scalar for t in ctx.types.values()):
+            # explain() lists every block with array work that is not compiled, and why
+            fragment._record("fallback", f"nothing in this block compiles ({note}): the block runs as Python")
+        spec = Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards)
+        spec.ctx, spec.segments, spec.reasons = ctx, segments, reasons
+        return spec
     notes = []
     for seg in segments:
         if seg.backend == "tvm":

@@ -62,6 +62,9 @@ class TvmBackend:
             raise Unsupported(f"TVM could not compile this fragment ({type(exc).__name__}: "
                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
         self.compiled += 1
+        from ... import config
+
+        config.log("compiles", "kernel for %d nodes (%s)", len(segment.nodes), signature.schedule)
         segment.description = f"tvm kernel ({signature.schedule})"
         segment.module = module
         segment.prim_func = signature.func

@@ -53,6 +53,7 @@ class BlockFinder:
         self.blocks: list[Block] = []
         self.skipped: list[SkippedStatement] = []
         self.placements: list[tuple[list, int, int, Block]] = []
+        self.protected = 0       # depth inside try/with bodies, where a handler may see partial state
 
     def run(self) -> list[Block]:
         self.body(self.fndef.body)
@@ -71,6 +72,9 @@ class BlockFinder:
                 try:
                     lowering.statement(stmt)
                     run.append(stmt)
+                    if self.protected:   # a block raising midway cannot publish the names it already set
+                        self.close(stmts, start, run, lowering)
+                        run, lowering = [], None
                     continue
                 except NotTraceable as exc:
                     _restore(lowering, state)
@@ -88,11 +92,35 @@ class BlockFinder:
         for name in ("body", "orelse", "finalbody"):
             sub = getattr(stmt, name, None)
             if isinstance(sub, list) and sub and isinstance(sub[0], gast.stmt):
+                guarded = name == "body" and (isinstance(stmt, gast.Try | gast.TryStar)
+                                              or isinstance(stmt, gast.With | gast.AsyncWith)
+                                              and not self.never_suppresses(stmt))
+                self.protected += guarded
                 self.body(sub)
+                self.protected -= guarded
         for handler in getattr(stmt, "handlers", []) or []:
             self.body(handler.body)
         for case in getattr(stmt, "cases", []) or []:
             self.body(case.body)
+
+    def never_suppresses(self, stmt) -> bool:
+        """Whether every context manager of a ``with`` lets exceptions through (np.errstate, ...): then a
+        block raising inside it leaves no handler to observe its partial assignments."""
+        import warnings
+
+        import numpy as np
+
+        from .lower import attribute_chain
+
+        safe = (np.errstate, np.printoptions, warnings.catch_warnings)
+        for item in stmt.items:
+            call = item.context_expr
+            chain = attribute_chain(call.func) if isinstance(call, gast.Call) else None
+            if chain is None or chain[0] in self.liveness.local_names:
+                return False
+            if not any(self.resolver.resolve_chain(chain) is s for s in safe):
+                return False
+        return True
 
     def close(self, stmts, start, run, lowering) -> None:
         if not run:

@@ -48,7 +48,9 @@ def _targets(names):
 
 
 def fragment_call(block):
-    args = [copy.deepcopy(block.hoisted[n]) if n in block.hoisted else load(n) for n in block.live_in]
+    hoisted = {n: copy.deepcopy(block.hoisted[n]) for n in block.live_in if n in block.hoisted}
+    args = [hoisted[n] if n in hoisted else load(n) for n in block.live_in]
+    keep = {id(m) for e in hoisted.values() for m in gast.walk(e)}   # an attribute read raises at its own line
     call = gast.Call(func=load(fragment_name(block)), args=args, keywords=[])
     if not block.live_out:
         stmt = gast.Expr(value=call)
@@ -57,7 +59,7 @@ def fragment_call(block):
     anchor = block.stmts[0]
     stmt = gast.copy_location(stmt, anchor)
     for n in gast.walk(stmt):
-        if isinstance(n, gast.expr | gast.stmt):
+        if isinstance(n, gast.expr | gast.stmt) and id(n) not in keep:
             gast.copy_location(n, anchor)
             n.end_lineno, n.end_col_offset = getattr(anchor, "end_lineno", None), getattr(
                 anchor, "end_col_offset", None)
@@ -135,12 +137,16 @@ def build(fn, fndef, blocks, fragments: dict):
         if p is not None:
             p.annotation = None
     fndef.returns = None
+    # a factory local named like the function would capture its recursive calls through the global name
+    fndef.name = "__astjit_def"
     freevars = [v for v in fn.__code__.co_freevars if v != "__class__"]
     params = list(dict.fromkeys(freevars + list(fragments)))
     fallbacks = [fallback_def(b) for b in blocks]
     inner = [fndef] + fallbacks
     if "__class__" in fn.__code__.co_freevars:      # zero-argument super() needs a __class__ cell
-        inner = [gast.ClassDef(name="__astjit_holder", bases=[], keywords=[], body=[fndef], decorator_list=[],
+        # a class name of only underscores turns off name mangling, which would otherwise rename the
+        # __astjit_fragment_k references inside it (NameError); long, so that no global name is shadowed
+        inner = [gast.ClassDef(name="_" * 16, bases=[], keywords=[], body=[fndef], decorator_list=[],
                                type_params=[])] + fallbacks
     factory = gast.FunctionDef(name="__astjit_factory", args=_arguments(params),
                                body=inner + [gast.Return(value=None)], decorator_list=[], returns=None,
@@ -158,7 +164,8 @@ def build(fn, fndef, blocks, fragments: dict):
         f.__kwdefaults__ = kwdefaults
         return f
 
-    code = _find_code(module_code, fndef.name).replace(co_qualname=fn.__code__.co_qualname)
+    code = _find_code(module_code, fndef.name).replace(co_name=fn.__code__.co_name,
+                                                       co_qualname=fn.__code__.co_qualname)
     new = make(code, fn.__name__, fn.__defaults__, fn.__kwdefaults__)
     functools.update_wrapper(new, fn)
     built_fallbacks = {}

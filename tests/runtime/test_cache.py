@@ -1,0 +1,159 @@
+"""Fragment caches: one specialization per (dtype, shape) key, value guards for ints used as shapes,
+no recompiles for loop counters, and the recompile limit."""
+
+import numpy as np
+import pytest
+from differential import assert_same_as_numpy, modes
+
+from astjit import explain, jit
+
+RNG = np.random.default_rng(6)
+
+
+def n_entries(jf) -> list[int]:
+    return [len(f.entries) for f in jf.fragments]
+
+
+def keys(jf) -> set:
+    return {e.key for f in jf.fragments for e in f.entries}
+
+
+def affine(a, b):
+    y = a * 2.0 + b
+    z = np.tanh(y).sum()
+    return y, z
+
+
+def test_second_call_with_same_shapes_compiles_nothing():
+    a, b = RNG.standard_normal(20), RNG.standard_normal(20)
+    jf = assert_same_as_numpy(affine, a, b)
+    assert modes(jf) <= {"tvm", "mixed"}
+    before = n_entries(jf)
+    assert before == [1]
+    assert_same_as_numpy(affine, RNG.standard_normal(20), RNG.standard_normal(20), jitted=jf)
+    assert n_entries(jf) == before
+    assert not [r for r in explain(jf) if r.kind == "recompile"]
+
+
+def test_new_shape_compiles_a_new_specialization_and_keeps_the_old():
+    jf = jit(affine)
+    big = (RNG.standard_normal(20), RNG.standard_normal(20))
+    small = (RNG.standard_normal(7), RNG.standard_normal(7))
+    assert_same_as_numpy(affine, *big, jitted=jf)
+    assert_same_as_numpy(affine, *small, jitted=jf)
+    assert n_entries(jf) == [2]
+    shapes = {k[0][1] for k in keys(jf)}
+    assert shapes == {(20,), (7,)}
+    old = jf.fragments[0].entries[0]
+    assert_same_as_numpy(affine, *big, jitted=jf)          # the old entry is used again
+    assert n_entries(jf) == [2] and jf.fragments[0].entries[0] is old
+    recompiles = [r for r in explain(jf) if r.kind == "recompile"]
+    assert len(recompiles) == 1 and "20 -> 7" in recompiles[0].message
+
+
+def test_new_dtype_and_ndim_compile_new_specializations():
+    jf = jit(affine)
+    assert_same_as_numpy(affine, RNG.standard_normal(6), RNG.standard_normal(6), jitted=jf)
+    a32 = RNG.standard_normal(6).astype(np.float32)
+    assert_same_as_numpy(affine, a32, a32, jitted=jf)
+    m = RNG.standard_normal((2, 6))
+    assert_same_as_numpy(affine, m, m[0], jitted=jf)
+    assert n_entries(jf) == [3]
+    text = str(explain(jf))
+    assert "dtype float64 -> float32" in text and "ndim 1 -> 2" in text
+
+
+def zeros_of(n, a):
+    z = np.zeros(n) + a[0]
+    w = np.ones((n, 2)) * n
+    return z, w
+
+
+def test_python_int_as_shape_respects_value_guards():
+    jf = jit(zeros_of)
+    a = RNG.standard_normal(4)
+    for n in (3, 5, 3, 1, 5):
+        assert_same_as_numpy(zeros_of, n, a, jitted=jf)
+        z, w = jf(n, a)
+        assert z.shape == zeros_of(n, a)[0].shape and w.shape == zeros_of(n, a)[1].shape
+    # one specialization per distinct n, each guarded by its value; repeated values hit the cache
+    assert n_entries(jf) == [3]
+
+
+def loop_counter(a, n):
+    x = a * 1.0
+    for i in range(n):
+        x = x + i
+        x = x * 0.5 - i / 3
+    return x
+
+
+def test_loop_counter_used_as_scalar_does_not_recompile():
+    jf = assert_same_as_numpy(loop_counter, RNG.standard_normal(9), 12)
+    assert modes(jf) <= {"tvm", "mixed"}
+    loop = [f for f in jf.fragments if "i" in f.live_in]
+    assert len(loop) == 1 and len(loop[0].entries) == 1
+    assert not [r for r in explain(jf) if r.kind == "recompile"]
+
+
+def scalar_kinds(a, s):
+    return a * s + 1
+
+
+def test_python_scalar_types_key_by_type_not_value():
+    jf = jit(scalar_kinds)
+    a = RNG.standard_normal(5)
+    for s in (1.5, 2.5, -3.0):
+        assert_same_as_numpy(scalar_kinds, a, s, jitted=jf)
+    assert n_entries(jf) == [1]
+    for s in (2, True, np.float32(2.0), np.int8(3)):
+        assert_same_as_numpy(scalar_kinds, a, s, jitted=jf)
+    assert n_entries(jf) == [5]
+
+
+def test_recompile_limit_falls_back_to_python(monkeypatch):
+    monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "2")
+    jf = jit(affine)
+    for n in (3, 4, 5, 6, 3, 6):
+        assert_same_as_numpy(affine, RNG.standard_normal(n), RNG.standard_normal(n), jitted=jf)
+    frag = jf.fragments[0]
+    assert len(frag.entries) == 2                         # no more compiles past the limit
+    assert {e.key[0][1] for e in frag.entries} == {(3,), (4,)}
+    limits = [r for r in explain(jf) if r.kind == "limit"]
+    assert len(limits) == 1 and "ASTJIT_RECOMPILE_LIMIT" in limits[0].message
+    assert limits[0].lineno == affine.__code__.co_firstlineno + 1
+
+
+def test_recompile_limit_zero_runs_everything_as_python(monkeypatch):
+    monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "0")
+    jf = jit(loop_counter)
+    assert_same_as_numpy(loop_counter, RNG.standard_normal(4), 3, jitted=jf)
+    assert n_entries(jf) == [0] * len(jf.fragments)
+
+
+def test_cache_survives_many_calls_without_growth():
+    jf = jit(loop_counter)
+    a = RNG.standard_normal(16)
+    for n in range(6):
+        assert_same_as_numpy(loop_counter, a, n, jitted=jf)
+    assert all(c <= 1 for c in n_entries(jf))
+
+
+def index_by_counter(a, n):
+    out = np.zeros(n)
+    for i in range(n):
+        out[i] = a[i] * 2 + i
+    return out
+
+
+def test_loop_counter_used_as_index_is_correct():
+    assert_same_as_numpy(index_by_counter, RNG.standard_normal(20), 20)
+
+
+@pytest.mark.xfail(strict=True, reason="an int index is a compile-time value (InferContext.static_value adds a "
+                   "value guard), so every loop iteration compiles a new specialization until the "
+                   "recompile limit; needs runtime scalar indices in the backends")
+def test_loop_counter_used_as_index_does_not_recompile():
+    jf = jit(index_by_counter)
+    jf(RNG.standard_normal(20), 20)
+    assert all(len(f.entries) <= 1 for f in jf.fragments)

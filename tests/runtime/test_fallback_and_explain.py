@@ -1,0 +1,243 @@
+"""Bad input and unsupported code: the jitted function returns what plain Python returns, explain()
+names the line and the reason, strict mode raises StrictModeError with file, line and caret, and
+ASTJIT_DISABLE runs the original."""
+
+import inspect
+
+import numpy as np
+import pytest
+from differential import assert_same_as_numpy, modes
+
+import astjit
+from astjit import explain, jit
+
+RNG = np.random.default_rng(7)
+A = RNG.standard_normal(8)
+B = RNG.standard_normal(8)
+
+
+def line_of(fn, marker) -> int:
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if marker in line)
+
+
+def kernel(a, b):
+    c = a * 2 + b
+    d = c.sum() - a
+    return c, d
+
+
+class Tagged(np.ma.MaskedArray):
+    pass
+
+
+# -- non-array and unusual inputs -----------------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]),                                  # lists
+    (np.ma.masked_array(A, mask=A > 0), B),                              # MaskedArray subclass of ndarray
+    (Tagged(A, mask=A < 0), np.ma.masked_array(B, mask=B > 1)),          # a subclass of MaskedArray
+    (A.astype(np.complex128) * (1 + 2j), B.astype(np.complex128)),       # complex128
+    (A.astype(np.float16), B.astype(np.float16)),                        # float16
+    (np.arange(8, dtype=np.uint8), np.arange(8, dtype=np.int8)),         # small ints, mixed sign
+    (np.array([True, False] * 4), B),                                    # bool
+    (3, 4.5),                                                            # Python scalars
+    (np.float32(3), np.int64(4)),                                        # numpy scalars
+], ids=["lists", "masked", "masked-subclass", "complex128", "float16", "uint8-int8", "bool", "py-scalars",
+        "np-scalars"])
+def test_unusual_inputs_give_plain_python_results(args):
+    jf = jit(kernel)
+    assert_same_as_numpy(kernel, A, B, jitted=jf)            # first compiled for float64 arrays
+    assert_same_as_numpy(kernel, *args, jitted=jf)
+    assert_same_as_numpy(kernel, A, B, jitted=jf)            # the compiled entry is still right
+
+
+def test_masked_array_is_not_unmasked():
+    jf = jit(kernel)
+    jf(A, B)
+    m = np.ma.masked_array(A, mask=A > 0)
+    c, d = jf(m, B)
+    assert type(c) is np.ma.MaskedArray and type(d) is np.ma.MaskedArray
+    np.testing.assert_array_equal(c.mask, kernel(m, B)[0].mask)
+
+
+def string_input(a, s):
+    t = a * 2
+    u = s * 2
+    return t, u
+
+
+def test_string_inputs():
+    jf = assert_same_as_numpy(string_input, A, "ab")
+    assert_same_as_numpy(string_input, "xy", "ab", jitted=jf)
+    assert_same_as_numpy(string_input, [1, 2], (3,), jitted=jf)
+
+
+def test_ragged_inputs_raise_numpys_error():
+    ragged = [[1.0, 2.0], [3.0]]
+    assert_same_as_numpy(kernel, ragged, B)                  # list * 2 + array: numpy's ValueError
+    objs = np.empty(2, dtype=object)
+    objs[0], objs[1] = np.ones(2), np.ones(3)
+    assert_same_as_numpy(kernel, objs, objs)
+
+
+def test_object_and_string_dtype_arrays_fall_back_and_are_explained():
+    jf = jit(kernel)
+    objs = np.array([1, 2.5, 3], dtype=object)
+    assert_same_as_numpy(kernel, objs, objs, jitted=jf)
+    text = str(explain(jf))
+    assert f"{__file__}:{line_of(kernel, 'c = a * 2 + b')}" in text
+    assert "object" in text
+
+
+# -- unknown calls ------------------------------------------------------------------------------------
+def user_function(x):
+    return x[::-1] * 3
+
+
+def unknown_calls(m, v, log):
+    w = m @ v
+    x = np.linalg.solve(m, v)
+    print("solved", file=log)
+    y = user_function(x) + w
+    z = y * 2
+    return z
+
+
+class Sink:
+    def __init__(self):
+        self.text = ""
+
+    def write(self, s):
+        self.text += s
+
+    def __eq__(self, other):
+        return type(other) is Sink and other.text == self.text
+
+
+def test_unknown_calls_run_as_python_and_are_explained():
+    m = RNG.standard_normal((4, 4)) + 4 * np.eye(4)
+    v = RNG.standard_normal(4)
+    jf = assert_same_as_numpy(unknown_calls, m, v, Sink())
+    records = [r for r in explain(jf) if r.kind == "statement"]
+    by_line = {r.lineno: r.message for r in records}
+    solve = line_of(unknown_calls, "np.linalg.solve")
+    printed = line_of(unknown_calls, "print(")
+    user = line_of(unknown_calls, "user_function(x)")
+    assert "solve" in by_line[solve]
+    assert "print" in by_line[printed]
+    assert "user_function" in by_line[user]
+    text = str(explain(jf))
+    for line in (solve, printed, user):
+        assert f"{__file__}:{line}" in text
+    assert "np.linalg.solve(m, v)" in text
+    assert modes(jf) & {"tvm", "mixed"}                       # the other blocks still compile
+
+
+# -- strict mode --------------------------------------------------------------------------------------
+def solve_strict(m, v):
+    w = m * 2
+    x = np.linalg.solve(w, v)
+    return x
+
+
+def check_strict_message(exc, fn, marker):
+    message = str(exc.value)
+    line = line_of(fn, marker)
+    assert __file__ in message
+    assert f"line {line}" in message
+    lines = message.splitlines()
+    src = next(i for i, text in enumerate(lines) if i > 0 and marker in text)
+    assert src + 1 < len(lines) and set(lines[src + 1].strip()) == {"^"}, message
+    return message
+
+
+def test_strict_mode_unknown_call_raises_with_file_line_and_caret():
+    jf = jit(solve_strict, strict=True)
+    m = np.eye(3) + 1
+    v = np.ones(3)
+    with pytest.raises(astjit.StrictModeError) as exc:
+        jf(m, v)
+    message = check_strict_message(exc, solve_strict, "np.linalg.solve")
+    assert "solve" in exc.value.reason
+    assert exc.value.lineno == line_of(solve_strict, "np.linalg.solve")
+    caret_line = message.splitlines()[-1]
+    source_line = message.splitlines()[-2]
+    # the caret points into the call
+    assert source_line[caret_line.index("^"):].startswith("np.linalg.solve")
+
+
+def strict_dtype(a):
+    b = a * 2
+    return b
+
+
+def test_strict_mode_unsupported_input_raises_with_file_line_and_caret():
+    jf = jit(strict_dtype, strict=True)
+    np.testing.assert_array_equal(jf(A), A * 2)
+    with pytest.raises(astjit.StrictModeError) as exc:
+        jf(np.array(["a", "b"]))
+    check_strict_message(exc, strict_dtype, "b = a * 2")
+
+
+def test_strict_mode_is_an_astjit_error_and_default_mode_does_not_raise():
+    assert issubclass(astjit.StrictModeError, astjit.AstjitError)
+    m = np.eye(3) + 1
+    v = np.ones(3)
+    assert_same_as_numpy(solve_strict, m, v)
+
+
+# -- ASTJIT_DISABLE -------------------------------------------------------------------------------
+def test_disable_runs_plain_python(monkeypatch):
+    monkeypatch.setenv("ASTJIT_DISABLE", "1")
+    jf = jit(kernel)
+    assert_same_as_numpy(kernel, A, B, jitted=jf)
+    assert jf._transformed is None and jf.fragments == []
+    assert jf.source == inspect.getsource(kernel)
+    assert_same_as_numpy(kernel, [1.0, 2.0], [3.0, 4.0], jitted=jf)
+
+
+def test_disable_set_after_first_call_does_not_break_calls(monkeypatch):
+    jf = assert_same_as_numpy(kernel, A, B)
+    monkeypatch.setenv("ASTJIT_DISABLE", "1")
+    assert_same_as_numpy(kernel, A, B, jitted=jf)
+
+
+def test_disable_zero_means_enabled(monkeypatch):
+    monkeypatch.setenv("ASTJIT_DISABLE", "0")
+    jf = assert_same_as_numpy(kernel, A, B)
+    assert modes(jf) & {"tvm", "mixed"}
+
+
+def test_backend_python_runs_every_fragment_as_python():
+    jf = assert_same_as_numpy(kernel, A, B, backend="python")
+    assert modes(jf) == {"python"}
+
+
+def test_explain_requires_a_jitted_function():
+    with pytest.raises(TypeError):
+        explain(kernel)
+
+
+def test_explain_of_a_fully_compiled_function_reports_no_fallback():
+    jf = jit(kernel)
+    jf(A, B)
+    # a "measured" note (Python chosen by timing, DESIGN section 4) may appear; nothing failed
+    assert not [r for r in explain(jf) if r.kind not in ("measured",)]
+    assert modes(jf) == {"tvm"}
+
+
+@pytest.mark.parametrize("args, mention", [
+    (([1.0, 2.0], [3.0, 4.0]), "list"),
+    ((np.ma.masked_array(A, mask=A > 0), B), "MaskedArray"),
+    ((Tagged(A, mask=A < 0), B), "Tagged"),
+    ((A.astype(np.complex128), B), "complex128"),
+    ((A.astype(np.float16), B.astype(np.float16)), "float16"),
+    (("ab", 2), "str"),
+], ids=["list", "masked", "masked-subclass", "complex128", "float16", "str"])
+def test_explain_names_the_line_and_the_unsupported_input(args, mention):
+    jf = assert_same_as_numpy(kernel, *args)           # same result, or numpy's own exception
+    line = line_of(kernel, "c = a * 2 + b")
+    records = [r for r in explain(jf) if r.lineno == line and r.kind == "fallback"]
+    assert records, str(explain(jf))
+    assert any(mention in r.message for r in records), str(explain(jf))
+    assert f"{__file__}:{line}" in str(explain(jf))

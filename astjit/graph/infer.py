@@ -46,6 +46,7 @@ class InferContext:
         self.types: dict = {}
         self.info: dict = {}                 # per-node facts for backends (view maps, axes, ...)
         self.effects: set = set()            # nodes that mutate an array in place
+        self.runtime_index: set = set()      # getitem nodes indexed by runtime integers (numpy runs them)
         self.value_guards: dict = {}         # input index -> value the specialization assumed
         self.range_guards: dict = {}         # input index -> (lo, hi) a Python int must fit in
         self.input_index = {n: i for i, n in enumerate(graph.inputs)}

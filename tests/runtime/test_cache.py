@@ -2,7 +2,6 @@
 no recompiles for loop counters, and the recompile limit."""
 
 import numpy as np
-import pytest
 from differential import assert_same_as_numpy, modes
 
 from astjit import explain, jit
@@ -150,10 +149,26 @@ def test_loop_counter_used_as_index_is_correct():
     assert_same_as_numpy(index_by_counter, RNG.standard_normal(20), 20)
 
 
-@pytest.mark.xfail(strict=True, reason="an int index is a compile-time value (InferContext.static_value adds a "
-                   "value guard), so every loop iteration compiles a new specialization until the "
-                   "recompile limit; needs runtime scalar indices in the backends")
 def test_loop_counter_used_as_index_does_not_recompile():
     jf = jit(index_by_counter)
     jf(RNG.standard_normal(20), 20)
     assert all(len(f.entries) <= 1 for f in jf.fragments)
+
+
+def rows_by_counter(x, n):
+    out = np.zeros_like(x)
+    for i in range(n):
+        out[i] = np.exp(x[i]) * 2
+        out[i, 0] += x[-i - 1, 1]
+    return out
+
+
+def test_runtime_integer_indices_on_2d_arrays_do_not_recompile():
+    x = RNG.standard_normal((6, 3)).astype(np.float32)
+    jf = assert_same_as_numpy(rows_by_counter, x, 6)
+    assert all(len(f.entries) <= 1 for f in jf.fragments)
+
+
+def test_runtime_index_out_of_bounds_raises_numpys_index_error():
+    x = RNG.standard_normal((3, 3))
+    assert_same_as_numpy(rows_by_counter, x, 4)

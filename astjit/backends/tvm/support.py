@@ -113,6 +113,8 @@ def _negative(dt):
         raise Unsupported("negative of bool")
     if sm.is_float(dt):
         return lambda x: -x
+    if sm.is_unsigned(dt):              # TVM's simplifier folds unsigned 0 - x to 0; ~x + 1 wraps as numpy
+        return lambda x: ~x + sm.const(1, dt)
     return lambda x: sm.const(0, dt) - x
 
 
@@ -143,7 +145,9 @@ UFUNC_RULES = {
     "right_shift": lambda dt: (lambda a, b: sm.right_shift(dt, a, b)),
     "less": _compare(lambda a, b: a < b), "less_equal": _compare(lambda a, b: a <= b),
     "greater": _compare(lambda a, b: a > b), "greater_equal": _compare(lambda a, b: a >= b),
-    "equal": _compare(lambda a, b: a == b), "not_equal": _compare(lambda a, b: a != b),
+    # == and != on PrimExprs build Python-side EqualOp objects, not expressions: use the nodes
+    "equal": _compare(lambda a, b: sm.tirx.EQ(a, b)),
+    "not_equal": lambda dt: (lambda a, b: sm.not_equal(dt, a, b)),
     "maximum": lambda dt: (lambda a, b: sm.maximum(dt, a, b)),
     "minimum": lambda dt: (lambda a, b: sm.minimum(dt, a, b)),
     "fmax": lambda dt: (lambda a, b: sm.fmax(dt, a, b)),
@@ -234,6 +238,8 @@ def elementwise_rule(ctx, node):
         loop = [str(d) for d in op.ufunc.resolve_dtypes(kinds + (None,) * op.ufunc.nout)]
         _check_dtypes(loop)
         name = op.ufunc.__name__
+        if name in _COMPARISONS and loop[0][0] in "iu" and int in kinds:
+            loop = _exact_int_comparison(ctx, operands, kinds, loop)
         if name == "power":
             return _power(ctx, node, operands, loop), operands, loop[:-1]
         make = UFUNC_RULES.get(name)
@@ -283,6 +289,22 @@ def elementwise_rule(ctx, node):
             raise Unsupported("copy with an order argument")
         return (lambda a: a), [node.args[0]], [out_dtype]
     raise Unsupported(f"{node.op} has no TVM lowering yet")
+
+
+_COMPARISONS = ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")
+
+
+def _exact_int_comparison(ctx, operands, kinds, loop):
+    """numpy compares a Python int by its exact value (``uint32_arr == -1`` is all False, ``int32_arr <
+    2**40`` all True), where the loop dtype would wrap it: compare in int64, which holds both exactly.
+    An int beyond int64 cannot be passed to the kernel, which then falls back to the original code."""
+    if loop[0] == "uint64":
+        raise Unsupported("uint64 compared with a Python int")
+    for o, k in zip(operands, kinds):
+        v = _static_number(ctx, o)
+        if k is int and v is not None and not _fits(v, "int64"):
+            raise Unsupported("comparison with a Python int beyond int64")
+    return ["int64"] * len(operands) + loop[len(operands):]
 
 
 def _is_none(ctx, node):
@@ -344,6 +366,8 @@ def supports(ctx, node):
             if not isinstance(src, ArrayType) or src.scalar:
                 return "reduction of a scalar"
         elif op.kind == "view":
+            if node in ctx.runtime_index:
+                return "indexing by a runtime integer runs on numpy"
             if node not in ctx.info:
                 return f"{node.op} here makes a copy, not a view"
         elif op.kind == "creation":

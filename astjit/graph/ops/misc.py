@@ -112,7 +112,11 @@ def infer_setitem(ctx, node):
     target = ctx.types[node.args[0]]
     if not (isinstance(target, ArrayType) and not target.scalar):
         raise Unsupported(f"item assignment into a {target} is left to Python")
-    index = ctx.static_value(node.args[1], "an index")
+    from .views import runtime_index
+
+    index = runtime_index(ctx, node.args[1])
+    if index is None:
+        index = ctx.static_value(node.args[1], "an index")
     value = ctx.types[node.args[2]]
     if isinstance(value, ArrayType):
         probe = np.broadcast_to(np.ones((), value.dtype), value.shape)

@@ -40,7 +40,8 @@ def infer_reduction(ctx, node):
         shape = tuple(1 if i in axes else d for i, d in enumerate(a.shape))
     else:
         shape = tuple(d for i, d in enumerate(a.shape) if i not in axes)
-    ctx.info[node] = {"axes": axes, "keepdims": bool(keepdims), "dtype": dtype}
+    # sorted: backends pair reduce axes with the input's dimensions in order (axis=(1, 0) is (0, 1))
+    ctx.info[node] = {"axes": tuple(sorted(axes)), "keepdims": bool(keepdims), "dtype": dtype}
     t = type_of_result(result)
     return ArrayType(t.dtype, shape, isinstance(result, np.generic) and shape == ())
 

@@ -29,6 +29,33 @@ def affine_view_info(base: np.ndarray, view) -> dict | None:
     return {"offset": offset, "strides": strides, "shape": view.shape}
 
 
+def runtime_index(ctx, node):
+    """A representative for an index whose integers are only known at run time (a loop counter), or
+    None if the index has other runtime parts. Integer indices fix the result's shape whatever their
+    value, so such an index needs no value guard (and no recompile per value); it runs on numpy."""
+    from ..types import WeakScalar
+
+    t = ctx.types[node]
+    if isinstance(t, Static):
+        return None
+    if t == WeakScalar(int) or (isinstance(t, ArrayType) and t.scalar and t.dtype.kind in "iu"):
+        return 0
+    if node.op == "tuple" and not node.kwargs:
+        parts, dynamic = [], False
+        for o in node.args:
+            ot = ctx.types[o]
+            if isinstance(ot, Static):
+                parts.append(ot.value)
+                continue
+            rep = runtime_index(ctx, o)
+            if rep is None:
+                return None
+            parts.append(rep)
+            dynamic = True
+        return tuple(parts) if dynamic else None
+    return None
+
+
 def infer_view(ctx, node):
     from ..infer import type_of_result
 
@@ -36,6 +63,11 @@ def infer_view(ctx, node):
     base_t = ctx.types[base_node]
     if not isinstance(base_t, ArrayType):
         raise Unsupported(f"{node.op} of a {base_t} is left to Python")
+    if node.op == "getitem" and not base_t.scalar:
+        rep = runtime_index(ctx, node.args[1])
+        if rep is not None:
+            ctx.runtime_index.add(node)
+            return type_of_result(np.empty(base_t.shape, base_t.dtype)[rep])
     for o in node.operands[1:]:
         t = ctx.types[o]
         if not isinstance(t, Static):

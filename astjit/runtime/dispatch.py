@@ -29,18 +29,19 @@ def make_dispatch(cache: dict, miss, n: int, counter: list):
     return namespace["dispatch"]
 
 
-def make_single_kernel_runner(kernel, n: int, shape, dtype, slow):
-    """``run(a0, .., an)`` for a kernel taking the live-ins and writing one array live-out; any failure
-    (a non-contiguous or read-only input, an int too large for int64) goes to ``slow(args)``."""
-    names = _names(n)
-    params = ", ".join(names)
-    src = (f"def run({params}):\n"
-           f"    out = empty(shape, dtype)\n"
-           f"    try:\n"
-           f"        kernel({params}{', ' if n else ''}out)\n"
-           f"    except Exception:\n"
-           f"        return slow(({params}{',' if n else ''}))\n"
-           f"    return out\n")
-    namespace = {"empty": np.empty, "shape": shape, "dtype": dtype, "kernel": kernel, "slow": slow}
-    exec(compile(src, "<astjit runner>", "exec"), namespace)
+def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, slow):
+    """``run(a0, .., an)`` for a fragment that is one kernel over its live-ins, generated as straight-line
+    code. ``kernel_args``: a Python expression per kernel input (``a2``, ``a0.item()``); ``allocs``:
+    (shape, dtype) per kernel output ``o0``, ``o1``...; ``result``: the expression returned (``o0``,
+    ``(o1[0], a1)``). Any failure goes to ``slow(args)``, which copies or falls back."""
+    params = ", ".join(_names(n))
+    namespace = {"empty": np.empty, "kernel": kernel, "slow": slow}
+    lines = [f"def run({params}):"]
+    for k, (shape, dtype) in enumerate(allocs):
+        namespace[f"s{k}"], namespace[f"d{k}"] = shape, dtype
+        lines.append(f"    o{k} = empty(s{k}, d{k})")
+    call_args = ", ".join(list(kernel_args) + [f"o{k}" for k in range(len(allocs))])
+    lines += ["    try:", f"        kernel({call_args})", "        return " + result,
+              "    except Exception:", f"        return slow(({params}{',' if n else ''}))"]
+    exec(compile("\n".join(lines) + "\n", "<astjit runner>", "exec"), namespace)
     return namespace["run"]

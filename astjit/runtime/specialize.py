@@ -1,5 +1,7 @@
 """Specialize a Fragment for one key: infer, partition, compile each segment, build the runner."""
 
+import math
+
 from .. import config
 from ..backends.numpy_backend import NumpyBackend
 from ..backends.partition import partition
@@ -51,8 +53,9 @@ def specialize(fragment, key, args):
     n_out = len(graph.outputs)
     plan = Plan(ctx, graph, segments, fragment.fallback, n_out)
     runner = plan
-    if len(segments) == 1 and segments[0].backend == "tvm" and _direct(graph, segments[0]):
-        runner = _direct_runner(segments[0], plan, n_out, len(graph.inputs))
+    direct = _direct_runner(ctx, graph, segments, plan)
+    if direct is not None:
+        runner = direct
     modes = {s.backend for s in segments}
     mode = "tvm" if modes == {"tvm"} else ("numpy" if modes == {"numpy"} else "mixed")
     spec = Specialization(key, runner, mode, "; ".join(notes), ctx.value_guards, ctx.range_guards, plan)
@@ -63,19 +66,55 @@ def specialize(fragment, key, args):
     return spec
 
 
-def _direct(graph, segment) -> bool:
-    """The kernel takes exactly the live-ins and returns exactly the live-outs, in order."""
-    return list(segment.inputs) == list(graph.inputs) and list(segment.outputs) == [n for _, n in graph.outputs] \
-        and len(set(segment.outputs)) == len(segment.outputs)
+def _direct_runner(ctx, graph, segments, plan):
+    """Generated straight-line code when the fragment is one kernel over its live-ins (plus, at most,
+    Python tuples of its results, as in ``return z.mean(), z``); None when the plan is needed."""
+    from ..graph.types import Static
+    from .dispatch import make_kernel_runner
 
+    kernels = [s for s in segments if s.backend == "tvm"]
+    if len(kernels) != 1 or getattr(kernels[0], "signature", None) is None:
+        return None
+    seg = kernels[0]
+    rest = [n for s in segments if s is not seg for n in s.nodes]
+    if segments[0] is not seg or any(n.op != "tuple" or n.kwargs for n in rest):
+        return None
+    position = {n: j for j, n in enumerate(graph.inputs)}
+    if any(n not in position for n in seg.inputs):
+        return None
+    args = []
+    for n, kind in zip(seg.inputs, seg.signature.inputs):
+        args.append(f"a{position[n]}.item()" if kind == "item" else f"a{position[n]}")
+    produced = {n: k for k, n in enumerate(seg.outputs)}
+    posts = []
+    for k, (_, _, t) in enumerate(seg.signature.outputs):
+        posts.append(f"o{k}[0]" if t.scalar else (f"o{k}.reshape(())" if t.shape == () else f"o{k}"))
+    tuples = set(rest)
 
-def _direct_runner(segment, plan, n_out, n_in):
-    """The kernel alone when it maps live-ins to one plain array live-out; the plan otherwise."""
-    from .dispatch import make_single_kernel_runner
+    def expr(node):
+        t = ctx.types.get(node)
+        if node in produced:
+            return posts[produced[node]]
+        if node in position:
+            return f"a{position[node]}"
+        if isinstance(t, Static) and isinstance(t.value, int | float | bool | type(None)) \
+                and not (isinstance(t.value, float) and not math.isfinite(t.value)):
+            return repr(t.value)
+        if node in tuples:
+            items = [expr(o) for o in node.args]
+            if any(i is None for i in items):
+                return None
+            return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+        return None
 
-    kernel = getattr(segment, "kernel", None)
-    single = n_out == 1 and kernel is not None and segment.plain_single_output
-    if not single:
-        return plan
-    shape, dtype = segment.output_alloc
-    return make_single_kernel_runner(kernel, n_in, shape, dtype, lambda args: plan(*args))
+    outs = [expr(n) for _, n in graph.outputs]
+    if any(o is None for o in outs):
+        return None
+    if not outs:
+        result = "None"
+    elif len(outs) == 1:
+        result = outs[0]
+    else:
+        result = "(" + ", ".join(outs) + ")"
+    allocs = [(shape, dtype) for shape, dtype, _ in seg.signature.outputs]
+    return make_kernel_runner(seg.kernel, len(graph.inputs), args, allocs, result, lambda a: plan(*a))

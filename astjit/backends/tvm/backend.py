@@ -69,9 +69,7 @@ class TvmBackend:
         segment.module = module
         segment.prim_func = signature.func
         segment.kernel = kernel
-        segment.plain_single_output = (len(signature.outputs) == 1 and _post(signature.outputs[0][2]) is None
-                                       and all(k == "array" for k in signature.inputs))
-        segment.output_alloc = signature.outputs[0][:2] if signature.outputs else None
+        segment.signature = signature
         return make_executable(kernel, signature.inputs, signature.outputs)
 
 

@@ -231,8 +231,12 @@ class SegmentLowering:
                 return te.sum(value.astype(acc) if src.dtype != acc else value, axis=ks)
             if name == "prod":
                 return _prod_reducer(acc)(value.astype(acc) if src.dtype != acc else value, axis=ks)
-            if what == "nan_count":
-                return te.sum(te.isnan(value).astype("int32"), axis=ks)
+            if what == "nan_count":   # NaNs << 32 + elements other than the identity-side infinity
+                far = tirx.const(-np.inf if name == "max" else np.inf, src.dtype)
+                code = te.if_then_else(te.isnan(value), tirx.const(1 << 32, "int64"),
+                                       te.if_then_else(value == far, tirx.const(0, "int64"),
+                                                       tirx.const(1, "int64")))
+                return te.sum(code, axis=ks)
             if split_nan:
                 return (te.max if what == "max" else te.min)(value, axis=ks)
             if what == "max":
@@ -260,7 +264,11 @@ class SegmentLowering:
                     return value.astype("float32") / tirx.const(float(count), "float32")
                 return (value / tirx.const(float(count), acc)).astype(out_dtype)
             if nans is not None:
-                value = te.if_then_else(nans[index] > tirx.const(0, "int32"), tirx.const(np.nan, out_dtype), value)
+                # the plain reducer starts from the lowest finite value: all -inf must still give -inf
+                code = nans[index]
+                far = tirx.const(-np.inf if name == "max" else np.inf, out_dtype)
+                value = te.if_then_else(code >= tirx.const(1 << 32, "int64"), tirx.const(np.nan, out_dtype),
+                                        te.if_then_else(code == tirx.const(0, "int64"), far, value))
             return value.astype(out_dtype) if acc != out_dtype else value
 
         return Lowered(out_t.shape, out_dtype, at)

@@ -67,3 +67,25 @@ def assert_same_as_numpy(fn, *args, rtol=None, atol=None, jitted=None, **jit_opt
 def modes(jf) -> set:
     """The execution modes of every specialization made so far ("tvm", "mixed", "numpy", "python")."""
     return {e.mode for frag in jf.fragments for e in frag.entries}
+
+
+def assert_compiled(jf):
+    """Every elementwise and reduction node ran compiled, except integer arithmetic that may wrap around,
+    which numpy runs by design (TVM assumes it never overflows); a specialization that runs as Python
+    must owe that to such arithmetic alone."""
+    from astjit.backends.tvm.support import WRAP_REASON
+    from astjit.graph.ops import OPS
+
+    assert modes(jf) <= {"tvm", "mixed", "python"}, f"ran as {modes(jf)}:\n{jf.explain()}"
+    assert jf.fragments and all(frag.entries for frag in jf.fragments if frag.calls), "nothing specialized"
+    for frag in jf.fragments:
+        for entry in frag.entries:
+            reasons = getattr(entry, "reasons", None)
+            assert reasons is not None, f"{frag.name} could not be specialized: {entry.note}"
+            left = {n.op: r for n, r in reasons.items()
+                    if OPS[n.op].kind in ("elementwise", "reduction") and r != WRAP_REASON}
+            assert not left, f"left to numpy: {left}"
+            if entry.mode == "python":
+                assert WRAP_REASON in reasons.values(), f"{frag.name} runs as Python: {entry.note}"
+            else:
+                assert not entry.note, entry.note

@@ -34,7 +34,7 @@ class Lowered:
             return self.at
         if dtype == "bool":
             return lambda *i: sm.truthy(self.at(*i), self.dtype)
-        return lambda *i: self.at(*i).astype(dtype)
+        return lambda *i: sm.widen(self.at(*i), self.dtype, dtype)
 
 
 @dataclass
@@ -228,9 +228,9 @@ class SegmentLowering:
                 full.append(next(it_k) if d in axes else next(it_outer))
             value = src.at(*full)
             if name in ("sum", "mean"):
-                return te.sum(value.astype(acc) if src.dtype != acc else value, axis=ks)
+                return te.sum(sm.widen(value, src.dtype, acc) if src.dtype != acc else value, axis=ks)
             if name == "prod":
-                return _prod_reducer(acc)(value.astype(acc) if src.dtype != acc else value, axis=ks)
+                return _prod_reducer(acc)(sm.widen(value, src.dtype, acc) if src.dtype != acc else value, axis=ks)
             if what == "nan_count":   # NaNs << 32 + elements other than the identity-side infinity
                 far = tirx.const(-np.inf if name == "max" else np.inf, src.dtype)
                 code = te.if_then_else(te.isnan(value), tirx.const(1 << 32, "int64"),
@@ -247,7 +247,7 @@ class SegmentLowering:
             def body(*i):
                 idx = list(i)
                 value = src.at(*idx) if src.shape else src.at()
-                return value.astype(acc) if src.dtype != acc else value
+                return sm.widen(value, src.dtype, acc) if src.dtype != acc else value
         else:
             body = reduce_body
         tensor = te.compute(out_shape, _plain(body), name=f"red{n.id}")

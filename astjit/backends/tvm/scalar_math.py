@@ -79,7 +79,28 @@ def fmin(dtype, a, b):
 
 
 def truthy(expr, dtype):
-    return expr if dtype == "bool" else expr != const(0, dtype)
+    if dtype == "bool":
+        return expr
+    if is_float(dtype):                 # NaN is true; LLVM's ordered != would say false
+        return tirx.Or(tirx.NE(expr, const(0, dtype)), te.isnan(expr))
+    return tirx.NE(expr, const(0, dtype))
+
+
+def not_equal(dtype, a, b):
+    """a != b; for floats unordered (NaN != anything), as numpy, not LLVM's ordered compare."""
+    if is_float(dtype):
+        return tirx.Or(tirx.NE(a, b), tirx.Or(te.isnan(a), te.isnan(b)))
+    return tirx.NE(a, b)
+
+
+def widen(expr, src, dst):
+    """``expr`` (of dtype ``src``) cast to ``dst``. TVM rewrites a widening cast of signed arithmetic as
+    arithmetic on widened operands (``int64(a + b)`` to ``int64(a) + int64(b)``), assuming it never
+    overflows; numpy wraps in ``src`` first. A reinterpret round trip hides the arithmetic from that."""
+    if src.startswith("int") and dst.startswith(("int", "uint")) and bits(dst) > bits(src) \
+            and not isinstance(expr, tirx.IntImm):
+        expr = tirx.reinterpret(src, tirx.reinterpret("u" + src, expr))
+    return expr.astype(dst)
 
 
 def int_floor_divide(dtype, a, b):

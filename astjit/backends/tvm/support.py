@@ -81,7 +81,11 @@ def _logical(name):
 
 
 def _compare(fn):
-    return lambda dt: fn
+    def make(dt):
+        if dt == "bool":                # TVM cannot compile comparisons of bools (LLVM i1): compare as int8
+            return lambda a, b: fn(a.astype("int8"), b.astype("int8"))
+        return fn
+    return make
 
 
 def _float_only(fn):
@@ -147,7 +151,7 @@ UFUNC_RULES = {
     "greater": _compare(lambda a, b: a > b), "greater_equal": _compare(lambda a, b: a >= b),
     # == and != on PrimExprs build Python-side EqualOp objects, not expressions: use the nodes
     "equal": _compare(lambda a, b: sm.tirx.EQ(a, b)),
-    "not_equal": lambda dt: (lambda a, b: sm.not_equal(dt, a, b)),
+    "not_equal": lambda dt: _compare(lambda a, b: sm.not_equal(dt, a, b))(dt),
     "maximum": lambda dt: (lambda a, b: sm.maximum(dt, a, b)),
     "minimum": lambda dt: (lambda a, b: sm.minimum(dt, a, b)),
     "fmax": lambda dt: (lambda a, b: sm.fmax(dt, a, b)),
@@ -224,6 +228,13 @@ def _bound_operands(node):
     return bound.arguments
 
 
+# Integer arithmetic that can wrap around. numpy wraps; TVM's simplifier and its LLVM code (nsw/nuw
+# flags on every add, sub and mul) assume it never overflows, so a fused kernel can fold (a + 1) > a to
+# True. No setting turns that off, so these run on numpy: a wrong answer is worse than a slow one.
+WRAPPING = {"add", "subtract", "multiply", "negative", "power", "left_shift", "absolute", "square"}
+WRAP_REASON = "integer arithmetic that may wrap around runs on numpy (TVM assumes it never overflows)"
+
+
 def elementwise_rule(ctx, node):
     """(rule over loop-dtype exprs, operand nodes, loop dtypes) for an elementwise node."""
     op = OPS[node.op]
@@ -240,6 +251,8 @@ def elementwise_rule(ctx, node):
         name = op.ufunc.__name__
         if name in _COMPARISONS and loop[0][0] in "iu" and int in kinds:
             loop = _exact_int_comparison(ctx, operands, kinds, loop)
+        if name in WRAPPING and loop[0][0] in "iu":
+            raise Unsupported(WRAP_REASON)
         if name == "power":
             return _power(ctx, node, operands, loop), operands, loop[:-1]
         make = UFUNC_RULES.get(name)
@@ -283,7 +296,7 @@ def elementwise_rule(ctx, node):
             raise Unsupported(f"float to {out_dtype} conversion of out-of-range values is platform specific")
         if out_dtype == "bool":
             return (lambda a: sm.truthy(a, src_dt)), [node.args[0]], [src_dt]
-        return (lambda a: a.astype(out_dtype) if src_dt != out_dtype else a), [node.args[0]], [src_dt]
+        return (lambda a: sm.widen(a, src_dt, out_dtype) if src_dt != out_dtype else a), [node.args[0]], [src_dt]
     if node.op in ("copy", "np.copy"):
         if len(node.args) != 1 or node.kwargs:
             raise Unsupported("copy with an order argument")
@@ -365,6 +378,8 @@ def supports(ctx, node):
             src = ctx.types[node.args[0]]
             if not isinstance(src, ArrayType) or src.scalar:
                 return "reduction of a scalar"
+            if node.op.removeprefix("np.") == "prod" and str(t.dtype)[0] in "iu":
+                return WRAP_REASON
         elif op.kind == "view":
             if node in ctx.runtime_index:
                 return "indexing by a runtime integer runs on numpy"

@@ -1,0 +1,277 @@
+"""sum / mean / max / min / prod × dtypes × shapes × axes, jitted vs plain numpy.
+
+Float inputs of the axis tests are signed powers of two and their small sums, so every summation order
+gives the exact result and values compare without tolerance; accuracy against numpy's pairwise sum is
+checked separately on random data (the documented tolerance) and on float32 arrays of millions of
+elements (1e-6 relative).
+"""
+
+import numpy as np
+import pytest
+from differential import assert_compiled, assert_same_as_numpy
+
+from astjit import jit
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+DTYPES = ["float32", "float64", "int32", "int64", "uint32", "bool"]
+SHAPES = [(), (1,), (7,), (16,), (3, 5), (2, 3, 4)]
+
+
+def exact_values(dtype, shape, seed=0):
+    """Data whose sums, means and products do not depend on the order of evaluation."""
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape, dtype=np.int64))
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        v = rng.integers(0, 2, n).astype(bool)
+        if n > 2:
+            v[1] = True                                  # max of bool: at least one True somewhere
+    elif dt.kind == "f":
+        v = rng.choice(np.array([-4, -2, -1, -0.5, -0.25, 0.25, 0.5, 1, 2, 4]), n).astype(dt)
+    elif dt.kind == "i":
+        v = rng.integers(-50, 51, n).astype(dt)
+    else:
+        v = rng.integers(0, 101, n).astype(dt)
+    return v.reshape(shape)
+
+
+def r_sum(a):
+    return a.sum()
+
+
+def r_mean(a):
+    return a.mean()
+
+
+def r_max(a):
+    return a.max()
+
+
+def r_min(a):
+    return a.min()
+
+
+def r_prod(a):
+    return a.prod()
+
+
+def np_max(a):
+    return np.max(a)
+
+
+def np_functions(a):
+    return np.sum(a), np.mean(a), np.max(a), np.min(a), np.prod(a), np.amax(a), np.amin(a)
+
+
+FULL = {"sum": r_sum, "mean": r_mean, "max": r_max, "min": r_min, "prod": r_prod}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint32", "bool"])
+@pytest.mark.parametrize("name", FULL)
+def test_full_reduction(name, dtype, shape):
+    """Reduce everything: a numpy scalar of numpy's result dtype (int sums to int64, uint to uint64)."""
+    jf = assert_same_as_numpy(FULL[name], exact_values(dtype, shape))
+    if dtype in ("float32", "int32"):
+        assert_compiled(jf)
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (2, 3, 4)], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+def test_full_reduction_function_forms(dtype, shape):
+    jf = assert_same_as_numpy(np_functions, exact_values(dtype, shape))
+    if dtype in ("float32", "int32"):
+        assert_compiled(jf)
+
+
+def all_reductions(a, axis, keepdims):
+    return (a.sum(axis=axis, keepdims=keepdims), np.mean(a, axis=axis, keepdims=keepdims),
+            a.max(axis=axis, keepdims=keepdims), np.min(a, axis=axis, keepdims=keepdims),
+            np.prod(a, axis=axis, keepdims=keepdims))
+
+
+AXIS_CASES = [
+    ((7,), -1, True), ((7,), None, True),
+    ((3, 5), 0, False), ((3, 5), 1, False), ((3, 5), (1, 0), True),
+    ((2, 3, 4), 0, False), ((2, 3, 4), 1, True), ((2, 3, 4), -1, False), ((2, 3, 4), (0, 2), False),
+    ((2, 3, 4), (-1, 0), True), ((2, 3, 4), (), False), ((), (), False),
+]
+
+
+@pytest.mark.parametrize(("shape", "axis", "keepdims"), AXIS_CASES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint32", "bool"])
+def test_reduction_axes(dtype, shape, axis, keepdims):
+    """The five reductions in one function (one kernel): result[k] names the failing one."""
+    jf = assert_same_as_numpy(all_reductions, exact_values(dtype, shape), axis, keepdims)
+    if dtype in ("float32", "int32"):
+        assert_compiled(jf)
+
+
+def sum_axis_literal(a):
+    return a.sum(axis=1), a.max(axis=-1, keepdims=True), np.mean(a, axis=(0, 2)), a.min(0), a.prod(axis=2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64"])
+def test_reduction_axes_as_literals(dtype):
+    jf = assert_same_as_numpy(sum_axis_literal, exact_values(dtype, (2, 3, 4)))
+    assert_compiled(jf)
+
+
+def reduce_expression(a, b):
+    return (a * b + 1).sum(axis=0), (a - b).max(), np.abs(a).mean(axis=-1)
+
+
+@pytest.mark.parametrize("shapes", [((3, 5), (3, 5)), ((3, 5), (5,)), ((4, 1), (1, 6))], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint32"])
+def test_reduction_of_fused_broadcast_expression(dtype, shapes):
+    a, b = exact_values(dtype, shapes[0]), exact_values(dtype, shapes[1], seed=1)
+    jf = assert_same_as_numpy(reduce_expression, a, b)
+    if dtype in ("float32", "int32"):
+        assert_compiled(jf)
+
+
+# -- accuracy and special values ----------------------------------------------------------------------
+
+def sum_and_mean(a):
+    return a.sum(), a.mean(), a.sum(axis=-1), a.mean(axis=0)
+
+
+@pytest.mark.parametrize("shape", [(7,), (129,), (3, 100), (40, 9)], ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_sum_of_random_data_within_documented_tolerance(dtype, shape):
+    a = np.random.default_rng(3).standard_normal(shape).astype(dtype) + 1
+    jf = assert_same_as_numpy(sum_and_mean, a)
+    if dtype == "float32":
+        assert_compiled(jf)
+
+
+def big_sums(a):
+    return a.sum(), a.mean(), (a * a).sum()
+
+
+@pytest.mark.parametrize("n", [2_000_003, 4_000_000])
+def test_float32_sum_of_millions_of_elements(n):
+    """Within 1e-6 relative of numpy's pairwise sum (a naive float32 loop is off by ~1e-4)."""
+    rng = np.random.default_rng(n)
+    a = rng.random(n, dtype=np.float32)
+    jf = assert_same_as_numpy(big_sums, a, rtol=1e-6)
+    assert_compiled(jf)
+    b = rng.standard_normal(n).astype(np.float32)
+    assert_same_as_numpy(big_sums, b, rtol=1e-6, jitted=jf)
+    ones = np.ones(n, np.float32)
+    assert jf(ones)[0] == np.float32(n)                  # exact: counts past 2**24 would stall naively
+
+
+def test_float32_sum_of_2_25_ones_is_exact():
+    a = np.ones(2**25, np.float32)
+    jf = jit(r_sum)
+    got = jf(a)
+    assert type(got) is np.float32 and got == a.sum() == 2**25       # a naive float32 loop stops at 2**24
+    assert_compiled(jf)
+
+
+def row_sums(a):
+    return a.sum(axis=1), a.mean(axis=1)
+
+
+def column_sums(a):
+    return a.sum(axis=0), a.mean(axis=0)
+
+
+def test_float32_axis_sums_of_a_big_matrix():
+    a = np.random.default_rng(7).random((3000, 700), dtype=np.float32)
+    jf = assert_same_as_numpy(row_sums, a, rtol=1e-6)       # numpy: pairwise per row
+    assert_compiled(jf)
+    # numpy adds the rows of a C array one after another for axis=0 (numpy-semantics 2.2): its column
+    # sums are off by up to ~3e-6 here, so hold the kernel to the exact sum, and to numpy's dtypes
+    jc = jit(column_sums)
+    got = jc(a)
+    want = column_sums(a)
+    exact = a.astype(np.float64).sum(axis=0)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+    np.testing.assert_allclose(got[0], exact, rtol=1e-6)
+    np.testing.assert_allclose(got[1], exact / a.shape[0], rtol=1e-6)
+    assert np.abs(got[0] - exact).max() <= np.abs(want[0] - exact).max()
+    assert_compiled(jc)
+
+
+def nan_reductions(a):
+    return a.max(), a.min(), a.sum(), a.max(axis=-1), a.min(axis=0), a.prod(axis=-1), a.mean(axis=-1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nan_and_inf_propagate_through_reductions(dtype):
+    a = np.random.default_rng(1).standard_normal((5, 37)).astype(dtype)
+    a[1, 20] = np.nan                     # in a vectorized lane
+    a[2, 0] = np.nan
+    a[2, 36] = np.nan                     # in the tail
+    a[3, 5] = np.inf
+    a[3, 6] = -np.inf                     # inf - inf = nan in the sum
+    a[4, 7] = np.inf
+    jf = assert_same_as_numpy(nan_reductions, a)
+    assert_same_as_numpy(nan_reductions, a[::-1].copy(), jitted=jf)
+    assert_same_as_numpy(nan_reductions, np.full((2, 9), -np.inf, dtype), jitted=None)
+    if dtype == "float32":
+        assert_compiled(jf)
+
+
+def test_int_reductions_do_not_wrap_like_the_input_dtype():
+    a = np.full(3, 2**31 - 1, np.int32)
+    jf = assert_same_as_numpy(r_sum, a)
+    assert jf(a) == 6442450941
+    assert_same_as_numpy(r_sum, np.full(5, 2**32 - 1, np.uint32))          # uint64 result
+    assert_same_as_numpy(r_prod, np.full(40, 3, np.int64))                  # int64 wraps like numpy
+    assert_same_as_numpy(r_mean, np.array([2**31 - 1, 2**31 - 1, -2**31], np.int32))
+    assert_same_as_numpy(r_sum, np.ones(300, bool))
+    assert_same_as_numpy(r_max, np.array([-2**31, -5], np.int32))
+    assert_same_as_numpy(r_min, np.array([2**32 - 1, 2**31], np.uint32))
+
+
+def test_complex128_reductions_fall_back_with_same_answer():
+    z = exact_values("float64", (3, 5)) + 1j * exact_values("float64", (3, 5), seed=1)
+    assert_same_as_numpy(all_reductions, z, 1, False)
+    assert_same_as_numpy(all_reductions, z, None, True)
+
+
+# -- empty inputs and errors ---------------------------------------------------------------------------
+
+def max_axis(a, axis):
+    return a.max(axis=axis)
+
+
+def sum_axis(a, axis):
+    return a.sum(axis=axis)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+def test_zero_size_reductions(dtype):
+    empty = np.zeros(0, dtype)
+    for fn in (r_sum, r_prod, r_mean, r_max, r_min, np_max):
+        assert_same_as_numpy(fn, empty)            # max/min: numpy's ValueError, with its message
+    m = np.zeros((0, 3), dtype)
+    assert_same_as_numpy(max_axis, m, 1)            # shape (0,)
+    assert_same_as_numpy(max_axis, m, 0)            # ValueError
+    assert_same_as_numpy(sum_axis, m, 0)            # [0, 0, 0]
+    assert_same_as_numpy(all_reductions, np.zeros((3, 0), dtype), 0, False)
+
+
+def test_axis_errors_match_numpy():
+    a = exact_values("float32", (2, 3))
+    assert_same_as_numpy(sum_axis, a, 2)                   # AxisError
+    assert_same_as_numpy(sum_axis, a, -3)
+    assert_same_as_numpy(sum_axis, a, (0, 0))              # duplicate value in 'axis'
+    assert_same_as_numpy(sum_axis, exact_values("int32", (2, 3, 4)), (0, -3))
+    assert_same_as_numpy(max_axis, a, 5)
+
+
+def reduce_then_use(a):
+    s = a.sum(axis=0)
+    return s / s.max(), a.max() - a.min()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_reduction_results_used_in_later_arithmetic(dtype):
+    jf = assert_same_as_numpy(reduce_then_use, exact_values(dtype, (6, 10)))
+    assert_compiled(jf)

@@ -382,20 +382,27 @@ def _identity_min(dtype):
     return tirx.max_value(dtype) if not dtype.startswith("float") else tirx.const(np.inf, dtype)
 
 
-def _max_reducer(dtype):
+def _extremum_reducer(dtype, largest: bool):
+    """max (largest) or min reducer: any/all on bool, NaN-propagating on floats."""
+    kind = "max" if largest else "min"
     if dtype == "bool":
-        return te.comm_reducer(lambda a, b: tirx.Or(a, b), lambda t: tirx.const(False, "bool"), name="any")
+        combine = tirx.Or if largest else tirx.And
+        return te.comm_reducer(lambda a, b: combine(a, b), lambda t: tirx.const(not largest, "bool"),
+                               name="any" if largest else "all")
+    identity = _identity_max if largest else _identity_min
     if dtype.startswith("float"):
-        return te.comm_reducer(sm.nan_max, lambda t: _identity_max(str(t)), name="nanmax")
-    return te.comm_reducer(lambda a, b: te.max(a, b), lambda t: _identity_max(str(t)), name="max")
+        return te.comm_reducer(sm.nan_max if largest else sm.nan_min, lambda t: identity(str(t)),
+                               name="nan" + kind)
+    plain = te.max if largest else te.min
+    return te.comm_reducer(lambda a, b: plain(a, b), lambda t: identity(str(t)), name=kind)
+
+
+def _max_reducer(dtype):
+    return _extremum_reducer(dtype, True)
 
 
 def _min_reducer(dtype):
-    if dtype == "bool":
-        return te.comm_reducer(lambda a, b: tirx.And(a, b), lambda t: tirx.const(True, "bool"), name="all")
-    if dtype.startswith("float"):
-        return te.comm_reducer(sm.nan_min, lambda t: _identity_min(str(t)), name="nanmin")
-    return te.comm_reducer(lambda a, b: te.min(a, b), lambda t: _identity_min(str(t)), name="min")
+    return _extremum_reducer(dtype, False)
 
 
 def _prod_reducer(dtype):

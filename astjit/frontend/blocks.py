@@ -83,8 +83,24 @@ class BlockFinder:
                                                          getattr(node, "end_col_offset", None), exc.reason))
             self.close(stmts, start, run, lowering)
             run, lowering = [], None
+            self.note_untraceable_expression(stmt)
             self.recurse(stmt)
         self.close(stmts, start, run, lowering)
+
+    def note_untraceable_expression(self, stmt) -> None:
+        """A return value or an if/while test that stays Python because of an unsupported call is worth
+        an explain() line too (tests like ``x is None`` are plain Python by design and are not)."""
+        expr = {gast.Return: "value", gast.If: "test", gast.While: "test"}.get(type(stmt))
+        node = getattr(stmt, expr, None) if expr else None
+        if node is None or isinstance(node, gast.Name | gast.Constant):
+            return
+        try:
+            self.new_lowering().expr(node)
+        except NotTraceable as exc:
+            if "is not supported yet" in exc.reason:
+                where = exc.node if getattr(exc.node, "lineno", None) else node
+                self.skipped.append(SkippedStatement(where.lineno, where.col_offset,
+                                                     getattr(where, "end_col_offset", None), exc.reason))
 
     def recurse(self, stmt) -> None:
         if isinstance(stmt, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef):

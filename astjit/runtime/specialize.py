@@ -34,6 +34,8 @@ def specialize(fragment, key, args):
         if any(isinstance(t, ArrayType) and not t.scalar for t in ctx.types.values()):
             # explain() lists every block with array work that is not compiled, and why
             fragment._record("fallback", f"nothing in this block compiles ({note}): the block runs as Python")
+            config.log("fallbacks", "%s line %s: nothing compiles (%s)", fragment.owner_name,
+                       fragment.block.lineno, note)
         spec = Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards)
         spec.ctx, spec.segments, spec.reasons = ctx, segments, reasons
         return spec

@@ -130,12 +130,13 @@ class JitFunction:
         ``astjit.explain(self)``)."""
         return Explanation(self.original.__qualname__, self.records())
 
-    def show(self, file=None) -> None:
+    def show(self, file=None, fragments: bool = False) -> None:
         """Print the transformed source, then each Fragment's lines, live-ins, live-outs and cache
-        entries, to ``file`` (default: standard output)."""
+        entries, to ``file`` (default: standard output); ``fragments=True`` adds each graph and which
+        backend runs each subgraph (and why numpy got what TVM did not take)."""
         from .inspection.text import render_function
 
-        print(render_function(self), file=file)
+        print(render_function(self, fragments=fragments), file=file)
 
     def _repr_html_(self) -> str:
         from .inspection.html import render_function_html

@@ -55,28 +55,29 @@ def _can_run_before(ctx, node, segment) -> bool:
     return not any(o in inside for o in node.operands)
 
 
-def _assign_outputs(ctx, graph, segments) -> None:
+def _used_outside(segments, graph) -> set:
+    """Nodes read by another segment or returned by the graph."""
     owner = {n: s for s in segments for n in s.nodes}
-    used_after = {n: False for n in owner}
+    used = {n for _, n in graph.outputs if n in owner}
     for s in segments:
         for n in s.nodes:
-            for o in n.operands:
-                if o in owner and owner[o] is not s:
-                    used_after[o] = True
-    for _, n in graph.outputs:
-        if n in owner:
-            used_after[n] = True
+            used.update(o for o in n.operands if o in owner and owner[o] is not s)
+    return used
 
+
+def _assign_outputs(ctx, graph, segments) -> None:
+    """Duplicable nodes needed outside a kernel are made again by a numpy segment right after it (the
+    kernel keeps fusing them for its own use); then every segment gets its outputs and its inputs."""
+    used = _used_outside(segments, graph)
+    kernel_outputs = {}
     result = []
     for s in segments:
+        result.append(s)
         if s.backend != "tvm":
-            result.append(s)
             continue
-        needed = [n for n in s.nodes if used_after[n]]
-        post = []
         inside = set(s.nodes)
-        todo = list(needed)
-        needed = set(needed)
+        needed = {n for n in s.nodes if n in used}
+        todo, post = list(needed), []
         while todo:
             n = todo.pop()
             if OPS[n.op].kind in DUPLICABLE and n not in post:
@@ -86,36 +87,22 @@ def _assign_outputs(ctx, graph, segments) -> None:
                     if o in inside and o not in needed and o not in post and not isinstance(ctx.types[o], Static):
                         needed.add(o)
                         todo.append(o)
-        s.outputs = [n for n in s.nodes if n in needed]
         if not needed:
             s.backend = "numpy"                        # only views/creations: numpy makes them for free
-            s.outputs = [n for n in s.nodes if used_after[n]]
-            result.append(s)
             continue
-        result.append(s)
+        kernel_outputs[s] = needed
         if post:
             order = {n: i for i, n in enumerate(s.nodes)}
-            post_segment = Segment("numpy", sorted(post, key=order.get))
-            post_segment.outputs = [n for n in post_segment.nodes if used_after[n] or n in needed]
-            result.append(post_segment)
+            result.append(Segment("numpy", sorted(post, key=order.get)))
     segments[:] = result
-    # numpy segments: outputs are whatever later segments or the graph read
-    owner = {n: s for s in segments for n in s.nodes}
+    used = _used_outside(segments, graph)
     for s in segments:
-        if s.backend == "numpy":
-            later = set()
-            for t in segments:
-                if t is s:
-                    continue
-                for n in t.nodes:
-                    later.update(o for o in n.operands if owner.get(o) is s)
-            later.update(n for _, n in graph.outputs if owner.get(n) is s)
-            s.outputs = [n for n in s.nodes if n in later]
-    for s in segments:
+        wanted = kernel_outputs.get(s, used)
+        s.outputs = [n for n in s.nodes if n in wanted]
         inside = set(s.nodes)
-        seen = []
+        inputs = []
         for n in s.nodes:
             for o in n.operands:
-                if o not in inside and o not in seen and not isinstance(ctx.types[o], Static):
-                    seen.append(o)
-        s.inputs = seen
+                if o not in inside and o not in inputs and not isinstance(ctx.types[o], Static):
+                    inputs.append(o)
+        s.inputs = inputs

@@ -80,7 +80,7 @@ def assert_compiled(jf):
     assert jf.fragments and all(frag.entries for frag in jf.fragments if frag.calls), "nothing specialized"
     for frag in jf.fragments:
         for entry in frag.entries:
-            reasons = getattr(entry, "reasons", None)
+            reasons = entry.reasons
             assert reasons is not None, f"{frag.name} could not be specialized: {entry.note}"
             left = {n.op: r for n, r in reasons.items()
                     if OPS[n.op].kind in ("elementwise", "reduction") and r != WRAP_REASON}

@@ -22,7 +22,7 @@ def segment_colors(entry) -> list:
     """``[(segment, fill colour)]`` for a specialization's subgraphs, in execution order."""
     out = []
     counts = {"tvm": 0, "numpy": 0}
-    for seg in getattr(entry, "segments", None) or []:
+    for seg in entry.segments if entry is not None else ():
         palette = TVM_COLORS if seg.backend == "tvm" else NUMPY_COLORS
         k = counts.get(seg.backend, 0)
         counts[seg.backend] = k + 1
@@ -31,8 +31,7 @@ def segment_colors(entry) -> list:
 
 
 def entry_types(entry) -> dict | None:
-    ctx = getattr(entry, "ctx", None)
-    return getattr(ctx, "types", None)
+    return entry.ctx.types if entry is not None and entry.ctx is not None else None
 
 
 def _dot_text(*parts) -> str:

@@ -137,9 +137,9 @@ def _key_cells(names, key) -> str:
 
 def _guards(names, entry) -> str:
     out = []
-    for i, v in sorted(getattr(entry, "value_guards", {}).items()):
+    for i, v in sorted(entry.value_guards.items()):
         out.append(f"{names[i] if i < len(names) else i} == {v!r}")
-    for i, (lo, hi) in sorted(getattr(entry, "range_guards", {}).items()):
+    for i, (lo, hi) in sorted(entry.range_guards.items()):
         out.append(f"{lo} <= {names[i] if i < len(names) else i} <= {hi}")
     return "<br>".join(esc(g) for g in out) or f'<span style="{MUTED}">&ndash;</span>'
 

@@ -20,7 +20,7 @@ def render_fragment(frag, graph: bool = True, code: str | None = None) -> str:
              f"live-out ({', '.join(frag.live_out)}); {frag.calls} calls"]
     if graph:
         latest = frag.entries[-1] if frag.entries else None
-        types = getattr(latest, "ctx", None)
+        types = latest.ctx if latest is not None else None
         lines.append(frag.graph.listing(types.types if types is not None else None))
     for entry in frag.entries:
         lines.append(f"#   cache entry [{describe_key(frag.live_in, entry.key)}]: {render_mode(entry)}, "
@@ -33,15 +33,15 @@ def render_fragment(frag, graph: bool = True, code: str | None = None) -> str:
 
 
 def render_mode(entry) -> str:
-    text = {"tvm": "one TVM kernel" if len(getattr(entry, "segments", ())) == 1 else "TVM kernels",
+    text = {"tvm": "one TVM kernel" if len(entry.segments) == 1 else "TVM kernels",
             "mixed": "TVM kernels and numpy", "numpy": "numpy (reference interpreter)",
             "python": "runs as Python"}.get(entry.mode, entry.mode)
     if entry.note and entry.mode == "python":
         text += f" ({entry.note})"
-    measured = getattr(entry, "measured", None)
+    measured = entry.measured
     if measured:
         compiled, python = measured
-        chosen = "Python" if getattr(entry, "mode_chosen", None) == "python" else "compiled"
+        chosen = "Python" if entry.mode_chosen == "python" else "compiled"
         text += f"; measured {compiled * 1e6:.1f} us compiled vs {python * 1e6:.1f} us Python: runs {chosen}"
     return text
 
@@ -49,8 +49,8 @@ def render_mode(entry) -> str:
 def subgraph_lines(entry) -> list[str]:
     """Which backend runs which nodes, and why numpy got the ones TVM did not take."""
     out = []
-    reasons = getattr(entry, "reasons", {})
-    for k, seg in enumerate(getattr(entry, "segments", [])):
+    reasons = entry.reasons or {}
+    for k, seg in enumerate(entry.segments):
         nodes = ", ".join(f"%{n.id} {n.op}" for n in seg.nodes)
         what = seg.description or seg.backend
         out.append(f"subgraph {k}: {what}: {nodes}")
@@ -65,7 +65,7 @@ def code_lines(entry, kind) -> list[str]:
     from .codegen import kernel_code
 
     out = []
-    for k, seg in enumerate(getattr(entry, "segments", [])):
+    for k, seg in enumerate(entry.segments):
         if seg.backend != "tvm":
             continue
         out.append(f"# ---- {kind} code of subgraph {k} ----")

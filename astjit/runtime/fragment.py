@@ -126,14 +126,15 @@ class Fragment:
         return spec
 
     def _record(self, kind, message):
-        source = self.source_lines()[0] if self.source_lines() else ""
+        source = linecache.getline(self.filename, self.block.lineno).rstrip("\n")
         self.records.append(Record(kind, self.filename, self.block.lineno, message, source, self.name))
 
 
 class Specialization:
     """One cache entry: the runner for one key, and what it assumed about argument values."""
 
-    def __init__(self, key, runner, mode, note="", value_guards=None, range_guards=None, plan=None):
+    def __init__(self, key, runner, mode, note="", value_guards=None, range_guards=None, plan=None,
+                 ctx=None, segments=(), reasons=None):
         self.key = key
         self.runner = runner
         self.mode = mode                   # "tvm", "numpy" (graph interpreter), "mixed" or "python"
@@ -141,9 +142,12 @@ class Specialization:
         self.value_guards = value_guards or {}
         self.range_guards = range_guards or {}
         self.plan = plan
+        self.ctx = ctx                   # the inference context (types); None if types were not inferred
+        self.segments = list(segments)   # which backend runs which nodes, in order
+        self.reasons = reasons           # node -> why TVM did not take it; None if never partitioned
         self.compile_seconds = 0.0
         self.fragment = None             # the Fragment this entry belongs to (for rendering)
-        self.effects = False
+        self.effects = bool(ctx.effects) if ctx is not None else False
         self.measured = None             # (compiled seconds, python seconds) once measured
         self.mode_chosen = None
 

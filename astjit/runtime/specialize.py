@@ -36,9 +36,8 @@ def specialize(fragment, key, args):
             fragment._record("fallback", f"nothing in this block compiles ({note}): the block runs as Python")
             config.log("fallbacks", "%s line %s: nothing compiles (%s)", fragment.owner_name,
                        fragment.block.lineno, note)
-        spec = Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards)
-        spec.ctx, spec.segments, spec.reasons = ctx, segments, reasons
-        return spec
+        return Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards,
+                              ctx=ctx, segments=segments, reasons=reasons)
     notes = []
     for seg in segments:
         if seg.backend == "tvm":
@@ -60,17 +59,14 @@ def specialize(fragment, key, args):
         runner = direct
     modes = {s.backend for s in segments}
     mode = "tvm" if modes == {"tvm"} else ("numpy" if modes == {"numpy"} else "mixed")
-    spec = Specialization(key, runner, mode, "; ".join(notes), ctx.value_guards, ctx.range_guards, plan)
-    spec.ctx = ctx
-    spec.effects = bool(ctx.effects)
-    spec.segments = segments
-    spec.reasons = reasons
-    return spec
+    return Specialization(key, runner, mode, "; ".join(notes), ctx.value_guards, ctx.range_guards, plan,
+                          ctx=ctx, segments=segments, reasons=reasons)
 
 
 def _direct_runner(ctx, graph, segments, plan):
     """Generated straight-line code when the fragment is one kernel over its live-ins (plus, at most,
     Python tuples of its results, as in ``return z.mean(), z``); None when the plan is needed."""
+    from ..backends.tvm.backend import output_suffix
     from ..graph.types import Static
     from .dispatch import make_kernel_runner
 
@@ -88,9 +84,7 @@ def _direct_runner(ctx, graph, segments, plan):
     for n, kind in zip(seg.inputs, seg.signature.inputs):
         args.append(f"a{position[n]}.item()" if kind == "item" else f"a{position[n]}")
     produced = {n: k for k, n in enumerate(seg.outputs)}
-    posts = []
-    for k, (_, _, t) in enumerate(seg.signature.outputs):
-        posts.append(f"o{k}[0]" if t.scalar else (f"o{k}.reshape(())" if t.shape == () else f"o{k}"))
+    posts = [f"o{k}{output_suffix(t)}" for k, (_, _, t) in enumerate(seg.signature.outputs)]
     tuples = set(rest)
 
     def expr(node):

@@ -73,24 +73,24 @@ class TvmBackend:
         return make_executable(kernel, signature.inputs, signature.outputs)
 
 
-def _post(t):
-    """How a kernel's output buffer becomes the value numpy would have produced."""
+def output_suffix(t) -> str:
+    """How a kernel's output buffer ``o`` becomes the value numpy would have produced: ``o[0]`` for a
+    numpy scalar (kernels write those into a (1,) buffer), ``o.reshape(())`` for a 0-d array."""
     if t.scalar:
-        return lambda o: o[0]
+        return "[0]"
     if t.shape == ():
-        return lambda o: o.reshape(())
-    return None
+        return ".reshape(())"
+    return ""
 
 
-def make_executable(kernel, input_kinds, out_specs, single=False):
-    empty = np.empty
+_CONVERT = {"[0]": lambda o: o[0], ".reshape(())": lambda o: o.reshape(()), "": None}
+
+
+def make_executable(kernel, input_kinds, out_specs):
+    """A callable taking the segment's input values and returning its output values (the plan's path)."""
     allocs = [(shape, dtype) for shape, dtype, _ in out_specs]
-    posts = [_post(t) for _, _, t in out_specs]
+    posts = [_CONVERT[output_suffix(t)] for _, _, t in out_specs]
     needs_conversion = any(k == "item" for k in input_kinds)
-    plain_outputs = not any(posts)
-
-    def convert(inputs):
-        return [v.item() if k == "item" else v for k, v in zip(input_kinds, inputs)]
 
     def call(args, outs):
         try:
@@ -100,23 +100,11 @@ def make_executable(kernel, input_kinds, out_specs, single=False):
             args = [np.array(v, order="C", copy=True) if k == "array" else v for k, v in zip(input_kinds, args)]
             kernel(*args, *outs)
 
-    if plain_outputs and not needs_conversion and len(allocs) == 1:
-        (shape, dtype), = allocs
-
-        def run_one(*inputs):
-            out = empty(shape, dtype)
-            call(inputs, (out,))
-            return out if single else (out,)
-
-        return run_one
-
     def run(*inputs):
-        args = convert(inputs) if needs_conversion else inputs
-        outs = [empty(s, d) for s, d in allocs]
+        args = [v.item() if k == "item" else v for k, v in zip(input_kinds, inputs)] if needs_conversion \
+            else inputs
+        outs = [np.empty(s, d) for s, d in allocs]
         call(args, outs)
-        if plain_outputs:
-            return outs[0] if single else tuple(outs)
-        results = tuple(o if p is None else p(o) for o, p in zip(outs, posts))
-        return results[0] if single else results
+        return tuple(o if p is None else p(o) for o, p in zip(outs, posts))
 
     return run

@@ -92,3 +92,9 @@ def representative(t):
     if t.scalar:
         return t.dtype.type(1)
     return np.ones((), t.dtype)
+
+
+def untouched(t: ArrayType):
+    """A value of array type ``t`` for ops that only look at its shape, dtype and strides: a numpy scalar,
+    or an ``np.empty`` whose pages are never touched (free whatever the size)."""
+    return t.dtype.type(0) if t.scalar else np.empty(t.shape, t.dtype)

@@ -6,7 +6,7 @@ import operator
 import numpy as np
 
 from ...errors import Unsupported
-from ..types import ArrayType, Static, WeakScalar
+from ..types import ArrayType, Static, WeakScalar, untouched
 from .registry import register
 
 
@@ -28,7 +28,7 @@ def infer_static_attribute(ctx, node):
 
     t = ctx.types[node.args[0]]
     if isinstance(t, ArrayType):
-        dummy = t.dtype.type(0) if t.scalar else np.empty(t.shape, t.dtype)
+        dummy = untouched(t)
         return Static(evaluate(node, lambda n: dummy))
     return infer_python(ctx, node)
 

@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from ...errors import Unsupported
-from ..types import ArrayType, Static
+from ..types import ArrayType, Static, untouched
 from .registry import register
 
 
@@ -67,7 +67,7 @@ def infer_view(ctx, node):
         rep = runtime_index(ctx, node.args[1])
         if rep is not None:
             ctx.runtime_index.add(node)
-            return type_of_result(np.empty(base_t.shape, base_t.dtype)[rep])
+            return type_of_result(untouched(base_t)[rep])
     for o in node.operands[1:]:
         t = ctx.types[o]
         if not isinstance(t, Static):
@@ -75,7 +75,7 @@ def infer_view(ctx, node):
                 raise Unsupported("indexing with an array (fancy or boolean indexing) is left to Python")
             ctx.static_value(o, "an index or shape")
     statics = {o: ctx.types[o].value for o in node.operands[1:]}
-    base = base_t.dtype.type(0) if base_t.scalar else np.empty(base_t.shape, base_t.dtype)
+    base = untouched(base_t)
     from .registry import OPS
 
     impl = OPS[node.op].impl

@@ -5,7 +5,6 @@ own. A statement that cannot be traced is recorded with its reason (for ``explai
 Python. A run becomes a Block only if it does real array work (at least one op).
 """
 
-import copy
 from dataclasses import dataclass, field
 
 import gast
@@ -174,7 +173,3 @@ def _restore(lowering, state) -> None:
     lowering.env, lowering.assigned, lowering.hoisted = env, assigned, hoisted
     lowering.resolver.guards.clear()
     lowering.resolver.guards.update(guards)
-
-
-def copy_statements(stmts):
-    return [copy.deepcopy(s) for s in stmts]

@@ -86,16 +86,14 @@ def fallback_def(block):
     body = [copy.deepcopy(s) for s in block.stmts]
     if block.hoisted:
         body = [_HoistedToNames(block.hoisted).visit(s) for s in body]
-    prefix = []
     if block.live_out:
         value = (load(block.live_out[0]) if len(block.live_out) == 1
                  else gast.Tuple(elts=[load(n) for n in block.live_out], ctx=gast.Load()))
         ret = [gast.Return(value=value)]
     else:
         ret = [gast.Return(value=None)]
-    for r in prefix + ret:
-        gast.copy_location(r, block.stmts[-1])
-    fdef = gast.FunctionDef(name=fallback_name(block), args=_arguments(block.live_in), body=prefix + body + ret,
+    gast.copy_location(ret[0], block.stmts[-1])
+    fdef = gast.FunctionDef(name=fallback_name(block), args=_arguments(block.live_in), body=body + ret,
                             decorator_list=[], returns=None, type_comment=None, type_params=[])
     return gast.copy_location(fdef, block.stmts[0])
 

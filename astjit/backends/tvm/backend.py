@@ -9,7 +9,7 @@ import numpy as np
 
 from ...errors import Unsupported
 from . import support
-from .lower import SegmentLowering
+from .lower import SegmentLowering, distinct_lets
 from .runtime import host_target, tvm_module
 from .schedule import schedule_cpu
 
@@ -47,7 +47,8 @@ class TvmBackend:
         elements = max([elements] + [int(np.prod(ctx.types[n].shape)) for n in segment.inputs
                                      if hasattr(ctx.types[n], "shape")])
         func, how = schedule_cpu(signature.func, elements)
-        signature.func = relax_alignment(func).with_attr("global_symbol", name)
+        # peeling a loop's tail copies its body: give the copies' Let variables their own names again
+        signature.func = relax_alignment(distinct_lets(func)).with_attr("global_symbol", name)
         signature.schedule = how
         return signature
 

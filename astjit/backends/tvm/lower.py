@@ -28,12 +28,18 @@ class Lowered:
     shape: tuple
     dtype: str
     at: Callable
+    constant: object = None         # the Python or numpy scalar, for a constant operand
 
     def cast_at(self, dtype):
         if dtype == self.dtype:
             return self.at
         if dtype == "bool":
             return lambda *i: sm.truthy(self.at(*i), self.dtype)
+        if sm.is_float(dtype) and self.constant is not None:     # cast here; shield the result
+            c = tirx.const(float(np.dtype(dtype).type(self.constant)), dtype)
+            return lambda *i: sm.shielded(c, dtype)
+        if sm.is_float(dtype) and not sm.is_float(self.dtype):  # an integer made float: a float leaf
+            return lambda *i: sm.shielded(sm.widen(self.at(*i), self.dtype, dtype), dtype)
         return lambda *i: sm.widen(self.at(*i), self.dtype, dtype)
 
 
@@ -66,7 +72,7 @@ def operand(values, ctx, node):
             if dt is None:
                 raise Unsupported(f"constant {v!r} in a kernel")
         c = tirx.const(v, dt)
-        return Lowered((), dt, lambda *i: c)
+        return Lowered((), dt, lambda *i: sm.shielded(c, dt), constant=v)
     return values[node]
 
 
@@ -107,7 +113,7 @@ class SegmentLowering:
             tensor = te.compute(shape, _output_body(lv, bool(t.shape)), name=f"out{k}")
             outs.append(tensor)
             out_specs.append((shape, np.dtype(lv.dtype), t))
-        func = te.create_prim_func(self.params + outs).with_attr("global_symbol", name)
+        func = distinct_lets(te.create_prim_func(self.params + outs)).with_attr("global_symbol", name)
         return KernelSignature(func, self.input_kinds, out_specs)
 
     def add_input(self, n, k):
@@ -119,18 +125,18 @@ class SegmentLowering:
             v = te.var(f"s{k}", dt)
             self.params.append(v)
             self.input_kinds.append("scalar")
-            self.values[n] = Lowered((), dt, _constant_body(v))
+            self.values[n] = Lowered((), dt, _constant_body(v, dt))
         elif t.scalar or t.shape == ():
             dt = str(t.dtype)
             v = te.var(f"s{k}", dt)
             self.params.append(v)
             self.input_kinds.append("item")
-            self.values[n] = Lowered((), dt, _constant_body(v))
+            self.values[n] = Lowered((), dt, _constant_body(v, dt))
         else:
             p = te.placeholder(t.shape, str(t.dtype), name=f"in{k}")
             self.params.append(p)
             self.input_kinds.append("array")
-            self.values[n] = Lowered(t.shape, str(t.dtype), _placeholder_body(p))
+            self.values[n] = Lowered(t.shape, str(t.dtype), _placeholder_body(p, str(t.dtype)))
 
     def node(self, n) -> Lowered:
         kind = OPS[n.op].kind
@@ -146,11 +152,9 @@ class SegmentLowering:
 
     # -- elementwise --------------------------------------------------------------------------------
     def elementwise(self, n) -> Lowered:
-        from .support import TensorRule, elementwise_rule
+        from .support import elementwise_rule
 
         rule, operands, loop_dtypes = elementwise_rule(self.ctx, n)
-        if isinstance(rule, TensorRule):
-            return self.tensor_rule(n, rule, operands[0], loop_dtypes[0])
         out_t = self.ctx.types[n]
         out_dtype = str(out_t.dtype)
         shape = out_t.shape
@@ -160,32 +164,13 @@ class SegmentLowering:
 
         def at(*i):
             exprs = [g(*m(i)) for g, m in zip(getters, mappers)]
-            result = rule(*exprs)
+            result = sm.apply_once(rule, exprs)
             result_dtype = sm.dtype_of(result)
             if result_dtype != out_dtype:
                 result = sm.truthy(result, result_dtype) if out_dtype == "bool" else result.astype(out_dtype)
             return result
 
         return Lowered(shape, out_dtype, at)
-
-    def tensor_rule(self, n, rule, operand_node, loop_dtype) -> Lowered:
-        """Materialize the operand as a stage (inlined again by the schedule) and apply a topi op."""
-        src = operand(self.values, self.ctx, operand_node)
-        get = src.cast_at(loop_dtype)
-        shape = src.shape if src.shape else (1,)
-        stage = te.compute(shape, _output_body(Lowered(src.shape, loop_dtype, get), bool(src.shape)),
-                           name=f"arg{n.id}")
-        result = rule.fn(stage)
-        out_dtype = str(self.ctx.types[n].dtype)
-
-        def at(*i):
-            value = result[i] if src.shape else result[0]
-            return value if out_dtype == loop_dtype else value.astype(out_dtype)
-
-        out_shape = self.ctx.types[n].shape
-        if src.shape != out_shape:
-            raise Unsupported("tensor rule with broadcasting")
-        return Lowered(out_shape, out_dtype, at)
 
     # -- reductions ---------------------------------------------------------------------------------
     def reduction(self, n) -> Lowered:
@@ -233,10 +218,13 @@ class SegmentLowering:
                 return _prod_reducer(acc)(sm.widen(value, src.dtype, acc) if src.dtype != acc else value, axis=ks)
             if what == "nan_count":   # NaNs << 32 + elements other than the identity-side infinity
                 far = tirx.const(-np.inf if name == "max" else np.inf, src.dtype)
-                code = te.if_then_else(te.isnan(value), tirx.const(1 << 32, "int64"),
-                                       te.if_then_else(value == far, tirx.const(0, "int64"),
-                                                       tirx.const(1, "int64")))
-                return te.sum(code, axis=ks)
+
+                def code(v):
+                    return te.if_then_else(te.isnan(v), tirx.const(1 << 32, "int64"),
+                                           te.if_then_else(tirx.EQ(v, far), tirx.const(0, "int64"),
+                                                           tirx.const(1, "int64")))
+
+                return te.sum(sm.apply_once(code, [value]), axis=ks)
             if split_nan:
                 return (te.max if what == "max" else te.min)(value, axis=ks)
             if what == "max":
@@ -258,7 +246,7 @@ class SegmentLowering:
 
         def at(*i):
             index = i if out_t.shape else (0,)
-            value = tensor[index]
+            value = sm.shielded(tensor[index], acc)
             if name == "mean":
                 if out_dtype == "float32":
                     return value.astype("float32") / tirx.const(float(count), "float32")
@@ -324,7 +312,13 @@ class SegmentLowering:
             get = lv.cast_at(dtype)
             return Lowered(out_t.shape, dtype, lambda *i: get())
         c = tirx.const(fill, dtype) if dtype != "bool" else tirx.const(bool(fill), "bool")
-        return Lowered(out_t.shape, dtype, lambda *i: c)
+        return Lowered(out_t.shape, dtype, lambda *i: sm.shielded(c, dtype))
+
+
+def distinct_lets(func):
+    """A rule that reads an operand twice (``isnan(x) ? x : ...``) binds its shielded Let variable twice;
+    TVM's schedules reject a variable defined twice, so each binding gets its own variable."""
+    return tvm.tirx.transform.ConvertSSA()(tvm.IRModule({"main": func}))["main"]
 
 
 def _plain(fn):
@@ -339,12 +333,12 @@ def _output_body(lv, has_shape):
     return lambda i: lv.at()
 
 
-def _constant_body(value):
-    return lambda *i: value
+def _constant_body(value, dtype):
+    return lambda *i: sm.shielded(value, dtype)
 
 
-def _placeholder_body(p):
-    return lambda *i: p[i]
+def _placeholder_body(p, dtype):
+    return lambda *i: sm.shielded(p[i], dtype)
 
 
 def _per_dimension(offset, strides, shape, base_shape, base_strides):

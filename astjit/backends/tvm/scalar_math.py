@@ -8,7 +8,7 @@ counts out of range give numpy's answers, float ``//`` and ``%`` follow numpy's 
 from .runtime import tvm_module
 
 tvm = tvm_module()
-from tvm import te, tirx, topi  # noqa: E402, F401
+from tvm import te, tirx  # noqa: E402
 
 LIBM = {
     "sqrt": "sqrt", "cbrt": "cbrt", "exp": "exp", "exp2": "exp2", "expm1": "expm1", "log": "log",
@@ -27,6 +27,60 @@ def dtype_of(expr) -> str:
 
 def const(value, dtype):
     return tirx.const(value, dtype)
+
+
+def shielded(expr, dtype):
+    """A float leaf (an array element, a scalar parameter or a constant) hidden from TVM's simplifier.
+
+    The simplifier treats floats as real numbers: it folds ``x * 0`` to 0, ``x - x`` to 0, ``(x + y) - y``
+    to x and ``x == x`` to true, which NaN, inf and -0.0 contradict. Its rules match constants and
+    structurally equal subtrees; a fresh Let-bound variable per use is neither, and LLVM, IEEE-correct
+    without fast-math flags, compiles it to the plain value. Constants and variables pass through a
+    same-type reinterpret first: the simplifier substitutes Lets that bind those. Other dtypes are exact
+    under its rules and pass unchanged."""
+    if not is_float(dtype):
+        return expr
+    if type(expr).__name__ not in ("BufferLoad", "ProducerLoad") and not isinstance(expr, te.tensor.TensorSlice):
+        # constants, parameters and integers made float: opaque to the simplifier's range analysis too
+        expr = tirx.call_intrin(dtype, "tirx.reinterpret", expr)
+    var = tirx.Var("v", dtype)
+    return tirx.Let(var, expr, var)
+
+
+def apply_once(rule, operands):
+    """``rule(*operands)``, with each compound float operand bound to a Let variable first.
+
+    Rules read an operand several times (``isnan(a) ? a : max(a, b)``); substituting the operand's whole
+    expression at each read would grow a chain of such ops exponentially (in compile time too). A Let
+    that binds a compound value is kept by the simplifier, so each operand is computed once. The rule
+    then sees plain variables: a Let inside a select's condition is analysed once per branch, and TVM
+    rejects the second binding when it can bound the value (an integer cast to float). Bool Lets are
+    left out: TVM's vectorizer cannot bind a vector of bools."""
+    names, bindings = [], []
+    for e in operands:
+        dt = dtype_of(e)
+        if is_float(dt) and not isinstance(e, tirx.FloatImm | tvm.ir.Var):
+            if isinstance(e, tirx.Let) and e.body.same_as(e.var):   # a shielded leaf: bind its value
+                e = e.value
+            var = tirx.Var("t", dt)
+            bindings.append((var, e))
+            names.append(var)
+        else:
+            names.append(e)
+    result = rule(*names)
+    for var, e in reversed(bindings):
+        result = tirx.Let(var, e, result)
+    return result
+
+
+def logical_not(x):
+    """``not x`` on bools. TVM rewrites ``Not(a <= b)`` to ``b < a``, which is false where numpy's answer
+    is true (a NaN operand); an exclusive or with true is not rewritten."""
+    return tirx.bitwise_xor(x, const(True, "bool"))
+
+
+def logical_xor(a, b):
+    return tirx.bitwise_xor(a, b)
 
 
 def libm(name, dtype, *args):
@@ -64,6 +118,16 @@ def minimum(dtype, a, b):
     if dtype == "bool":
         return tirx.And(a, b)
     return nan_min(a, b) if is_float(dtype) else te.min(a, b)
+
+
+def clip_bound(dtype, a, bound, lower: bool):
+    """One side of np.clip: NaN in either operand propagates, and on a tie ``a`` is kept (so
+    ``clip(-0.0, 0.0, 0.0)`` is -0.0, where max/min may return the other zero)."""
+    if not is_float(dtype):
+        return maximum(dtype, a, bound) if lower else minimum(dtype, a, bound)
+    keep = a >= bound if lower else a <= bound
+    return te.if_then_else(te.isnan(a), a, te.if_then_else(te.isnan(bound), bound,
+                                                            te.if_then_else(keep, a, bound)))
 
 
 def fmax(dtype, a, b):
@@ -129,20 +193,36 @@ def int_remainder(dtype, a, b):
 
 
 def float_divmod(dtype, a, b):
-    """numpy's npy_divmod: (floor quotient, remainder with the divisor's sign)."""
+    """numpy's npy_divmod: (floor quotient, remainder with the divisor's sign). Each step is bound to a
+    Let variable: the steps read each other several times, and inlining them would multiply the
+    expression's size."""
+    bindings = []
+
+    def bind(expr):
+        var = tirx.Var("d", dtype)
+        bindings.append((var, expr))
+        return var
+
     zero = const(0.0, dtype)
-    mod = libm("fmod", dtype, a, b)
-    div = (a - mod) / b
-    signs_differ = tirx.Or(tirx.And(b < zero, tirx.Not(mod < zero)), tirx.And(tirx.Not(b < zero), mod < zero))
-    fix = tirx.And(mod != zero, signs_differ)     # bool != bool fails LLVM verification: spell it out
-    mod = te.if_then_else(fix, mod + b, te.if_then_else(mod == zero, libm("copysign", dtype, zero, b), mod))
-    div = te.if_then_else(fix, div - const(1.0, dtype), div)
-    floordiv = te.floor(div)
-    floordiv = te.if_then_else(div - floordiv > const(0.5, dtype), floordiv + const(1.0, dtype), floordiv)
-    floordiv = te.if_then_else(div == zero, libm("copysign", dtype, zero, a / b), floordiv)
-    floordiv = te.if_then_else(b == zero, a / b, floordiv)
-    mod = te.if_then_else(b == zero, libm("fmod", dtype, a, b), mod)
-    return floordiv, mod
+    mod = bind(libm("fmod", dtype, a, b))
+    div = bind((a - mod) / b)
+    signs_differ = tirx.Or(tirx.And(b < zero, logical_not(mod < zero)), tirx.And(logical_not(b < zero), mod < zero))
+    fix = tirx.And(tirx.NE(mod, zero), signs_differ)
+    mod = bind(te.if_then_else(fix, mod + b, te.if_then_else(tirx.EQ(mod, zero), libm("copysign", dtype, zero, b),
+                                                             mod)))
+    div = bind(te.if_then_else(fix, div - const(1.0, dtype), div))
+    floor = bind(te.floor(div))
+    floordiv = te.if_then_else(div - floor > const(0.5, dtype), floor + const(1.0, dtype), floor)
+    floordiv = te.if_then_else(tirx.EQ(div, zero), libm("copysign", dtype, zero, a / b), floordiv)
+    floordiv = te.if_then_else(tirx.EQ(b, zero), a / b, floordiv)
+    mod = te.if_then_else(tirx.EQ(b, zero), libm("fmod", dtype, a, b), mod)
+
+    def wrapped(result):
+        for var, expr in reversed(bindings):
+            result = tirx.Let(var, expr, result)
+        return result
+
+    return wrapped(floordiv), wrapped(mod)
 
 
 def left_shift(dtype, a, b):
@@ -193,6 +273,33 @@ def int_power(dtype, x, exponent: int):
         if exponent:
             base = base * base
     return result
+
+
+TANH_NUMERATOR = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08,
+                  1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03)
+TANH_DENOMINATOR = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03)
+
+
+def tanh_float32(x):
+    """tanhf as vectorizable arithmetic: the rational approximation of ``topi.fast_tanh`` (x clamped to
+    [-9, 9], odd numerator of degree 13 over an even denominator of degree 6), except near zero, where
+    tanh(x) rounds to x itself (|x| < 2**-12: x**3/3 is below half an ulp) and the polynomial would
+    lose the relative precision of tiny and denormal inputs. NaN and -0.0 pass through."""
+    f32 = "float32"
+    c = lambda v: const(v, f32)  # noqa: E731
+
+    def body(x, clamped):
+        x2 = clamped * clamped
+        p = c(TANH_NUMERATOR[0])
+        for coefficient in TANH_NUMERATOR[1:]:
+            p = x2 * p + c(coefficient)
+        q = c(TANH_DENOMINATOR[0])
+        for coefficient in TANH_DENOMINATOR[1:]:
+            q = x2 * q + c(coefficient)
+        tiny = tirx.LT(te.abs(x), c(2.0 ** -12))
+        return te.if_then_else(tirx.Or(tiny, te.isnan(x)), x, clamped * p / q)
+
+    return apply_once(body, [x, te.max(c(-9.0), te.min(c(9.0), x))])
 
 
 def exp_float32(x):

@@ -61,8 +61,7 @@ def _bitwise(name):
             raise Unsupported(f"{name} on floats")
         if dt == "bool":
             return {"and": lambda a, b: sm.tirx.And(a, b), "or": lambda a, b: sm.tirx.Or(a, b),
-                    "xor": lambda a, b: sm.tirx.Or(sm.tirx.And(a, sm.tirx.Not(b)),
-                                                   sm.tirx.And(sm.tirx.Not(a), b))}[name]
+                    "xor": sm.logical_xor}[name]
         return {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}[name]
     return make
 
@@ -75,7 +74,7 @@ def _logical(name):
                 return sm.tirx.And(a, b)
             if name == "or":
                 return sm.tirx.Or(a, b)
-            return sm.tirx.Or(sm.tirx.And(a, sm.tirx.Not(b)), sm.tirx.And(sm.tirx.Not(a), b))
+            return sm.logical_xor(a, b)
         return rule
     return make
 
@@ -126,7 +125,7 @@ def _invert(dt):
     if sm.is_float(dt):
         raise Unsupported("invert of floats")
     if dt == "bool":
-        return lambda x: sm.tirx.Not(x)
+        return sm.logical_not
     return lambda x: ~x
 
 
@@ -144,7 +143,7 @@ UFUNC_RULES = {
     "divide": _true_divide, "floor_divide": _floor_divide, "remainder": _remainder,
     "bitwise_and": _bitwise("and"), "bitwise_or": _bitwise("or"), "bitwise_xor": _bitwise("xor"),
     "logical_and": _logical("and"), "logical_or": _logical("or"), "logical_xor": _logical("xor"),
-    "logical_not": lambda dt: (lambda x: sm.tirx.Not(sm.truthy(x, dt))),
+    "logical_not": lambda dt: (lambda x: sm.logical_not(sm.truthy(x, dt))),
     "left_shift": lambda dt: (lambda a, b: sm.left_shift(dt, a, b)),
     "right_shift": lambda dt: (lambda a, b: sm.right_shift(dt, a, b)),
     "less": _compare(lambda a, b: a < b), "less_equal": _compare(lambda a, b: a <= b),
@@ -165,16 +164,9 @@ UFUNC_RULES = {
     "trunc": _rounding(lambda x: sm.te.trunc(x)), "rint": _rounding(lambda x: sm.te.round(x)),
     "isnan": _is("nan"), "isinf": _is("inf"), "isfinite": _is("finite"),
 }
-class TensorRule:
-    """An elementwise rule TVM provides as a tensor op (topi), applied to a materialized operand."""
-
-    def __init__(self, fn):
-        self.fn = fn
-
-
 def _tanh(dt):
     if dt == "float32":                     # vectorized rational approximation: <= 4.1e-7 relative error
-        return TensorRule(sm.topi.fast_tanh)
+        return sm.tanh_float32
     return _libm("tanh")(dt)
 
 
@@ -278,9 +270,9 @@ def elementwise_rule(ctx, node):
         def rule(a, *bs):
             bs = list(bs)
             if has_lo:
-                a = sm.maximum(out_dtype, a, bs.pop(0))
+                a = sm.clip_bound(out_dtype, a, bs.pop(0), lower=True)
             if has_hi:
-                a = sm.minimum(out_dtype, a, bs.pop(0))
+                a = sm.clip_bound(out_dtype, a, bs.pop(0), lower=False)
             return a
 
         operands = [args["a"]] + bounds

@@ -1,0 +1,150 @@
+"""Float expressions that a real-number simplifier would fold (x*0 -> 0, x-x -> 0, x==x -> True,
+(x+y)-y -> x, not(x<=0) -> x>0) must give numpy's IEEE results for NaN, +-inf and -0.0, bit for bit."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from astjit import jit
+
+NAN, INF = np.nan, np.inf
+EDGES = [NAN, INF, -1.0, 1e-17, 0.0, -0.0, -INF, 3.0, 2.5e-39]
+OTHER = [1.0, 1.0, INF, 1.0, 1.0, -0.0, 2.0, -0.0, NAN]
+
+
+def times_zero(a, b):
+    return a * 0.0
+
+
+def zero_times(a, b):
+    return 0.0 * a
+
+
+def minus_itself(a, b):
+    return a - a
+
+
+def equals_itself(a, b):
+    return a == a
+
+
+def not_equals_itself(a, b):
+    return a != a
+
+
+def zero_divided(a, b):
+    return 0.0 / a
+
+
+def add_then_subtract(a, b):
+    return (a + b) - b
+
+
+def subtract_then_add(a, b):
+    return (a - b) + b
+
+
+def not_less_equal(a, b):
+    return ~(a <= 0.0)
+
+
+def not_equal_via_invert(a, b):
+    return ~(a == b)
+
+
+def logical_not_of_compare(a, b):
+    return np.logical_not(a < b)
+
+
+def max_of_times_zero(a, b):
+    return (a * 0.0).max()
+
+
+def plus_zero(a, b):
+    return a + 0.0
+
+
+def plus_python_int_zero(a, b):
+    return a + 0
+
+
+def square_minus_product(a, b):
+    return np.square(a) - a * a
+
+
+def where_self_equal(a, b):
+    return np.where(a == a, a, -7)
+
+
+def times_one_plus_zero(a, b):
+    return a * 1.0 + 0.0
+
+
+def divided_by_itself(a, b):
+    return a / a
+
+
+def zeros_times(a, b):
+    return np.zeros_like(a) * a
+
+
+def scalar_argument_twice(a, b):
+    s = b[0]
+    return (a + s) - s
+
+
+def reassociated_constants(a, b):
+    return (a * 3.0) * (1 / 3.0)
+
+
+def clip_to_zero(a, b):
+    return np.clip(a, 0.0, 0.0)
+
+
+def clip_between(a, b):
+    return np.clip(a, -0.0, 1.0)
+
+
+IDENTITIES = [times_zero, zero_times, minus_itself, equals_itself, not_equals_itself, zero_divided,
+              add_then_subtract, subtract_then_add, not_less_equal, not_equal_via_invert, logical_not_of_compare,
+              max_of_times_zero, plus_zero, plus_python_int_zero, square_minus_product, where_self_equal,
+              times_one_plus_zero, divided_by_itself, zeros_times, scalar_argument_twice,
+              reassociated_constants, clip_to_zero, clip_between]
+
+
+def assert_bitwise_equal(got, want):
+    assert type(got) is type(want), (type(got), type(want))
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype.kind == "f":
+        assert np.array_equal(got, want, equal_nan=True), (got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want)), ("sign of zero", got, want)
+    else:
+        assert np.array_equal(got, want), (got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [9, 40, 1001])
+@pytest.mark.parametrize("fn", IDENTITIES, ids=lambda f: f.__name__)
+def test_identity_keeps_ieee_results(fn, size, dtype):
+    jf = jit(fn)
+    for shift in range(3):                     # other values on every call, one specialization
+        a = np.roll(np.resize(np.array(EDGES, dtype), size), shift)
+        b = np.roll(np.resize(np.array(OTHER, dtype), size), -shift)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = fn(a.copy(), b.copy())
+            got = jf(a.copy(), b.copy())
+        assert_bitwise_equal(got, want)
+    modes = {e.mode for f in jf.fragments for e in f.entries}
+    assert modes & {"tvm", "mixed"} or jf.fragments[0].entries[0].mode_chosen == "python", modes
+
+
+def test_clip_of_negative_zero_scalar_keeps_its_sign():
+    def clip_scalar(x):
+        return np.clip(x, 0.0, 0.0) + np.zeros(3)
+
+    jf = jit(clip_scalar)
+    for x in (-0.0, 0.0, -0.0):
+        assert_bitwise_equal(jf(np.full(3, x)), clip_scalar(np.full(3, x)))

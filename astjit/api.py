@@ -11,7 +11,11 @@ from .runtime.records import Record
 
 class JitFunction:
     """A jitted function: call it like the original; inspect it with ``show()``, ``fragments``,
-    ``cache_info()`` and ``explain()``."""
+    ``cache_info()`` and ``explain()``.
+
+    It pickles without its compiled code: by reference (module and qualified name) where that name
+    resolves to it, else, under cloudpickle, as the original function with ``strict`` and ``backend``,
+    jitted again where it is unpickled (see Scale-out)."""
 
     def __init__(self, fn, strict=False, backend=None):
         from .frontend.source import parse_function
@@ -45,6 +49,14 @@ class JitFunction:
         if obj is None:
             return self
         return types.MethodType(self, obj)
+
+    def __reduce__(self):
+        """Pickle by reference (module and qualified name) where that name resolves to this object, else
+        as ``jit(original, strict, backend)`` for cloudpickle to ship by value; nothing compiled is
+        pickled (``astjit.pickling``)."""
+        from .pickling import reduce_jit_function
+
+        return reduce_jit_function(self)
 
     def _prepare(self):
         if config.disabled():

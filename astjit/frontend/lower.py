@@ -212,7 +212,7 @@ class BlockLowering:
                 resolved = describe(obj)
                 name = spelled if resolved.endswith(spelled) or resolved == spelled else f"{spelled} ({resolved})"
                 raise NotTraceable(f"{name} is not supported yet", func)
-            self.resolver.guard(chain[0], self.resolver.lookup(chain[0]))
+            self.resolver.guard_chain(chain, obj)
             return op_name, None
         if isinstance(func, gast.Attribute):
             op_name = ops.METHODS.get(func.attr)
@@ -225,20 +225,30 @@ class BlockLowering:
         chain = attribute_chain(e)
         if chain is not None and chain[0] not in self.local_names and chain[0] not in self.env:
             obj = self.resolver.resolve_chain(chain)
-            if obj is not MISSING and (is_module(obj) or _is_constant(obj) or callable(obj)):
-                self.resolver.guard(chain[0], self.resolver.lookup(chain[0]))
+            if obj is not MISSING and (is_module(obj) or isinstance(obj, type) or callable(obj)
+                                       or self.resolver.is_numpy_chain(chain) and _is_constant(obj)):
+                # a module, class or function is guarded by identity (rebinding it re-transforms the
+                # function); numpy's own constants (np.pi, np.newaxis) are assumed never to change
+                self.resolver.guard_chain(chain, obj)
                 return self.graph.const(obj, lineno=e.lineno)
+            if obj is not MISSING:                  # data (settings.SCALE): read by the caller at each call
+                return self.hoisted_read(chain, e)
         op_name = ops.ATTRIBUTES.get(e.attr)
         if op_name is not None:
             return self.graph.add(op_name, [self.expr(e.value)], lineno=e.lineno, col=e.col_offset)
         if chain is not None and len(chain) == 2 and chain[0] in self.local_names \
                 and chain[0] not in self.assigned:
-            key = "__astjit_attr_" + "_".join(chain)
-            if key not in self.env:                 # e.g. self.weights: read by the caller
-                self.hoisted[key] = e
-                self.env[key] = self.graph.input(key)
-            return self.env[key]
+            return self.hoisted_read(chain, e)      # e.g. self.weights
         raise NotTraceable(f"attribute .{e.attr} is not supported yet", e)
+
+    def hoisted_read(self, chain, e):
+        """An attribute the rewritten function reads right before the Fragment call and passes in, so
+        its value is the one the original would read at that point."""
+        key = "__astjit_attr_" + "_".join(chain)
+        if key not in self.env:
+            self.hoisted[key] = e
+            self.env[key] = self.graph.input(key)
+        return self.env[key]
 
 
 def _is_data(obj) -> bool:

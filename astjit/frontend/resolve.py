@@ -50,28 +50,50 @@ class Resolver:
     def guard(self, name: str, obj) -> None:
         self.guards[name] = obj
 
-    def guards_hold(self) -> bool:
-        for name, obj in self.guards.items():
-            if self.lookup(name) is not obj:
-                return False
-        return True
+    def guard_chain(self, chain: list[str], obj) -> None:
+        """Guard what ``a.b.c`` resolved to: the root name's object, and every attribute after it unless
+        the root is numpy (its functions and constants are assumed never to be rebound)."""
+        self.guard(chain[0], self.lookup(chain[0]))
+        if len(chain) > 1 and not self.is_numpy_chain(chain):
+            self.guards[tuple(chain)] = obj
 
-    def compiled_guard(self):
-        """A generated ``guard() -> bool`` equivalent to guards_hold, cheap enough for every call."""
-        terms, namespace = [], {"g": self.fn.__globals__, "b": self.builtins, "M": _MISSING}
+    def is_numpy_chain(self, chain: list[str]) -> bool:
+        root = self.lookup(chain[0])
+        return is_module(root) and (root.__name__ == "numpy" or root.__name__.startswith("numpy."))
+
+    def compiled_guard(self, defaults=None):
+        """A generated ``guard() -> bool``, cheap enough for every call: every guarded name and attribute
+        chain still resolves to the same object, and the function's defaults are the same tuples."""
+        terms, namespace = [], {"g": self.fn.__globals__, "b": self.builtins, "M": _MISSING, "fn": self.fn}
         for k, (name, obj) in enumerate(self.guards.items()):
             namespace[f"o{k}"] = obj
-            if name in self.cells:
+            if isinstance(name, tuple):
+                root = self._load_code(name[0], k, namespace)
+                path = root + "".join(f".{attr}" for attr in name[1:])
+                terms.append(f"{path} is o{k}")
+            elif name in self.cells:
                 namespace[f"c{k}"] = self.cells[name]
                 terms.append(f"c{k}.cell_contents is o{k}")
             elif name in self.fn.__globals__:
                 terms.append(f"g.get({name!r}, M) is o{k}")
             else:
                 terms.append(f"g.get({name!r}, M) is M and b.get({name!r}, M) is o{k}")
+        if defaults is not None:
+            namespace["d0"], namespace["d1"] = defaults
+            terms.append("fn.__defaults__ is d0 and fn.__kwdefaults__ is d1")
         body = " and ".join(terms) or "True"
-        src = f"def guard():\n    try:\n        return {body}\n    except ValueError:\n        return False\n"
+        src = (f"def guard():\n    try:\n        return {body}\n"
+               "    except (ValueError, AttributeError):\n        return False\n")
         exec(compile(src, "<astjit guard>", "exec"), namespace)
         return namespace["guard"]
+
+
+    def _load_code(self, name, k, namespace) -> str:
+        """Python code reading the free name ``name`` now (a closure cell, a global or a builtin)."""
+        if name in self.cells:
+            namespace[f"c{k}"] = self.cells[name]
+            return f"c{k}.cell_contents"
+        return f"g.get({name!r}, b.get({name!r}))"
 
 
 def is_module(obj) -> bool:

@@ -49,6 +49,7 @@ class InferContext:
         self.runtime_index: set = set()      # getitem nodes indexed by runtime integers (numpy runs them)
         self.value_guards: dict = {}         # input index -> value the specialization assumed
         self.range_guards: dict = {}         # input index -> (lo, hi) a Python int must fit in
+        self.length_guards: dict = {}        # input index -> length of a tuple of ints used as an index
         self.input_index = {n: i for i, n in enumerate(graph.inputs)}
 
     def type(self, node):
@@ -76,10 +77,12 @@ class InferContext:
 
     def guard_int_range(self, node, dtype):
         """A Python int meeting an integer array must fit its dtype (numpy raises OverflowError)."""
-        if node.op != "input":
-            self.static_value(node, "a Python int combined with an integer array")
-            return
         info = np.iinfo(dtype)
+        if node.op != "input":
+            value = self.static_value(node, "a Python int combined with an integer array")
+            if not info.min <= value <= info.max:
+                raise Unsupported(f"Python integer {value} out of bounds for {dtype}")
+            return
         idx = self.input_index[node]
         lo, hi = self.range_guards.get(idx, (info.min, info.max))
         self.range_guards[idx] = (max(lo, info.min), min(hi, info.max))
@@ -110,8 +113,13 @@ def type_of_result(value, shape=None):
 
 def infer(graph, args) -> InferContext:
     ctx = InferContext(graph, args)
-    for node, value in zip(graph.inputs, args):
+    for k, (node, value) in enumerate(zip(graph.inputs, args)):
+        if _is_int_tuple(value):
+            ctx.types[node] = Opaque("tuple of ints")   # a runtime index, or guarded once used statically
+            continue
         ctx.types[node] = input_type(node.value, value)
+        if isinstance(ctx.types[node], Static):
+            ctx.value_guards[k] = value                 # a specialization holds for this value only
     for node in graph.nodes:
         if node.op == "input":
             continue
@@ -128,7 +136,15 @@ def infer(graph, args) -> InferContext:
     return ctx
 
 
+def _is_int_tuple(value) -> bool:
+    return type(value) is tuple and 0 < len(value) <= 32 and all(type(v) is int for v in value)
+
+
 def infer_node(ctx, op, node):
+    if op.kind not in ("view", "effect"):    # only indexing takes a tuple of ints as a runtime value
+        for o in node.operands:
+            if isinstance(ctx.types[o], Opaque) and o.op == "input":
+                ctx.static_value(o)
     operand_types = [ctx.types[o] for o in node.operands]
     if op.fold and all(isinstance(t, Static) for t in operand_types):
         value = evaluate(node, lambda n: ctx.types[n].value)

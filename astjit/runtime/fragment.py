@@ -71,7 +71,10 @@ class Fragment:
     # -- specialization -----------------------------------------------------------------------------
     def _miss(self, args):
         self.calls += 1
-        return self.specialize_only(args).runner(*args)
+        spec = self.specialize_only(args)
+        if not spec.in_range(args):      # made for this key, but this int does not fit: numpy's own path
+            return self.fallback(*args)
+        return spec.runner(*args)
 
     def specialize_only(self, args):
         """Make and cache the specialization for these arguments without running it."""
@@ -81,7 +84,7 @@ class Fragment:
         existing = self.cache.get(key)
         if isinstance(existing, GuardedEntry):
             existing.specs.append(spec)
-        elif spec.value_guards or spec.range_guards:
+        elif spec.value_guards or spec.range_guards or spec.length_guards:
             self.cache[key] = GuardedEntry(self, [spec])
         else:
             self.cache[key] = spec.runner
@@ -134,13 +137,14 @@ class Specialization:
     """One cache entry: the runner for one key, and what it assumed about argument values."""
 
     def __init__(self, key, runner, mode, note="", value_guards=None, range_guards=None, plan=None,
-                 ctx=None, segments=(), reasons=None):
+                 ctx=None, segments=(), reasons=None, length_guards=None):
         self.key = key
         self.runner = runner
         self.mode = mode                   # "tvm", "numpy" (graph interpreter), "mixed" or "python"
         self.note = note
         self.value_guards = value_guards or {}
         self.range_guards = range_guards or {}
+        self.length_guards = length_guards or {}   # input index -> length of a tuple of ints (an index)
         self.plan = plan
         self.ctx = ctx                   # the inference context (types); None if types were not inferred
         self.segments = list(segments)   # which backend runs which nodes, in order
@@ -157,10 +161,20 @@ class Specialization:
         return render_entry_html(self.fragment, self)
 
     def holds(self, args) -> bool:
+        return self.holds_apart_from_ranges(args) and self.in_range(args)
+
+    def holds_apart_from_ranges(self, args) -> bool:
         for i, v in self.value_guards.items():
             a = args[i]
-            if type(a) is not type(v) or a != v:
+            if type(a) is not type(v) or not _same_value(a, v):
                 return False
+        for i, n in self.length_guards.items():
+            a = args[i]
+            if type(a) is not tuple or len(a) != n or any(type(x) is not int for x in a):
+                return False
+        return True
+
+    def in_range(self, args) -> bool:
         for i, (lo, hi) in self.range_guards.items():
             if not lo <= args[i] <= hi:
                 return False
@@ -178,4 +192,21 @@ class GuardedEntry:
         for spec in self.specs:
             if spec.holds(args):
                 return spec.runner(*args)
+        for spec in self.specs:
+            if spec.holds_apart_from_ranges(args):
+                # a Python int that does not fit the array's dtype: numpy raises OverflowError (or,
+                # in np.where, wraps); the block's own statements do exactly that, before any effect
+                self.fragment.calls += 1
+                return self.fragment.fallback(*args)
         return self.fragment._miss(args)
+
+
+def _same_value(a, b) -> bool:
+    """Equality that a specialization may rely on: tuples compare item by item with their types, so
+    ``(1, 2)`` and ``(1.0, 2)`` or ``(True,)`` and ``(1,)`` stay apart."""
+    if type(a) is tuple:
+        return len(a) == len(b) and all(type(x) is type(y) and _same_value(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b)
+    except Exception:  # an object whose == is not a truth value: only itself is the same
+        return a is b

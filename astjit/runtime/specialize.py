@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 from .. import config
 from ..backends.numpy_backend import NumpyBackend
 from ..backends.partition import partition
@@ -37,7 +39,8 @@ def specialize(fragment, key, args):
             config.log("fallbacks", "%s line %s: nothing compiles (%s)", fragment.owner_name,
                        fragment.block.lineno, note)
         return Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards,
-                              ctx=ctx, segments=segments, reasons=reasons)
+                              ctx=ctx, segments=segments, reasons=reasons, length_guards=ctx.length_guards)
+    _guard_kernel_ints(ctx, graph, segments)
     notes = []
     for seg in segments:
         if seg.backend == "tvm":
@@ -60,7 +63,20 @@ def specialize(fragment, key, args):
     modes = {s.backend for s in segments}
     mode = "tvm" if modes == {"tvm"} else ("numpy" if modes == {"numpy"} else "mixed")
     return Specialization(key, runner, mode, "; ".join(notes), ctx.value_guards, ctx.range_guards, plan,
-                          ctx=ctx, segments=segments, reasons=reasons)
+                          ctx=ctx, segments=segments, reasons=reasons, length_guards=ctx.length_guards)
+
+
+def _guard_kernel_ints(ctx, graph, segments) -> None:
+    """Kernels take Python ints as int64 parameters: a larger int runs the block's Python instead."""
+    from ..graph.types import WeakScalar
+
+    position = {n: j for j, n in enumerate(graph.inputs)}
+    info = np.iinfo(np.int64)
+    for seg in segments:
+        for n in seg.inputs if seg.backend == "tvm" else ():
+            if n in position and ctx.types[n] == WeakScalar(int):
+                lo, hi = ctx.range_guards.get(position[n], (info.min, info.max))
+                ctx.range_guards[position[n]] = (max(lo, info.min), min(hi, info.max))
 
 
 def _direct_runner(ctx, graph, segments, plan):

@@ -33,11 +33,16 @@ def runtime_index(ctx, node):
     """A representative for an index whose integers are only known at run time (a loop counter), or
     None if the index has other runtime parts. Integer indices fix the result's shape whatever their
     value, so such an index needs no value guard (and no recompile per value); it runs on numpy."""
-    from ..types import WeakScalar
+    from ..types import Opaque, WeakScalar
 
     t = ctx.types[node]
     if isinstance(t, Static):
         return None
+    if isinstance(t, Opaque) and node.op == "input":          # a tuple of ints passed as an argument
+        k = ctx.input_index[node]
+        length = len(ctx.args[k])
+        ctx.length_guards[k] = length
+        return (0,) * length
     if t == WeakScalar(int) or (isinstance(t, ArrayType) and t.scalar and t.dtype.kind in "iu"):
         return 0
     if node.op == "tuple" and not node.kwargs:

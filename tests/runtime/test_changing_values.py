@@ -1,0 +1,209 @@
+"""Python values that reach compiled code change between calls: every such value is either part of
+what a specialization is guarded on or a runtime argument of the kernel, never a stale constant.
+Each function is called several times with other values and compared with plain numpy."""
+
+import threading
+
+import numpy as np
+import pytest
+import settings_module as settings
+from differential import assert_same_as_numpy
+
+from astjit import jit
+
+WINDOW = (0, 2)
+PICK = slice(1, 3)
+LABEL = "sum"
+
+
+def and_compare(data, result, pos, idx):
+    result[pos] &= data[idx] <= data[pos]
+    return result
+
+
+def test_tuple_positions_change_between_calls():
+    jf = jit(and_compare)
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for pos, idx in [((0, 0, 0), (1, 1, 1)), ((1, 0, 0), (1, 1, 1)), ((1, 2, 3), (0, 0, 0)), ((0, 1, 2), (1, 2, 3))]:
+        assert_same_as_numpy(and_compare, x, np.ones(x.shape, bool), pos, idx, jitted=jf)
+
+
+def take_slice(a, s):
+    return a[s] * 2.0
+
+
+def test_slice_argument():
+    jf = jit(take_slice)
+    a = np.arange(10.0)
+    for s in (slice(0, 3), slice(2, 5), slice(1, 9, 2), slice(None, None, -1), slice(4, 7)):
+        assert_same_as_numpy(take_slice, a, s, jitted=jf)
+
+
+def unpack_bounds(a, bounds):
+    lo, hi = bounds
+    return a[lo:hi] + 1.0
+
+
+def test_tuple_unpacked_into_bounds():
+    jf = jit(unpack_bounds)
+    a = np.arange(12.0)
+    for bounds in ((0, 3), (2, 5), (1, 10), (5, 8)):
+        assert_same_as_numpy(unpack_bounds, a, bounds, jitted=jf)
+
+
+def cast_to(a, t):
+    return (a * 3).astype(t)
+
+
+def test_dtype_passed_as_value():
+    jf = jit(cast_to)
+    a = np.linspace(-2, 2, 9)
+    for t in (np.int32, np.float32, np.int64, np.dtype("uint8"), bool, "float64"):
+        assert_same_as_numpy(cast_to, a, t, jitted=jf)
+
+
+def reshape_and_sum(a, shape, axis):
+    return a.reshape(shape).sum(axis=axis) * 1.5
+
+
+def test_shapes_and_axes_as_tuples():
+    jf = jit(reshape_and_sum)
+    a = np.arange(24.0)
+    for shape, axis in [((4, 6), (0,)), ((6, 4), (1,)), ((2, 3, 4), (0, 2)), ((4, 6), (0, 1)), ((2, 12), 1)]:
+        assert_same_as_numpy(reshape_and_sum, a, shape, axis, jitted=jf)
+
+
+def built_slice(a, i, j):
+    s = slice(i, j)
+    return a[s] - 1.0
+
+
+def test_slice_built_in_the_function():
+    jf = jit(built_slice)
+    a = np.arange(10.0)
+    for i, j in ((0, 2), (1, 4), (3, 9), (0, 2)):
+        assert_same_as_numpy(built_slice, a, i, j, jitted=jf)
+
+
+def slices_in_a_loop(a, pieces):
+    total = np.zeros(2)
+    for s in pieces:
+        total = total + a[s] * 2.0
+    return total
+
+
+def test_slices_from_a_list_in_a_loop():
+    jf = jit(slices_in_a_loop)
+    a = np.arange(10.0)
+    for pieces in ([slice(0, 2), slice(2, 4), slice(8, 10)], [slice(1, 3), slice(5, 7)]):
+        assert_same_as_numpy(slices_in_a_loop, a, pieces, jitted=jf)
+
+
+def default_tuple(a, window=(1, 3)):
+    return a[window[0]:window[1]] * 2.0
+
+
+def test_default_tuple_argument_and_explicit_values():
+    jf = jit(default_tuple)
+    a = np.arange(8.0)
+    assert_same_as_numpy(default_tuple, a, jitted=jf)
+    assert_same_as_numpy(default_tuple, a, (0, 5), jitted=jf)
+    assert_same_as_numpy(default_tuple, a, jitted=jf)
+    assert_same_as_numpy(default_tuple, a, (2, 4), jitted=jf)
+
+
+def test_defaults_changed_after_the_first_call():
+    def scaled(a, k=2.0, window=(0, 2)):
+        return a[window[0]:window[1]] * k
+
+    jf = jit(scaled)
+    a = np.arange(6.0)
+    assert_same_as_numpy(scaled, a, jitted=jf)
+    for defaults in ((3.0, (1, 4)), (-1.0, (0, 6))):
+        jf.__defaults__ = defaults
+        scaled.__defaults__ = defaults
+        assert_same_as_numpy(scaled, a, jitted=jf)
+
+
+def global_tuple_slice_string(a):
+    lo, hi = WINDOW
+    picked = a[PICK] * 2.0
+    window = a[lo:hi] + 1.0
+    if LABEL == "sum":
+        return picked.sum() + window.sum()
+    return picked.max() + window.max()
+
+
+def test_rebound_global_tuple_slice_and_string():
+    global WINDOW, PICK, LABEL
+    jf = jit(global_tuple_slice_string)
+    a = np.arange(10.0)
+    saved = WINDOW, PICK, LABEL
+    try:
+        for WINDOW, PICK, LABEL in [((0, 2), slice(1, 3), "sum"), ((1, 5), slice(0, 8, 2), "max"),
+                                    ((3, 4), slice(None), "sum")]:
+            assert_same_as_numpy(global_tuple_slice_string, a, jitted=jf)
+    finally:
+        WINDOW, PICK, LABEL = saved
+
+
+def module_attributes(a):
+    y = settings.FUNC(a) * settings.SCALE + settings.Config.offset
+    return y[settings.PICK], y.sum(axis=settings.Config.axis)
+
+
+def test_module_and_class_attributes_change_between_calls():
+    jf = jit(module_attributes)
+    a = np.linspace(0.1, 1.0, 6).reshape(2, 3)
+    saved = settings.SCALE, settings.FUNC, settings.PICK, settings.Config.offset, settings.Config.axis
+    try:
+        assert_same_as_numpy(module_attributes, a, jitted=jf)
+        settings.SCALE = 5.0
+        assert_same_as_numpy(module_attributes, a, jitted=jf)
+        settings.FUNC = np.sin
+        settings.Config.offset = -2.0
+        assert_same_as_numpy(module_attributes, a, jitted=jf)
+        settings.PICK = slice(1, 2)
+        settings.Config.axis = 1
+        assert_same_as_numpy(module_attributes, a, jitted=jf)
+    finally:
+        settings.SCALE, settings.FUNC, settings.PICK, settings.Config.offset, settings.Config.axis = saved
+
+
+def test_threads_see_their_own_values():
+    jf = jit(and_compare)
+    x = np.arange(24.0).reshape(2, 3, 4)
+    positions = [(i % 2, (i // 2) % 3, i % 4) for i in range(24)]
+    wrong = []
+
+    def worker(k):
+        for n in range(30):
+            pos = positions[(k * 7 + n) % 24]
+            idx = positions[(k * 5 + 3 * n) % 24]
+            want = and_compare(x, np.ones(x.shape, bool), pos, idx)
+            got = jf(x, np.ones(x.shape, bool), pos, idx)
+            if not np.array_equal(got, want):
+                wrong.append((pos, idx))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
+
+
+@pytest.mark.parametrize("value", [1, 2, 3])
+def test_scalar_attribute_of_an_object_argument(value):
+    class Holder:
+        def __eq__(self, other):
+            return self.k == other.k
+
+    def scaled_by_attribute(h, a):
+        return a * h.k + 1.0
+
+    jf = jit(scaled_by_attribute)
+    h = Holder()
+    for k in (value, value * 2.5, -value):
+        h.k = k
+        assert_same_as_numpy(scaled_by_attribute, h, np.arange(4.0), jitted=jf)

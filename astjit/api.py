@@ -90,8 +90,27 @@ class JitFunction:
             raise StrictModeError(f"{reason} (strict=True forbids running it as Python)", first.filename,
                                   first.lineno, first.col, first.end_col)
         self._function = self._transformed.function
-        self._guard = self._transformed.resolver.compiled_guard()
+        original = self.original
+        self._guard = self._transformed.resolver.compiled_guard((original.__defaults__,
+                                                                 original.__kwdefaults__))
         return self._transformed
+
+    # -- defaults: the original's, so that changing them reaches the next call ----------------------
+    @property
+    def __defaults__(self):
+        return self.original.__defaults__
+
+    @__defaults__.setter
+    def __defaults__(self, value):
+        self.original.__defaults__ = value        # the guard sees the new tuple: the next call rebuilds
+
+    @property
+    def __kwdefaults__(self):
+        return self.original.__kwdefaults__
+
+    @__kwdefaults__.setter
+    def __kwdefaults__(self, value):
+        self.original.__kwdefaults__ = value
 
     def _note_function(self, message):
         code = self.original.__code__

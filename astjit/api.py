@@ -6,6 +6,7 @@ import types
 
 from . import config
 from .errors import AstjitError, SourceUnavailableError, StrictModeError, render_location
+from .runtime import fpstate
 from .runtime.records import Record
 
 
@@ -23,11 +24,18 @@ class JitFunction:
         self.original = fn
         self.strict = strict
         self.backend = backend
-        self._parsed = parse_function(fn)          # fails now, with a clear error, if there is no source
         self._transformed = None
         self._disabled = False
         self._records: list[Record] = []
         functools.update_wrapper(self, fn)
+        try:
+            self._parsed = parse_function(fn)
+        except Exception as exc:  # no source, or one Python's own parser cannot take (too deeply nested)
+            if strict or not isinstance(fn, types.FunctionType):   # jit(42) is a mistake, not a fallback
+                raise
+            reason = str(exc) if isinstance(exc, AstjitError) else f"cannot parse it ({type(exc).__name__})"
+            self._note_function(f"{reason}: the function runs as Python")
+            self._disabled = True
 
     # -- calling ----------------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
@@ -40,8 +48,13 @@ class JitFunction:
         return False
 
     def _slow_call(self, args, kwargs):
-        """First call, or a resolved global was rebound since: transform (again), then call."""
-        if self._disabled or self._prepare() is None:
+        """First call, numpy's error state asks for errors (np.errstate(all="raise")), or a resolved global
+        was rebound since: run the original, or transform (again) and call."""
+        if self._disabled or not fpstate.kernels_allowed():
+            return self.original(*args, **kwargs)
+        if self._transformed is not None and self._names_hold():
+            return self._function(*args, **kwargs)
+        if self._prepare() is None:
             return self.original(*args, **kwargs)
         return self._function(*args, **kwargs)
 
@@ -78,7 +91,7 @@ class JitFunction:
             return None
         except Exception as exc:  # a bug of ours must not break the user's program
             if self.strict:
-                raise StrictModeError(f"astjit failed to transform {self.original.__qualname__}: "
+                raise StrictModeError(f"astjit failed to transform {self.__qualname__}: "
                                       f"{type(exc).__name__}: {exc}") from exc
             self._note_function(f"astjit could not transform this function ({type(exc).__name__}: {exc}): "
                                 "it runs as Python")
@@ -91,8 +104,10 @@ class JitFunction:
                                   first.lineno, first.col, first.end_col)
         self._function = self._transformed.function
         original = self.original
-        self._guard = self._transformed.resolver.compiled_guard((original.__defaults__,
-                                                                 original.__kwdefaults__))
+        resolver = self._transformed.resolver
+        self._names_hold = resolver.compiled_guard((original.__defaults__, original.__kwdefaults__))
+        self._guard = resolver.compiled_guard((original.__defaults__, original.__kwdefaults__),
+                                              quiet_floating_point=(fpstate.current_state, fpstate.last_quiet))
         return self._transformed
 
     # -- defaults: the original's, so that changing them reaches the next call ----------------------
@@ -113,8 +128,9 @@ class JitFunction:
         self.original.__kwdefaults__ = value
 
     def _note_function(self, message):
-        code = self.original.__code__
-        self._records.append(Record("function", code.co_filename, code.co_firstlineno, message))
+        code = getattr(self.original, "__code__", None)
+        filename, lineno = (code.co_filename, code.co_firstlineno) if code is not None else ("", None)
+        self._records.append(Record("function", filename, lineno, message))
 
     # -- inspection -------------------------------------------------------------------------------
     def _ensure(self):
@@ -132,7 +148,12 @@ class JitFunction:
     def source(self) -> str:
         """The transformed Python source: what actually runs."""
         t = self._ensure()
-        return t.source if t is not None else inspect.getsource(self.original)
+        if t is not None:
+            return t.source
+        try:
+            return inspect.getsource(self.original)
+        except (OSError, TypeError):
+            return f"# {self.__qualname__} runs as Python; its source is not available\n"
 
     def cache_info(self) -> dict:
         """Per Fragment name, one dict per specialization: its cache ``key``, ``mode`` and ``compile_ms``.
@@ -159,7 +180,7 @@ class JitFunction:
     def explain(self) -> "Explanation":
         """Every statement and block that runs as Python, and why; and every recompile (same as
         ``astjit.explain(self)``)."""
-        return Explanation(self.original.__qualname__, self.records())
+        return Explanation(self.__qualname__, self.records())
 
     def show(self, file=None, fragments: bool = False) -> None:
         """Print the transformed source, then each Fragment's lines, live-ins, live-outs and cache
@@ -203,8 +224,8 @@ def jit(fn=None, *, strict=False, backend=None):
     """Compile the array code of ``fn``; control flow stays Python. Use as ``@jit`` or ``@jit(...)``.
 
     Args:
-        fn: a function defined with ``def`` in a file or notebook cell (also a ``staticmethod`` or
-            ``classmethod``). Nothing is compiled until the first call.
+        fn: a function defined with ``def`` or ``lambda`` in a file or notebook cell (also a
+            ``staticmethod`` or ``classmethod``). Nothing is compiled until the first call.
         strict: raise ``StrictModeError`` (file, line, caret) instead of falling back to Python.
         backend: "auto" (default; ``None`` means the same), "tvm", "numpy" (the reference interpreter)
             or "python" (no fragments run compiled; useful to compare).
@@ -214,7 +235,9 @@ def jit(fn=None, *, strict=False, backend=None):
 
     Raises:
         ValueError: ``backend`` is not one of the four names.
-        SourceUnavailableError: ``fn`` has no readable source (a lambda, ``exec``'d code, a builtin).
+        SourceUnavailableError: only with ``strict=True``, when ``fn`` has no readable source
+            (``exec``'d code, a builtin). Otherwise such a function runs as Python and ``explain``
+            says why; decorating never fails.
     """
     if backend not in (None, "auto", "tvm", "numpy", "python"):
         raise ValueError(f"backend must be 'auto', 'tvm', 'numpy' or 'python', not {backend!r}")

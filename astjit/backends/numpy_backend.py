@@ -25,18 +25,38 @@ class NumpyBackend:
             steps.append((impl, arg_slots, kw_slots))
         out_positions = [position[n] for n in segment.outputs]
 
+        effect_steps = [k for k, node in enumerate(segment.nodes) if node in ctx.effects]
+
         def run(*inputs):
             values = list(inputs)
-            for impl, arg_slots, kw_slots in steps:
-                args = [values[s] if type(s) is int else s.value for s in arg_slots]
-                if kw_slots:
-                    kwargs = {k: values[s] if type(s) is int else s.value for k, s in kw_slots.items()}
-                    values.append(impl(*args, **kwargs))
-                else:
-                    values.append(impl(*args))
+            try:
+                for impl, arg_slots, kw_slots in steps:
+                    args = [values[s] if type(s) is int else s.value for s in arg_slots]
+                    if kw_slots:
+                        kwargs = {k: values[s] if type(s) is int else s.value for k, s in kw_slots.items()}
+                        values.append(impl(*args, **kwargs))
+                    else:
+                        values.append(impl(*args))
+            except Exception as exc:
+                failed = len(values) - len(inputs)
+                mark_effects_done(exc, any(k < failed for k in effect_steps))
+                raise
             return tuple(values[p] for p in out_positions)
 
         return run
+
+
+EFFECTS_DONE = "_astjit_effects_done"
+
+
+def mark_effects_done(exc, done: bool) -> None:
+    """Tell the plan whether an in-place update completed before ``exc``. numpy checks an update fully
+    (index, shape, cast) before writing, so an update that raised wrote nothing, and the block's own
+    statements can still run from the start and raise at the user's line."""
+    try:
+        setattr(exc, EFFECTS_DONE, done)
+    except AttributeError:  # an exception type without a __dict__: assume the worst
+        pass
 
 
 class _Const:

@@ -1,6 +1,7 @@
 """Get a function's source as a gast FunctionDef whose line numbers are the file's own."""
 
 import inspect
+import linecache
 import types
 
 import gast
@@ -14,9 +15,7 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
         raise SourceUnavailableError(
             f"astjit.jit needs a Python function defined with 'def', got {type(fn).__name__} {fn!r}")
     if fn.__name__ == "<lambda>":
-        raise SourceUnavailableError(
-            f"astjit.jit cannot compile lambdas ({fn.__code__.co_filename}:{fn.__code__.co_firstlineno}); "
-            "define the function with 'def' in a file")
+        return _parse_lambda(fn)
     try:
         lines, start = inspect.getsourcelines(fn)
     except (OSError, TypeError) as exc:
@@ -40,3 +39,36 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
         raise SourceUnavailableError(f"the source found for {fn.__qualname__} is not its def statement")
     fndef.decorator_list = []
     return gast.Module(body=[fndef], type_ignores=[]), fndef
+
+
+def _parse_lambda(fn) -> tuple[gast.Module, gast.FunctionDef]:
+    """A lambda as ``def <lambda>(params): return body``, found in its file by position.
+
+    ``inspect`` gives a lambda's whole statement, which may not parse on its own (a lambda inside a
+    multi-line call), so the whole file is parsed. Of the lambdas that start on the code's first line,
+    the one whose compiled code matches ``fn``'s is taken (two lambdas can share a line)."""
+    from .transform import same_code
+
+    code = fn.__code__
+    text = "".join(linecache.getlines(code.co_filename))
+    if not text:
+        raise SourceUnavailableError(
+            f"no source for the lambda at {code.co_filename}:{code.co_firstlineno}: astjit reads the source "
+            "of the function, so define it in a file or a notebook cell, not with exec or in a plain REPL")
+    try:
+        tree = gast.parse(text)
+    except SyntaxError as exc:
+        raise SourceUnavailableError(f"cannot parse {code.co_filename}: {exc}") from None
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Lambda) and node.lineno == code.co_firstlineno:
+            ret = gast.Return(value=node.body)
+            gast.copy_location(ret, node.body)
+            fndef = gast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[],
+                                     returns=None, type_comment=None, type_params=[])
+            gast.copy_location(fndef, node)
+            module = gast.Module(body=[fndef], type_ignores=[])
+            if same_code(fn, fndef):
+                return module, fndef
+    raise SourceUnavailableError(
+        f"the source of the lambda at {code.co_filename}:{code.co_firstlineno} was not found (was the file "
+        "edited after import?)")

@@ -8,7 +8,9 @@ source text is printed before compiling (compiling strips defaults and annotatio
 import copy
 from dataclasses import dataclass, field
 
-from ..errors import SourceUnavailableError
+import gast
+
+from ..errors import AstjitError, SourceUnavailableError
 from ..runtime.fragment import Fragment
 from ..runtime.records import Record
 from .blocks import BlockFinder
@@ -30,17 +32,44 @@ class Transformed:
     records: list = field(default_factory=list)
 
 
+def same_code(fn, fndef) -> bool:
+    """Whether the parsed def compiles to ``fn``'s own code. co_code itself differs legitimately (CPython
+    emits other call opcodes for names imported in the same module); constants, names and variables
+    still tell an edited file or a wrapper apart."""
+    try:
+        rebuilt, _ = build(fn, copy.deepcopy(fndef), [], {})
+    except (SyntaxError, ValueError, TypeError):
+        return False
+    return _signature(rebuilt.__code__) == _signature(fn.__code__)
+
+
 def check_source_matches(fn, fndef) -> None:
     """The parsed def must compile to fn's own bytecode: a file edited after import gives other code."""
-    probe = copy.deepcopy(fndef)
-    rebuilt, _ = build(fn, probe, [], {})
-    a, b = rebuilt.__code__, fn.__code__
-    # co_code itself differs legitimately: CPython emits other call opcodes for names imported in the
-    # same module. Constants, names and variables still tell an edited file or a wrapper apart.
-    if _signature(a) != _signature(b):
+    if not same_code(fn, fndef):
+        b = fn.__code__
         raise SourceUnavailableError(
             f"the source of {fn.__qualname__} in {b.co_filename} does not match the running function "
             "(was the file edited after import, or is this a wrapper?)")
+
+
+FRAME_READERS = {"locals": None, "eval": None, "exec": None, "vars": 0, "dir": 0}   # name -> arity that reads
+
+
+def check_no_frame_introspection(fndef, resolver) -> None:
+    """``locals()``, ``eval``, ``exec`` and argument-less ``vars()``/``dir()`` see the function's local
+    variables; a Fragment keeps its temporaries to itself and adds names of its own, so such a function
+    runs as Python."""
+    import builtins
+
+    for node in gast.walk(fndef):
+        if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)):
+            continue
+        name = node.func.id
+        if name not in FRAME_READERS or resolver.lookup(name) is not getattr(builtins, name):
+            continue
+        if FRAME_READERS[name] is None or len(node.args) == FRAME_READERS[name]:
+            raise AstjitError(f"it calls {name}() (line {node.lineno}), which reads the function's local "
+                              "variables as Python keeps them")
 
 
 def _signature(code):
@@ -55,6 +84,7 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     check_source_matches(fn, fndef)
     liveness = FunctionLiveness(module, fndef)                   # local names of the original
     resolver = Resolver(fn, liveness.local_names)
+    check_no_frame_introspection(fndef, resolver)
     is_traceable = expression_checker(lambda: BlockLowering("probe", Resolver(fn, liveness.local_names),
                                                             liveness.local_names))
     hoist_tests_and_returns(fndef, is_traceable)

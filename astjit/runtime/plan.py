@@ -1,11 +1,12 @@
 """An executable plan: the segments of one specialization, run in order over a list of slots.
 
-Whatever goes wrong before the first in-place effect runs the block's original Python instead, so the
-user sees numpy's own exception (or result) at their own line; after an effect has run, re-running
-would apply it twice, so the error propagates as raised.
+Whatever goes wrong before the first in-place effect has written anything runs the block's original
+Python instead, so the user sees numpy's own exception (or result) at their own line; after an effect
+has run, re-running would apply it twice, so the error propagates as raised.
 """
 
 
+from ..backends.numpy_backend import EFFECTS_DONE
 from ..graph.types import Static
 
 
@@ -43,9 +44,9 @@ class Plan:
                 results = run(*[values[i] for i in ins])
                 for i, r in zip(outs, results):
                     values[i] = r
-        except Exception:
-            if k < self.first_effect:
-                return self.fallback(*args)
+        except Exception as exc:
+            if k < self.first_effect or (k == self.first_effect and getattr(exc, EFFECTS_DONE, True) is False):
+                return self.fallback(*args)      # nothing was written yet: numpy's error at the user's line
             raise
         out = [list(values[i]) if c else values[i] for i, c in zip(self.output_slots, self.copy_outputs)]
         if self.n_outputs == 0:

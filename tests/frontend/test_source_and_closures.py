@@ -5,6 +5,7 @@ Every function is compared with the undecorated original on equal copies of its 
 import functools
 import importlib
 import inspect
+import linecache
 import sys
 import types
 
@@ -439,19 +440,83 @@ def test_parameter_shadowing_a_module_name():
     assert_same_as_numpy(shadows_np, FakeNumpy(), A)
 
 
-# -- source unavailable -----------------------------------------------------------------------------
-def test_lambda_raises_source_unavailable():
-    with pytest.raises(astjit.SourceUnavailableError, match="lambda"):
-        jit(lambda x: x + 1)
+# -- lambdas, notebook cells, source unavailable ----------------------------------------------------
+scaled_exp = jit(lambda a, k=2.0: np.exp(a) * k + 1.0)
+lambda_pair = (jit(lambda x: x * 2.0 + 1.0), jit(lambda x: (x - 3.0).sum()))
+nested_call_lambda = jit(
+    lambda x, y: np.maximum(x, y) * 0.5
+)
 
 
-def test_exec_function_raises_source_unavailable():
+def test_lambdas_compile():
+    for n in (5, 9, 5):
+        a = np.linspace(-1.0, 1.0, n)
+        assert_same_as_numpy(scaled_exp.original, a, jitted=scaled_exp)
+        assert_same_as_numpy(scaled_exp.original, a, 3.0, jitted=scaled_exp)
+        assert_same_as_numpy(lambda_pair[0].original, a, jitted=lambda_pair[0])
+        assert_same_as_numpy(lambda_pair[1].original, a, jitted=lambda_pair[1])
+        assert_same_as_numpy(nested_call_lambda.original, a, a[::-1].copy(), jitted=nested_call_lambda)
+    for jf in (scaled_exp, *lambda_pair, nested_call_lambda):
+        assert {e.mode for f in jf.fragments for e in f.entries} & {"tvm", "mixed"}, jf.explain()
+    assert "def <lambda>(a, k=2.0):" in scaled_exp.source
+
+
+def test_function_of_a_notebook_cell_compiles():
+    """IPython registers each cell's text in linecache under a name like <ipython-input-3-...>."""
+    name = "<ipython-input-7-5f3a2b>"
+    text = "import numpy as np\n\ndef cell_kernel(a, b):\n    c = a * b + 1.0\n    return np.tanh(c).sum()\n"
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    ns = {}
+    exec(compile(text, name, "exec"), ns)
+    jf = jit(ns["cell_kernel"])
+    for n in (4, 7, 4):
+        a, b = np.linspace(0, 1, n), np.linspace(1, 2, n)
+        assert_same_as_numpy(ns["cell_kernel"], a, b, jitted=jf)
+    assert {e.mode for f in jf.fragments for e in f.entries} & {"tvm", "mixed"}
+
+
+def test_exec_function_runs_as_python_with_a_reason():
     ns = {}
     exec("def made(a):\n    return a + 1\n", ns)
-    with pytest.raises(astjit.SourceUnavailableError) as exc:
-        jit(ns["made"])
-    message = str(exc.value)
-    assert "made" in message and "<string>" in message and "exec" in message
+    jf = jit(ns["made"])                               # decorating never fails
+    for v in (np.arange(3.0), np.arange(5)):
+        assert_same_as_numpy(ns["made"], v, jitted=jf)
+    message = str(jf.explain())
+    assert "made" in message and "<string>" in message and "runs as Python" in message
+    with pytest.raises(astjit.SourceUnavailableError):
+        jit(ns["made"], strict=True)
+
+
+def test_very_long_expression_falls_back_at_call_time():
+    """Python's own parser recurses once per term; a sum of a few hundred terms must not fail jit()."""
+    terms = " + ".join(f"a[{i % 4}] * {i}.0" for i in range(400))
+    name = "<astjit-test-long-expression>"
+    text = f"def long_sum(a):\n    return {terms}\n"
+    linecache.cache[name] = (len(text), None, text.splitlines(True), name)
+    ns = {}
+    exec(compile(text, name, "exec"), ns)
+    jf = jit(ns["long_sum"])
+    for v in (np.arange(4.0), np.arange(4.0) * 2):
+        assert jf(v) == ns["long_sum"](v)
+
+
+def reads_locals(a):
+    b = a * 2.0
+    c = b + 1.0
+    return sorted(k for k in locals()), c
+
+
+def evaluates(a):
+    b = a * 2.0  # noqa: F841 (read by eval)
+    return eval("b + 1.0")
+
+
+def test_functions_reading_their_locals_run_as_python():
+    for fn in (reads_locals, evaluates):
+        jf = jit(fn)
+        for n in (3, 5):
+            assert_same_as_numpy(fn, np.arange(float(n)), jitted=jf)
+        assert "runs as Python" in str(jf.explain()) and "()" in str(jf.explain())
 
 
 @pytest.mark.parametrize("obj", [np.exp, len, 42, "text", Layer, types.SimpleNamespace()])

@@ -13,7 +13,9 @@ from . import scalar_math as sm
 
 SUPPORTED_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                     "float32", "float64"}
-MAX_ELEMENTS = 2**31 - 1
+# Kernels index with int32: a reduction's split pads its extent to a multiple of 128 and a view's flat
+# offset multiplies strides, so arrays of 2**30 elements or more stay clear of int32 overflow on numpy.
+MAX_ELEMENTS = 2**30 - 1
 
 
 def _binary(fn):
@@ -344,7 +346,7 @@ def supports(ctx, node):
     if t.size == 0:
         return "empty arrays run on numpy"
     if t.size > MAX_ELEMENTS:
-        return "arrays of 2**31 elements or more run on numpy"
+        return "arrays of 2**30 elements or more run on numpy"
     has_array = op.kind == "creation"
     for o in node.operands:
         ot = ctx.types[o]

@@ -43,7 +43,9 @@ def infer_creation(ctx, node):
         shape = like_shape
     if values.get("order", "C") not in ("C", "K", "A", None):
         raise Unsupported("Fortran-ordered creation is left to Python")
-    result = op.impl(**values)
+    prototype = [values.pop(name) for name in ("a", "prototype") if name in values]
+    result = op.impl(*prototype, **values)   # np.empty_like names it 'prototype', the others 'a'
+
     t = type_of_result(result)
     if t.dtype.kind not in "biufc":
         raise Unsupported(f"{node.op} makes dtype {t.dtype}")

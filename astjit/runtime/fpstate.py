@@ -1,0 +1,31 @@
+"""Whether compiled kernels may run under numpy's current floating-point error state.
+
+Kernels raise no floating-point errors and emit no warnings. Under numpy's default state (warn) and
+under ``ignore`` the values are the same, so kernels run; when any category is ``raise``, ``call``,
+``print`` or ``log`` (``np.errstate(all="raise")``, ``np.seterr``), numpy's reaction is part of the
+result and the original Python runs instead. numpy keeps its state in a context variable whose value
+is replaced whenever the state changes, so the check on each call is one identity comparison.
+"""
+
+import numpy as np
+
+try:
+    from numpy._core._multiarray_umath import _extobj_contextvar
+
+    current_state = _extobj_contextvar.get
+except ImportError:  # another numpy layout: compare the error dict itself (slower, same answer)
+    def current_state():
+        return tuple(sorted(np.geterr().items()))
+
+QUIET = ("ignore", "warn")
+last_quiet = [None]          # the last state seen in which kernels may run
+
+
+def kernels_allowed() -> bool:
+    state = current_state()
+    if state is last_quiet[0] or state == last_quiet[0]:
+        return True
+    if all(mode in QUIET for mode in np.geterr().values()):
+        last_quiet[0] = state
+        return True
+    return False

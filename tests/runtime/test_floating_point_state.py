@@ -1,0 +1,44 @@
+"""numpy's floating-point error state: under np.errstate(all="raise") or np.seterr, a jitted function
+raises FloatingPointError where numpy does; under the default state and 'ignore' it returns numpy's
+values from compiled code."""
+
+import numpy as np
+import pytest
+from differential import assert_same_as_numpy
+
+from astjit import jit
+
+
+def divide_and_log(a, b):
+    return np.log(a / b) * 2.0 + 1.0
+
+
+@pytest.mark.parametrize("mode", ["raise", "call", "print"])
+def test_errstate_raise_reaches_compiled_code(mode, capfd):
+    jf = jit(divide_and_log)
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 2.0])
+    assert_same_as_numpy(divide_and_log, a, a + 1, jitted=jf)       # compiles under the default state
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            jf(a, b)
+        assert_same_as_numpy(divide_and_log, a, a + 1, jitted=jf)   # no error: same values
+    if mode == "call":
+        calls = []
+        with np.errstate(all="call", call=lambda kind, flag: calls.append(kind)):
+            got = jf(a, b)
+        assert calls and np.isinf(got[1])
+    elif mode == "print":
+        with np.errstate(all="print"):
+            jf(a, b)
+        captured = capfd.readouterr()
+        assert "divide by zero" in captured.out + captured.err
+    else:
+        old = np.seterr(all="raise")
+        try:
+            with pytest.raises(FloatingPointError):
+                jf(a, b)
+        finally:
+            np.seterr(**old)
+    with np.errstate(all="ignore"):
+        assert_same_as_numpy(divide_and_log, a, b, jitted=jf)
+    assert {e.mode for f in jf.fragments for e in f.entries} & {"tvm", "mixed"}

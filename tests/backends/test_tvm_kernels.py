@@ -274,3 +274,24 @@ def test_integer_division_guards_do_not_crash_the_process(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, f"exit {proc.returncode} (-8 is SIGFPE):\n{proc.stdout}\n{proc.stderr[-3000:]}"
     assert "checked 24" in proc.stdout
+
+
+def tanh_only(a):
+    return np.tanh(a)
+
+
+def test_float32_tanh_of_tiny_and_denormal_values():
+    """Below 2**-12 tanh(x) rounds to x itself; the rational approximation alone lost the relative
+    precision of tiny inputs (1e-5 near 1e-38) and flushed denormals (tanh(1e-45) gave 0)."""
+    jf = jit(tanh_only)
+    tiny = np.array([1e-45, -1e-45, 1e-38, -3e-38, 1e-30, 2.4e-4, 2.5e-4, 1e-3, -0.0, 0.0, 0.3, -5.0, 9.5,
+                     np.inf, -np.inf, np.nan], np.float32)
+    for scale in (1.0, 3.0, 0.5):
+        a = (tiny * np.float32(scale)).astype(np.float32)
+        got, want = jf(a), np.tanh(a)
+        exact = np.tanh(a.astype(np.float64))
+        finite = np.isfinite(exact) & (exact != 0)
+        assert np.all(np.abs(got[finite] - exact[finite]) <= 4.2e-7 * np.abs(exact[finite])), (got, exact)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+        assert np.array_equal(np.isnan(got), np.isnan(want)) and got[0] == a[0]
+    assert_compiled(jf)

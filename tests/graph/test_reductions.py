@@ -275,3 +275,20 @@ def reduce_then_use(a):
 def test_reduction_results_used_in_later_arithmetic(dtype):
     jf = assert_same_as_numpy(reduce_then_use, exact_values(dtype, (6, 10)))
     assert_compiled(jf)
+
+
+def maximum_of(a):
+    return a.max()
+
+
+def total_of(a):
+    return a.sum(dtype=None) * 1.0
+
+
+@pytest.mark.slow
+def test_reductions_over_more_than_2_to_the_31_minus_127_elements():
+    """Kernels index with int32; a reduction split padded the extent past 2**31 and returned its initial
+    value (-inf for max). np.empty's untouched pages read as zeros without using memory."""
+    a = np.empty(2**31 - 1, np.float32)
+    assert jit(maximum_of)(a) == a.max() == 0.0
+    assert jit(total_of)(a[: 2**31 - 100]) == 0.0

@@ -336,3 +336,18 @@ def test_empty_gives_shape_and_dtype():
             assert type(g) is np.ndarray
             assert g.dtype == w.dtype and g.shape == w.shape
             assert g.flags.writeable and g.flags.c_contiguous
+
+
+def empty_like_filled(a):
+    e = np.empty_like(a)
+    e[...] = 2.0
+    return np.empty_like(a, dtype=np.float32).shape, e * a + np.zeros_like(a)
+
+
+def test_empty_like_compiles():
+    jf = jit(empty_like_filled)
+    for n in (3, 8, 3):
+        assert_same_as_numpy(empty_like_filled, np.linspace(0, 1, n), jitted=jf)
+    nodes = [n for f in jf.fragments for n in f.graph.nodes if n.op == "np.empty_like"]
+    entry = jf.fragments[0].entries[0]
+    assert nodes and all(n in entry.ctx.types for n in nodes) and entry.mode != "python", entry.note

@@ -241,3 +241,23 @@ def test_explain_names_the_line_and_the_unsupported_input(args, mention):
     assert records, str(explain(jf))
     assert any(mention in r.message for r in records), str(explain(jf))
     assert f"{__file__}:{line}" in str(explain(jf))
+
+
+def store_at(a, i, v):
+    b = a * 2.0
+    a[i] = v
+    return b
+
+
+def test_out_of_range_item_assignment_raises_at_the_users_line():
+    import traceback
+
+    jf = jit(store_at)
+    a = np.zeros(4)
+    for i in (1, 3, -4):
+        jf(a, i, float(i))
+    with pytest.raises(IndexError) as exc:
+        jf(a, 10, 1.0)
+    last = traceback.extract_tb(exc.value.__traceback__)[-1]
+    assert last.filename == __file__ and last.line.strip() == "a[i] = v", last
+    assert_same_as_numpy(store_at, np.zeros(4), 7, 1.0, jitted=jf)

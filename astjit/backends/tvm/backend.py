@@ -71,7 +71,9 @@ class TvmBackend:
         segment.prim_func = signature.func
         segment.kernel = kernel
         segment.signature = signature
-        return make_executable(kernel, signature.inputs, signature.outputs)
+        from ..numpy_backend import NumpyBackend
+
+        return make_executable(kernel, signature.inputs, signature.outputs, NumpyBackend().compile(ctx, segment))
 
 
 def output_suffix(t) -> str:
@@ -87,25 +89,28 @@ def output_suffix(t) -> str:
 _CONVERT = {"[0]": lambda o: o[0], ".reshape(())": lambda o: o.reshape(()), "": None}
 
 
-def make_executable(kernel, input_kinds, out_specs):
-    """A callable taking the segment's input values and returning its output values (the plan's path)."""
+def make_executable(kernel, input_kinds, out_specs, on_numpy):
+    """A callable taking the segment's input values and returning its output values (the plan's path).
+
+    Kernels take C-contiguous arrays. A strided 1-D or read-only input is copied; a multi-dimensional
+    input in another memory order (Fortran, transposed) runs the segment on numpy (``on_numpy``), whose
+    results follow the inputs' memory order as numpy's own do."""
     allocs = [(shape, dtype) for shape, dtype, _ in out_specs]
     posts = [_CONVERT[output_suffix(t)] for _, _, t in out_specs]
     needs_conversion = any(k == "item" for k in input_kinds)
-
-    def call(args, outs):
-        try:
-            kernel(*args, *outs)
-        except (ValueError, BufferError, TypeError, RuntimeError):
-            # non-contiguous or read-only arrays cannot cross DLPack as-is: pass C-contiguous copies
-            args = [np.array(v, order="C", copy=True) if k == "array" else v for k, v in zip(input_kinds, args)]
-            kernel(*args, *outs)
 
     def run(*inputs):
         args = [v.item() if k == "item" else v for k, v in zip(input_kinds, inputs)] if needs_conversion \
             else inputs
         outs = [np.empty(s, d) for s, d in allocs]
-        call(args, outs)
+        try:
+            kernel(*args, *outs)
+        except (ValueError, BufferError, TypeError, RuntimeError):
+            if any(k == "array" and v.ndim > 1 and not v.flags.c_contiguous for k, v in zip(input_kinds, args)):
+                return on_numpy(*inputs)
+            # strided 1-D or read-only arrays cannot cross DLPack as-is: pass C-contiguous copies
+            args = [np.array(v, order="C", copy=True) if k == "array" else v for k, v in zip(input_kinds, args)]
+            kernel(*args, *outs)
         return tuple(o if p is None else p(o) for o, p in zip(outs, posts))
 
     return run

@@ -364,6 +364,8 @@ def supports(ctx, node):
         return "no array operand"
     try:
         if op.kind == "elementwise":
+            if _follows_a_transposed_operand(ctx, node):
+                return "its numpy result takes the memory order of a transposed operand"
             elementwise_rule(ctx, node)
         elif op.kind == "reduction":
             info = ctx.info.get(node)
@@ -390,6 +392,21 @@ def supports(ctx, node):
     except Unsupported as exc:
         return str(exc)
     return None
+
+
+def _follows_a_transposed_operand(ctx, node) -> bool:
+    """numpy lays an elementwise result out in its operands' memory order ('K'): ``a.T * 2`` is
+    Fortran-ordered. Kernels write C order, so such nodes are left to numpy."""
+    if len(ctx.types[node].shape) < 2:
+        return False
+    for o in node.operands:
+        info = ctx.info.get(o)
+        if info is None or "strides" not in info:
+            continue
+        steps = [abs(s) for s, d in zip(info["strides"], info["shape"]) if d > 1 and s]
+        if any(a < b for a, b in zip(steps, steps[1:])):
+            return True
+    return False
 
 
 def n_fill(node):

@@ -61,10 +61,14 @@ class Resolver:
         root = self.lookup(chain[0])
         return is_module(root) and (root.__name__ == "numpy" or root.__name__.startswith("numpy."))
 
-    def compiled_guard(self, defaults=None):
+    def compiled_guard(self, defaults=None, quiet_floating_point=None):
         """A generated ``guard() -> bool``, cheap enough for every call: every guarded name and attribute
-        chain still resolves to the same object, and the function's defaults are the same tuples."""
+        chain still resolves to the same object, the function's defaults are the same tuples and, given
+        ``(current_state, [quiet_state])``, numpy's floating-point error state is one known to be quiet."""
         terms, namespace = [], {"g": self.fn.__globals__, "b": self.builtins, "M": _MISSING, "fn": self.fn}
+        if quiet_floating_point is not None:
+            namespace["fp_state"], namespace["fp_quiet"] = quiet_floating_point
+            terms.append("fp_state() is fp_quiet[0]")
         for k, (name, obj) in enumerate(self.guards.items()):
             namespace[f"o{k}"] = obj
             if isinstance(name, tuple):

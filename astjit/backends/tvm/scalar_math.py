@@ -195,7 +195,8 @@ def int_remainder(dtype, a, b):
 def float_divmod(dtype, a, b):
     """numpy's npy_divmod: (floor quotient, remainder with the divisor's sign). Each step is bound to a
     Let variable: the steps read each other several times, and inlining them would multiply the
-    expression's size."""
+    expression's size. Selects, not if_then_else: TVM does not vectorize an if_then_else with a division
+    in a branch, and float division cannot trap."""
     bindings = []
 
     def bind(expr):
@@ -208,14 +209,14 @@ def float_divmod(dtype, a, b):
     div = bind((a - mod) / b)
     signs_differ = tirx.Or(tirx.And(b < zero, logical_not(mod < zero)), tirx.And(logical_not(b < zero), mod < zero))
     fix = tirx.And(tirx.NE(mod, zero), signs_differ)
-    mod = bind(te.if_then_else(fix, mod + b, te.if_then_else(tirx.EQ(mod, zero), libm("copysign", dtype, zero, b),
+    mod = bind(tirx.Select(fix, mod + b, tirx.Select(tirx.EQ(mod, zero), libm("copysign", dtype, zero, b),
                                                              mod)))
-    div = bind(te.if_then_else(fix, div - const(1.0, dtype), div))
+    div = bind(tirx.Select(fix, div - const(1.0, dtype), div))
     floor = bind(te.floor(div))
-    floordiv = te.if_then_else(div - floor > const(0.5, dtype), floor + const(1.0, dtype), floor)
-    floordiv = te.if_then_else(tirx.EQ(div, zero), libm("copysign", dtype, zero, a / b), floordiv)
-    floordiv = te.if_then_else(tirx.EQ(b, zero), a / b, floordiv)
-    mod = te.if_then_else(tirx.EQ(b, zero), libm("fmod", dtype, a, b), mod)
+    floordiv = tirx.Select(div - floor > const(0.5, dtype), floor + const(1.0, dtype), floor)
+    floordiv = tirx.Select(tirx.EQ(div, zero), libm("copysign", dtype, zero, a / b), floordiv)
+    floordiv = tirx.Select(tirx.EQ(b, zero), a / b, floordiv)
+    mod = tirx.Select(tirx.EQ(b, zero), libm("fmod", dtype, a, b), mod)
 
     def wrapped(result):
         for var, expr in reversed(bindings):
@@ -284,7 +285,8 @@ def tanh_float32(x):
     """tanhf as vectorizable arithmetic: the rational approximation of ``topi.fast_tanh`` (x clamped to
     [-9, 9], odd numerator of degree 13 over an even denominator of degree 6), except near zero, where
     tanh(x) rounds to x itself (|x| < 2**-12: x**3/3 is below half an ulp) and the polynomial would
-    lose the relative precision of tiny and denormal inputs. NaN and -0.0 pass through."""
+    lose the relative precision of tiny and denormal inputs. NaN and -0.0 pass through. A Select (both
+    sides computed) rather than an if_then_else, which TVM does not vectorize with a division inside."""
     f32 = "float32"
     c = lambda v: const(v, f32)  # noqa: E731
 
@@ -296,8 +298,11 @@ def tanh_float32(x):
         q = c(TANH_DENOMINATOR[0])
         for coefficient in TANH_DENOMINATOR[1:]:
             q = x2 * q + c(coefficient)
-        tiny = tirx.LT(te.abs(x), c(2.0 ** -12))
-        return te.if_then_else(tirx.Or(tiny, te.isnan(x)), x, clamped * p / q)
+        return tirx.Select(tirx.LT(te.abs(x), c(2.0 ** -12)), x, clamped * p / q)
+
+    # max(-9, min(9, x)) with the constant first returns NaN for a NaN x (x86 min/max return their
+    # second operand when one is NaN), so NaN needs no test of its own; an isnan in the select's
+    # condition next to this Let stops TVM from vectorizing the loop.
 
     return apply_once(body, [x, te.max(c(-9.0), te.min(c(9.0), x))])
 

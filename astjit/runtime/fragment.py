@@ -28,7 +28,8 @@ class Fragment:
         self.live_in = list(block.live_in)
         self.live_out = list(block.live_out)
         self.fallback = None                 # set once the rewritten function is compiled
-        self.cache: dict = {}
+        self.cache: dict = {}                # key -> runner (a GuardedEntry's generated check, if guarded)
+        self.guarded: dict = {}              # key -> GuardedEntry, for keys whose runners check values
         self.entries: list = []              # Specialization objects, in compile order
         self.records: list[Record] = []
         self._counter = [0]
@@ -81,11 +82,11 @@ class Fragment:
         key = make_key(args)
         spec = self._specialize(key, args)
         spec.fragment = self
-        existing = self.cache.get(key)
-        if isinstance(existing, GuardedEntry):
-            existing.specs.append(spec)
+        existing = self.guarded.get(key)
+        if existing is not None:
+            existing.add(spec)
         elif spec.value_guards or spec.range_guards or spec.length_guards:
-            self.cache[key] = GuardedEntry(self, [spec])
+            self.guarded[key] = GuardedEntry(self, key, spec)
         else:
             self.cache[key] = spec.runner
         return spec
@@ -169,8 +170,7 @@ class Specialization:
             if type(a) is not type(v) or not _same_value(a, v):
                 return False
         for i, n in self.length_guards.items():
-            a = args[i]
-            if type(a) is not tuple or len(a) != n or any(type(x) is not int for x in a):
+            if not _int_tuple_of_length(args[i], n):
                 return False
         return True
 
@@ -182,23 +182,54 @@ class Specialization:
 
 
 class GuardedEntry:
-    """Specializations of one key that also depend on argument values (a shape given as an int)."""
+    """Specializations of one key that also depend on argument values (a shape given as an int, a
+    tuple of axes, the range of a Python int). Its checks run on every call, so they are generated as
+    straight-line code (``if`` per specialization) and installed as the key's runner."""
 
-    def __init__(self, fragment, specs):
+    def __init__(self, fragment, key, spec):
         self.fragment = fragment
-        self.specs = specs
+        self.key = key
+        self.specs = []
+        self.add(spec)
 
-    def __call__(self, *args):
-        for spec in self.specs:
-            if spec.holds(args):
-                return spec.runner(*args)
+    def add(self, spec) -> None:
+        self.specs.append(spec)
+        self.fragment.cache[self.key] = self._generate()
+
+    def _generate(self):
+        n = len(self.fragment.live_in)
+        params = ", ".join(f"a{i}" for i in range(n))
+        packed = f"({params}{',' if n else ''})"
+        namespace = {"same": _same_value, "fits_index": _int_tuple_of_length, "entry": self}
+        lines = [f"def check({params}):"]
+        for k, spec in enumerate(self.specs):
+            namespace[f"s{k}"] = spec
+            terms = []
+            for i, v in spec.value_guards.items():
+                namespace[f"v{k}_{i}"], namespace[f"t{k}_{i}"] = v, type(v)
+                terms.append(f"type(a{i}) is t{k}_{i} and same(a{i}, v{k}_{i})")
+            for i, length in spec.length_guards.items():
+                terms.append(f"fits_index(a{i}, {length})")
+            for i, (lo, hi) in spec.range_guards.items():
+                terms.append(f"{lo} <= a{i} <= {hi}")
+            lines.append(f"    if {' and '.join(terms) or 'True'}:")
+            lines.append(f"        return s{k}.runner({params})")
+        lines.append(f"    return entry.none_holds({packed})")
+        exec(compile("\n".join(lines) + "\n", "<astjit guarded entry>", "exec"), namespace)
+        return namespace["check"]
+
+    def none_holds(self, args):
         for spec in self.specs:
             if spec.holds_apart_from_ranges(args):
                 # a Python int that does not fit the array's dtype: numpy raises OverflowError (or,
                 # in np.where, wraps); the block's own statements do exactly that, before any effect
-                self.fragment.calls += 1
                 return self.fragment.fallback(*args)
+        self.fragment.calls -= 1            # the dispatch counted this call; _miss counts it again
         return self.fragment._miss(args)
+
+
+def _int_tuple_of_length(value, length) -> bool:
+    return type(value) is tuple and len(value) == length and all(type(x) is int for x in value)
 
 
 def _same_value(a, b) -> bool:

@@ -7,6 +7,7 @@ the reason, so the block runs as the original Python from then on for those type
 """
 
 import linecache
+import threading
 import time
 
 from .. import config
@@ -28,6 +29,7 @@ class Fragment:
         self.live_in = list(block.live_in)
         self.live_out = list(block.live_out)
         self.fallback = None                 # set once the rewritten function is compiled
+        self._lock = threading.Lock()
         self.cache: dict = {}                # key -> runner (a GuardedEntry's generated check, if guarded)
         self.guarded: dict = {}              # key -> GuardedEntry, for keys whose runners check values
         self.entries: list = []              # Specialization objects, in compile order
@@ -72,10 +74,18 @@ class Fragment:
     # -- specialization -----------------------------------------------------------------------------
     def _miss(self, args):
         self.calls += 1
-        spec = self.specialize_only(args)
+        with self._lock:                 # threads missing together compile once
+            spec = self._made_meanwhile(args) or self.specialize_only(args)
         if not spec.in_range(args):      # made for this key, but this int does not fit: numpy's own path
             return self.fallback(*args)
         return spec.runner(*args)
+
+    def _made_meanwhile(self, args):
+        """The specialization another thread made for these arguments while this one waited, or None."""
+        key = make_key(args)
+        entry = self.guarded.get(key)
+        candidates = entry.specs if entry is not None else [e for e in self.entries if e.key == key]
+        return next((spec for spec in candidates if spec.holds_apart_from_ranges(args)), None)
 
     def specialize_only(self, args):
         """Make and cache the specialization for these arguments without running it."""

@@ -51,6 +51,8 @@ class InferContext:
         self.range_guards: dict = {}         # input index -> (lo, hi) a Python int must fit in
         self.length_guards: dict = {}        # input index -> length of a tuple of ints used as an index
         self.input_index = {n: i for i, n in enumerate(graph.inputs)}
+        self.transposed_layout: dict = {}    # node -> whether numpy may lay it out in another order than C
+        self.users: dict | None = None       # node -> nodes reading it, once a backend asks
 
     def type(self, node):
         return self.types[node]

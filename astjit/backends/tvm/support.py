@@ -396,17 +396,43 @@ def supports(ctx, node):
 
 def _follows_a_transposed_operand(ctx, node) -> bool:
     """numpy lays an elementwise result out in its operands' memory order ('K'): ``a.T * 2`` is
-    Fortran-ordered. Kernels write C order, so such nodes are left to numpy."""
-    if len(ctx.types[node].shape) < 2:
-        return False
-    for o in node.operands:
-        info = ctx.info.get(o)
-        if info is None or "strides" not in info:
-            continue
-        steps = [abs(s) for s, d in zip(info["strides"], info["shape"]) if d > 1 and s]
-        if any(a < b for a, b in zip(steps, steps[1:])):
-            return True
-    return False
+    Fortran-ordered. Kernels write C order, so such a result is left to numpy when it leaves the kernel
+    (a live-out, or read by numpy); inside a kernel, feeding a reduction say, its order does not show."""
+    return _transposed_layout(ctx, node) and _escapes(ctx, node)
+
+
+def _transposed_layout(ctx, node) -> bool:
+    """Whether numpy may give this elementwise result another order than C (conservatively: some
+    operand is a view with permuted strides, or such a result itself)."""
+    memo = ctx.transposed_layout
+    if node not in memo:
+        memo[node] = False
+        t = ctx.types[node]
+        if isinstance(t, ArrayType) and len(t.shape) >= 2:
+            for o in node.operands:
+                info = ctx.info.get(o)
+                if info is not None and "strides" in info:
+                    steps = [abs(s) for s, d in zip(info["strides"], info["shape"]) if d > 1 and s]
+                    if any(x < y for x, y in zip(steps, steps[1:])):
+                        memo[node] = True
+                elif _kind(o) == "elementwise" and _transposed_layout(ctx, o):
+                    memo[node] = True
+    return memo[node]
+
+
+def _escapes(ctx, node) -> bool:
+    if ctx.users is None:
+        ctx.users = ctx.graph.users()
+    users = ctx.users
+    if any(out is node for _, out in ctx.graph.outputs):
+        return True
+    return any(_kind(u) not in ("elementwise", "reduction") or _kind(u) == "elementwise" and _escapes(ctx, u)
+               for u in users[node])
+
+
+def _kind(node):
+    op = OPS.get(node.op)
+    return op.kind if op is not None else node.op           # "input" and "const" have no op entry
 
 
 def n_fill(node):

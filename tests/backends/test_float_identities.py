@@ -125,7 +125,7 @@ def assert_bitwise_equal(got, want):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("size", [9, 40, 1001])
+@pytest.mark.parametrize("size", [5, 9, 40, 1001])
 @pytest.mark.parametrize("fn", IDENTITIES, ids=lambda f: f.__name__)
 def test_identity_keeps_ieee_results(fn, size, dtype):
     jf = jit(fn)

@@ -6,6 +6,7 @@ loop nest (nothing materialized); reductions become TE reduction stages. Inputs 
 or scalar parameters (Python and numpy scalars); outputs are the segment's outputs.
 """
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -309,8 +310,14 @@ class SegmentLowering:
         if fill is None:
             fill_node = n.kwargs.get("fill_value") or n.args[1]
             lv = operand(self.values, self.ctx, fill_node)
-            get = lv.cast_at(dtype)
-            return Lowered(out_t.shape, dtype, lambda *i: get())
+            if lv.constant is not None:         # numpy's own conversion (300.7 into int8 is 44)
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fill = np.full((), lv.constant, dtype=dtype)[()]
+                fill = fill.item()
+            else:
+                get = lv.cast_at(dtype)
+                return Lowered(out_t.shape, dtype, lambda *i: get())
         c = tirx.const(fill, dtype) if dtype != "bool" else tirx.const(bool(fill), "bool")
         return Lowered(out_t.shape, dtype, lambda *i: sm.shielded(c, dtype))
 

@@ -389,6 +389,11 @@ def supports(ctx, node):
                     return "array fill value"
                 if isinstance(ft, Static) and not isinstance(ft.value, int | float | bool | np.generic):
                     return "fill value type"
+                fill_dtype = ft.dtype if isinstance(ft, ArrayType) else None
+                if not isinstance(ft, Static) and str(t.dtype)[0] in "iub" and (
+                        (isinstance(ft, WeakScalar) and ft.kind is float) or (fill_dtype is not None
+                                                                               and fill_dtype.kind == "f")):
+                    return "a float fill value converted to an integer dtype runs on numpy"
     except Unsupported as exc:
         return str(exc)
     return None

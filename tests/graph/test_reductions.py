@@ -292,3 +292,16 @@ def test_reductions_over_more_than_2_to_the_31_minus_127_elements():
     a = np.empty(2**31 - 1, np.float32)
     assert jit(maximum_of)(a) == a.max() == 0.0
     assert jit(total_of)(a[: 2**31 - 100]) == 0.0
+
+
+def all_positive_below_one(a):
+    return (a > 0).min() < 1, a.sum(axis=0) > 0
+
+
+def test_reduction_of_one_element_followed_by_a_comparison():
+    """A reduction of extent 1 was scheduled as a spatial block and its epilogue folded into every
+    step, so the first call's answer stuck (found by the generated-program campaign)."""
+    jf = jit(all_positive_below_one, backend="tvm")
+    for values in ([1.0], [np.nan], [1.0], [0.5], [-1.0]):
+        assert_same_as_numpy(all_positive_below_one, np.array(values), jitted=jf)
+    assert_compiled(jf)

@@ -232,16 +232,23 @@ class SegmentLowering:
                 return _max_reducer(src.dtype)(value, axis=ks)
             return _min_reducer(src.dtype)(value, axis=ks)
 
-        if not rshape:                                  # axis=() reduces nothing
+        if count == 1:
+            # one element per result (axis=(), or reduced axes of length 1): its value. A reduction of
+            # extent 1 is scheduled as a spatial block, and an epilogue (``.min() < 1``) was then folded
+            # into every step of the reduction, giving a wrong result.
             def body(*i):
-                idx = list(i)
-                value = src.at(*idx) if src.shape else src.at()
+                outer = [i[d] for d in kept] if keepdims else list(i)
+                if not out_t.shape:
+                    outer = []
+                it_outer = iter(outer)
+                full = [0 if d in axes else next(it_outer) for d in range(len(src.shape))]
+                value = src.at(*full) if src.shape else src.at()
                 return sm.widen(value, src.dtype, acc) if src.dtype != acc else value
         else:
             body = reduce_body
         tensor = te.compute(out_shape, _plain(body), name=f"red{n.id}")
         nans = None
-        if split_nan and rshape:
+        if split_nan and count != 1:
             nans = te.compute(out_shape, _plain(lambda *i: reduce_body(*i, what="nan_count")),
                               name=f"nan{n.id}")
 

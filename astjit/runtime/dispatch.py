@@ -12,19 +12,28 @@ def _names(n):
     return [f"a{i}" for i in range(n)]
 
 
-def make_dispatch(cache: dict, miss, n: int, counter: list):
+def make_dispatch(cache: dict, miss, n: int, counter: list, as_python):
     """``dispatch(a0, .., an)``: count the call, look the key up in ``cache`` and call its runner, else
-    ``miss(args)`` (which counts the call itself)."""
+    ``miss(args)`` (which counts the call itself). Inside ``with np.errstate(all="raise")`` (numpy's
+    error state not a quiet one) the block's Python runs instead: ``as_python(args)``."""
+    from .fpstate import current_state, kernels_allowed, last_quiet
+
     names = _names(n)
     params = ", ".join(names)
+    packed = f"({params}{',' if n else ''})"
     key = ", ".join(f"(({x}.dtype, {x}.shape) if type({x}) is ndarray else type({x}))" for x in names)
     src = (f"def dispatch({params}):\n"
+           f"    if fp_state() is not fp_quiet[0] and not fp_allowed():\n"
+           f"        counter[0] += 1\n"
+           f"        return as_python({packed})\n"
            f"    runner = cache_get(({key}{',' if n else ''}))\n"
            f"    if runner is not None:\n"
            f"        counter[0] += 1\n"
            f"        return runner({params})\n"
-           f"    return miss(({params}{',' if n else ''}))\n")
-    namespace = {"ndarray": np.ndarray, "cache_get": cache.get, "miss": miss, "counter": counter}
+           f"    return miss({packed})\n")
+    namespace = {"ndarray": np.ndarray, "cache_get": cache.get, "miss": miss, "counter": counter,
+                 "fp_state": current_state, "fp_quiet": last_quiet, "fp_allowed": kernels_allowed,
+                 "as_python": as_python}
     exec(compile(src, "<astjit dispatch>", "exec"), namespace)
     return namespace["dispatch"]
 

@@ -38,7 +38,8 @@ class Fragment:
         from .dispatch import make_dispatch
 
         # what the rewritten function calls: a generated fixed-arity cache lookup
-        self.dispatch = make_dispatch(self.cache, self._miss, len(self.live_in), self._counter)
+        self.dispatch = make_dispatch(self.cache, self._miss, len(self.live_in), self._counter,
+                                      self._run_python)
         self.dispatch.fragment = self
 
     @property
@@ -72,6 +73,9 @@ class Fragment:
         return render_fragment_html(self)
 
     # -- specialization -----------------------------------------------------------------------------
+    def _run_python(self, args):
+        return self.fallback(*args)
+
     def _miss(self, args):
         self.calls += 1
         with self._lock:                 # threads missing together compile once

@@ -42,3 +42,20 @@ def test_errstate_raise_reaches_compiled_code(mode, capfd):
     with np.errstate(all="ignore"):
         assert_same_as_numpy(divide_and_log, a, b, jitted=jf)
     assert {e.mode for f in jf.fragments for e in f.entries} & {"tvm", "mixed"}
+
+
+def errstate_inside(a, b):
+    c = a * 2
+    with np.errstate(divide="raise"):
+        d = c // b
+    return d + 1
+
+
+def test_errstate_inside_the_function():
+    jf = jit(errstate_inside)
+    a = np.arange(1, 7)
+    for b in (np.full(6, 2), np.arange(1, 7), np.full(6, 3)):
+        assert_same_as_numpy(errstate_inside, a, b, jitted=jf)
+    with pytest.raises(FloatingPointError):
+        jf(a, np.zeros(6, int))
+    assert_same_as_numpy(errstate_inside, a, np.full(6, 2), jitted=jf)

@@ -91,3 +91,14 @@ def test_python_int_beyond_int64_next_to_floats(k):
     jf = jit(write_then_scale)
     for _ in range(2):
         assert_same_as_numpy(write_then_scale, np.linspace(0, 1, 5), np.zeros(3), k, jitted=jf)
+
+
+def where_with_computed_int(a, k, m):
+    a += 1
+    return np.where(a > 2, a, k + m)
+
+
+def test_computed_python_int_beyond_int64_reaching_a_kernel():
+    jf = jit(where_with_computed_int)
+    for k, m in ((1, 2), (2**62, 2**62), (3, -1), (2**63, 5)):
+        assert_same_as_numpy(where_with_computed_int, np.linspace(0, 4, 5), k, m, jitted=jf)

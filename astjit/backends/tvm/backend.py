@@ -106,8 +106,10 @@ def make_executable(kernel, input_kinds, out_specs, on_numpy):
         try:
             kernel(*args, *outs)
         except (ValueError, BufferError, TypeError, RuntimeError):
-            if any(k == "array" and v.ndim > 1 and not v.flags.c_contiguous for k, v in zip(input_kinds, args)):
-                return on_numpy(*inputs)
+            arrays = [v for k, v in zip(input_kinds, args) if k == "array"]
+            if any(v.ndim > 1 and not v.flags.c_contiguous for v in arrays) or all(
+                    v.flags.c_contiguous and v.flags.writeable for v in arrays):
+                return on_numpy(*inputs)   # another memory order, or a scalar the kernel cannot take
             # strided 1-D or read-only arrays cannot cross DLPack as-is: pass C-contiguous copies
             args = [np.array(v, order="C", copy=True) if k == "array" else v for k, v in zip(input_kinds, args)]
             kernel(*args, *outs)

@@ -15,6 +15,7 @@ import numpy as np
 from ...errors import Unsupported
 from ...graph.ops import OPS
 from ...graph.types import Static, WeakScalar
+from . import casts
 from . import scalar_math as sm
 from .runtime import tvm_module
 
@@ -39,9 +40,10 @@ class Lowered:
         if sm.is_float(dtype) and self.constant is not None:     # cast here; shield the result
             c = tirx.const(float(np.dtype(dtype).type(self.constant)), dtype)
             return lambda *i: sm.shielded(c, dtype)
-        if sm.is_float(dtype) and not sm.is_float(self.dtype):  # an integer made float: a float leaf
-            return lambda *i: sm.shielded(sm.widen(self.at(*i), self.dtype, dtype), dtype)
-        return lambda *i: sm.widen(self.at(*i), self.dtype, dtype)
+        convert = casts.converter(self.dtype, dtype)
+        if sm.is_float(self.dtype) and not sm.is_float(dtype):   # reads its value thrice: bind it once
+            return lambda *i: sm.apply_once(convert, [self.at(*i)])
+        return lambda *i: convert(self.at(*i))
 
 
 @dataclass

@@ -157,6 +157,26 @@ def not_equal(dtype, a, b):
     return tirx.NE(a, b)
 
 
+_MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal",
+             "equal": "equal", "not_equal": "not_equal"}
+
+
+def mixed_sign_compare(name, a, a_dtype, b, b_dtype):
+    """numpy's exact comparison of int64 with uint64 (its ``qQ->?`` loops): a negative signed value is
+    below every unsigned one; otherwise both compare as unsigned. A plain compare would read
+    2**64 - 1 as -1."""
+    if is_unsigned(a_dtype):
+        return mixed_sign_compare(_MIRRORED[name], b, b_dtype, a, a_dtype)
+    negative = a < const(0, a_dtype)
+    as_unsigned = tirx.reinterpret(b_dtype, a)
+    same_sign = {"less": lambda: as_unsigned < b, "less_equal": lambda: as_unsigned <= b,
+                 "greater": lambda: as_unsigned > b, "greater_equal": lambda: as_unsigned >= b,
+                 "equal": lambda: tirx.EQ(as_unsigned, b), "not_equal": lambda: tirx.NE(as_unsigned, b)}[name]()
+    if name in ("less", "less_equal", "not_equal"):
+        return tirx.Or(negative, same_sign)
+    return tirx.And(logical_not(negative), same_sign)
+
+
 def widen(expr, src, dst):
     """``expr`` (of dtype ``src``) cast to ``dst``. TVM rewrites a widening cast of signed arithmetic as
     arithmetic on widened operands (``int64(a + b)`` to ``int64(a) + int64(b)``), assuming it never

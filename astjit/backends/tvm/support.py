@@ -9,6 +9,7 @@ import numpy as np
 from ...errors import Unsupported
 from ...graph.ops import OPS
 from ...graph.types import ArrayType, Static, WeakScalar
+from . import casts
 from . import scalar_math as sm
 
 SUPPORTED_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -243,8 +244,12 @@ def elementwise_rule(ctx, node):
         loop = [str(d) for d in op.ufunc.resolve_dtypes(kinds + (None,) * op.ufunc.nout)]
         _check_dtypes(loop)
         name = op.ufunc.__name__
-        if name in _COMPARISONS and loop[0][0] in "iu" and int in kinds:
+        # ``k is int``: ``int in kinds`` would also match dtype('int64'), which equals int
+        if name in _COMPARISONS and loop[0][0] in "iu" and any(k is int for k in kinds):
             loop = _exact_int_comparison(ctx, operands, kinds, loop)
+        if name in _COMPARISONS and loop[0] != loop[1]:     # int64 with uint64: numpy's mixed loops
+            a_dt, b_dt = loop[0], loop[1]
+            return (lambda a, b: sm.mixed_sign_compare(name, a, a_dt, b, b_dt)), operands, loop[:2]
         if name in WRAPPING and loop[0][0] in "iu":
             raise Unsupported(WRAP_REASON)
         if name == "power":
@@ -258,8 +263,8 @@ def elementwise_rule(ctx, node):
         return (lambda c, x, y: sm.te.if_then_else(c, x, y)), [c, x, y], ["bool", out_dtype, out_dtype]
     if node.op in ("np.clip", "clip"):
         args = _bound_operands(node)
-        lo = args.get("a_min", args.get("min"))
-        hi = args.get("a_max", args.get("max"))
+        lo = _effective_clip_bound(ctx, args["a"], args.get("a_min", args.get("min")), lower=True)
+        hi = _effective_clip_bound(ctx, args["a"], args.get("a_max", args.get("max")), lower=False)
         bounds = [b for b in (lo, hi) if b is not None and not _is_none(ctx, b)]
         if out_dtype[0] in "iu" or out_dtype == "bool":
             for b in bounds:
@@ -286,11 +291,9 @@ def elementwise_rule(ctx, node):
             raise Unsupported("astype of a non-array")
         if _is_none(ctx, node.args[0]) or len(node.args) + len(node.kwargs) != 2:
             raise Unsupported("astype with extra arguments")
-        if sm.is_float(src_dt) and out_dtype not in ("int32", "int64", "bool") and not sm.is_float(out_dtype):
-            raise Unsupported(f"float to {out_dtype} conversion of out-of-range values is platform specific")
         if out_dtype == "bool":
             return (lambda a: sm.truthy(a, src_dt)), [node.args[0]], [src_dt]
-        return (lambda a: sm.widen(a, src_dt, out_dtype) if src_dt != out_dtype else a), [node.args[0]], [src_dt]
+        return casts.converter(src_dt, out_dtype), [node.args[0]], [src_dt]
     if node.op in ("copy", "np.copy"):
         if len(node.args) != 1 or node.kwargs:
             raise Unsupported("copy with an order argument")
@@ -312,6 +315,23 @@ def _exact_int_comparison(ctx, operands, kinds, loop):
         if k is int and v is not None and not _fits(v, "int64"):
             raise Unsupported("comparison with a Python int beyond int64")
     return ["int64"] * len(operands) + loop[len(operands):]
+
+
+def _effective_clip_bound(ctx, a, bound, lower):
+    """numpy's clip of an integer array drops a Python int bound at or beyond the dtype's range before
+    clipping (``np.clip(int8_array, np.inf, 255)`` is ``np.maximum(a, inf)``, all inf); None when
+    dropped. Such a bound known only at run time is left to numpy."""
+    a_t = ctx.types[a]
+    if bound is None or not isinstance(a_t, ArrayType) or a_t.dtype.kind not in "iu":
+        return bound
+    t = ctx.types[bound]
+    if not (isinstance(t, WeakScalar) and t.kind is int or isinstance(t, Static) and type(t.value) is int):
+        return bound
+    value = _static_number(ctx, bound)
+    if value is None:
+        raise Unsupported("np.clip of integers with a Python int bound known only at run time")
+    info = np.iinfo(a_t.dtype)
+    return None if (value <= info.min if lower else value >= info.max) else bound
 
 
 def _is_none(ctx, node):

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ...errors import Unsupported
-from ..types import ArrayType, Static
+from ..types import ArrayType, Static, WeakScalar
 from .registry import register
 
 
@@ -49,6 +49,9 @@ def infer_creation(ctx, node):
     t = type_of_result(result)
     if t.dtype.kind not in "biufc":
         raise Unsupported(f"{node.op} makes dtype {t.dtype}")
+    fill_value = bound.arguments.get("fill_value")
+    if fill_value is not None and t.dtype.kind in "iu" and ctx.types[fill_value] == WeakScalar(int):
+        ctx.guard_int_range(fill_value, t.dtype)      # numpy: OverflowError for -1 into uint16
     ctx.info[node] = {"fill": _fill_value(node.op, values)}
     return ArrayType(t.dtype, shape, False)
 

@@ -82,6 +82,7 @@ class ExpressionMaker(Chooser):
         self.hidden: set = set()          # loop counters: visible only inside their loop
         self.loop_vars: list = []
         self.sums = False                 # a float sum, mean or product: its terms may cancel
+        self.count_names: list = []       # int parameters that stay small (loop counts, indices)
 
     # -- building ----------------------------------------------------------------------------------
     def evaluate(self, src: str, parts) -> object:
@@ -126,11 +127,15 @@ class ExpressionMaker(Chooser):
         return self.node(f"{holder}.{attr}", reads=[f"{holder}.{attr}"])
 
     def int_scalar(self, small=False) -> Expr:
-        """A Python int: a literal, a parameter, a loop counter, a size, or a module attribute."""
+        """A Python int: a literal, a parameter, a loop counter, a size, or a module attribute. ``small``:
+        one that stays small in every call (an index, a shape, a loop bound: ``np.ones(k)`` with
+        ``k = 2**31`` would allocate gigabytes)."""
         ints = self.visible(lambda v: type(v) is int)
+        if small:
+            ints = [n for n in ints if n in self.count_names]
         loop = [v for v in self.loop_vars if v in self.env]
         kind = self.weighted({"literal": 4, "param": 4 if ints else 0, "loop": 5 if loop else 0,
-                              "size": 2, "attr": 2, "global": 1})
+                              "size": 2, "attr": 2, "global": 0 if small else 1})
         if kind == "param":
             return self.name(self.pick(ints))
         if kind == "loop":

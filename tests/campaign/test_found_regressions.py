@@ -18,7 +18,7 @@ from differential import assert_same_as_numpy
 import astjit
 from astjit import jit
 
-from .compare import differences
+from .compare import Tolerance, differences
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -42,10 +42,10 @@ def check_calls(fn, calls, backend="tvm", exact=True, before_each=None):
         except Exception as exc:      # same exception: checked above; its effects before it, here
             with pytest.raises(type(exc)):
                 jitted(*jit_args)
-            found = differences(jit_args, plain_args, exact=exact, path="arguments after the exception")
+            found = differences(jit_args, plain_args, Tolerance(exact), "arguments after the exception")
             assert not found, f"call {i}: {found}"
             continue
-        found = differences(jitted(*jit_args), want, exact=exact)
+        found = differences(jitted(*jit_args), want, Tolerance(exact))
         assert not found, f"call {i}: {found}"
     return jitted
 
@@ -285,6 +285,76 @@ def test_numpy_error_comes_before_an_unbound_local():
     check_calls(inplace_cast_error_then_maybe_unbound,
                 [(np.ones(2, np.int64), np.ones(2), 1), (np.ones(2, np.int64), np.ones(2), 0),
                  (np.ones(2, np.int64), np.ones(2), 2), (np.ones(3, np.int64), np.ones(3), 0)])
+
+
+# -- found on 7cdf48b by the 10,000-program campaign (seed 7) -----------------------------------------
+def compare_signed_with_unsigned(a, b):
+    return b <= a
+
+
+def test_int64_compared_with_uint64():
+    """b int64 [3, -1] <= a uint64 [2**64 - 1, 1]: numpy [True, True]; the kernel [False, True], as if
+    2**64 - 1 were -1 (seeds 6862: ``b[None] -= b <= a``, 7212: ``x ** (a < b)``)."""
+    check_calls(compare_signed_with_unsigned,
+                [(np.array([2**64 - 1, 1], np.uint64), np.array([3, -1])),
+                 (np.array([5, 2**63], np.uint64), np.array([-1, 2**62])),
+                 (np.array([0, 2**64 - 2], np.uint64), np.array([0, -2**63]))])
+
+
+def max_of_full_like(b, k):
+    return np.full_like(b, k * 2).max()
+
+
+def full_then_add(b, n):
+    return np.full(b.shape, n, np.uint16) + b
+
+
+def test_out_of_range_python_int_fill_raises():
+    """np.full_like(int16 array, 4294967294): numpy raises OverflowError; the kernel returned -2 (seed
+    2318215054366); np.full(s, -1, np.uint16) + b returned 65536.0 (seed 8293369)."""
+    b = np.ones(3, np.int16)
+    check_calls(max_of_full_like, [(b, 3), (b, 2**31 - 1), (b, -5), (b, 2**40)])
+    check_calls(full_then_add, [(np.ones(2), 3), (np.ones(2), -1), (np.ones(3), 70000), (np.ones(2), 7)])
+
+
+def where_infinity_as_int(a):
+    return np.where(a < 0, a, -np.inf).astype(np.int32)
+
+
+def maximum_of_infinity_as_uint8(c, b):
+    return np.maximum(np.where(c <= b, b, np.inf), True).astype(np.uint8)
+
+
+def test_infinity_from_a_where_cast_to_integers():
+    """Integer ``a`` and -inf in np.where, cast to int32: numpy gives -2147483648 where -inf was chosen;
+    the kernel gave ``a``'s value (1; seed 9579791761). Cast to uint8 after np.maximum: numpy 0, the
+    kernel 1 (seed 3352)."""
+    check_calls(where_infinity_as_int, [(np.array([1, -3], np.int16),), (np.array(1, np.int16),),
+                                        (np.array([-1, 2, 3], np.int64),)])
+    check_calls(maximum_of_infinity_as_uint8, [(np.array([2], np.uint64), np.array([-2147483647], np.int32)),
+                                               (np.array([1], np.uint64), np.array([3], np.int32)),
+                                               (np.array([9, 0], np.uint64), np.array([-5, 5], np.int32))])
+
+
+def integer_times_isinf(c):
+    return c * np.isinf(c).astype(np.float64)
+
+
+def test_negative_integer_times_zero_is_negative_zero():
+    """int64 [-1, 5] * isinf(...) (all 0.0): numpy [-0.0, 0.0]; the kernel [0.0, 0.0] (seed 298420)."""
+    check_calls(integer_times_isinf, [(np.array([-1, 5]),), (np.array([3, -2, 0], np.int32),),
+                                      (np.array([2**64 - 1, 5], np.uint64).astype(np.int32),)])
+
+
+def clip_with_bounds_crossed(v, k):
+    return np.clip(v, np.inf, k)
+
+
+def test_clip_with_lower_bound_above_upper_bound():
+    """np.clip(int8 array, np.inf, 255): numpy gives inf (its clip is max(min(a, hi), lo)); the kernel
+    gave 255 (and np.prod of it 1.79e19 instead of inf; seed 117430)."""
+    check_calls(clip_with_bounds_crossed, [(np.array([1, 2], np.int8), 255), (np.zeros(3, np.int8), 7),
+                                           (np.array([-1], np.int8), -3)])
 
 
 ABORTING = """

@@ -70,11 +70,14 @@ def modes(jf) -> set:
 
 
 def assert_compiled(jf):
-    """Every elementwise and reduction node ran compiled, except integer arithmetic that may wrap around,
-    which numpy runs by design (TVM assumes it never overflows); a specialization that runs as Python
-    must owe that to such arithmetic alone."""
-    from astjit.backends.tvm.support import WRAP_REASON
+    """Every elementwise and reduction node ran compiled, except integer arithmetic that may wrap around
+    and float products of more than two factors, which numpy runs by design (TVM assumes integers never
+    overflow; where a float product overflows depends on the order of its factors); a specialization that
+    runs as Python must owe that to such nodes alone."""
+    from astjit.backends.tvm.support import FLOAT_PRODUCT_REASON, WRAP_REASON
     from astjit.graph.ops import OPS
+
+    by_design = (WRAP_REASON, FLOAT_PRODUCT_REASON)
 
     assert modes(jf) <= {"tvm", "mixed", "python"}, f"ran as {modes(jf)}:\n{jf.explain()}"
     assert jf.fragments and all(frag.entries for frag in jf.fragments if frag.calls), "nothing specialized"
@@ -83,9 +86,9 @@ def assert_compiled(jf):
             reasons = entry.reasons
             assert reasons is not None, f"{frag.name} could not be specialized: {entry.note}"
             left = {n.op: r for n, r in reasons.items()
-                    if OPS[n.op].kind in ("elementwise", "reduction") and r != WRAP_REASON}
+                    if OPS[n.op].kind in ("elementwise", "reduction") and r not in by_design}
             assert not left, f"left to numpy: {left}"
             if entry.mode == "python":
-                assert WRAP_REASON in reasons.values(), f"{frag.name} runs as Python: {entry.note}"
+                assert set(by_design) & set(reasons.values()), f"{frag.name} runs as Python: {entry.note}"
             else:
                 assert not entry.note, entry.note

@@ -128,3 +128,25 @@ def test_integer_times_converted_zero_keeps_the_sign_of_zero():
         got, want = jitted(c), integer_times_isinf(c)
         same_bits(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def truth_of_converted(a, b):
+    return np.logical_not(a.astype(np.int64)), b - np.logical_not(a.astype(np.int64)), \
+        np.logical_xor((a | 1).astype(np.int64), a)
+
+
+def narrow_then_compare(a):
+    return a.astype(np.int8) != 0, np.maximum(a.astype(np.int32), 0), a.astype(np.uint16) > 7
+
+
+def test_integer_conversions_that_wrap_keep_their_wrapped_values():
+    """uint64 2**63 as int64 is negative: TVM bounded the converted value by its operand's range, as if
+    conversions never wrapped, and rewrote ``int64(x) != 0`` to ``0 < int64(x)`` (seeds 131824,
+    17457395)."""
+    jitted = jit(truth_of_converted, backend="tvm")
+    for a in (np.array([0, 1, 2**64 - 1, 2**64 - 2, 2**63], np.uint64), np.arange(2**64 - 40, 2**64 - 1, dtype=np.uint64)):
+        assert_same_as_numpy(truth_of_converted, a, np.arange(a.size), jitted=jitted)
+    jitted = jit(narrow_then_compare, backend="tvm")
+    for a in (np.array([256, 2**31, -2**31, 65543, -1, 3]), np.arange(-300, 300, 7, dtype=np.int64),
+              np.array([2**32 + 8], np.uint64).astype(np.int64)):
+        assert_same_as_numpy(narrow_then_compare, a, jitted=jitted)

@@ -295,3 +295,22 @@ def test_float32_tanh_of_tiny_and_denormal_values():
         assert np.array_equal(np.signbit(got), np.signbit(want))
         assert np.array_equal(np.isnan(got), np.isnan(want)) and got[0] == a[0]
     assert_compiled(jf)
+
+
+def remainder_by_nan(c):
+    return c % np.nan, np.floor_divide(c, np.nan)
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "int32", "int64", "bool", "float32"])
+def test_remainder_by_a_nan_constant_writes_nan(dtype, monkeypatch):
+    """``int_array % np.nan`` is all NaN. LLVM turned the kernel's ``fmod(float(c), nan)`` into an
+    ``frem`` whose NaN is poison and deleted the store: the output kept what ``np.empty`` held (seeds
+    120151789062, 706194). Outputs start as 77 here, so that an element the kernel never writes shows."""
+    real_empty = np.empty
+    monkeypatch.setattr(np, "empty", lambda shape, dtype=float, *args, **kwargs: np.full(shape, 77, dtype))
+    jitted = jit(remainder_by_nan, backend="tvm")
+    for shape in ((), (1, 1), (3, 2), (100,)):
+        got = jitted(np.ones(shape, dtype))
+        assert all(np.isnan(g).all() for g in got), f"{dtype}{list(shape)}: {got!r}"
+    monkeypatch.setattr(np, "empty", real_empty)
+    assert_compiled(jitted)

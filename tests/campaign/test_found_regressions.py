@@ -18,7 +18,7 @@ from differential import assert_same_as_numpy
 import astjit
 from astjit import jit
 
-from .compare import Tolerance, differences
+from .compare import Tolerance, differences, zero_sign_defined
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -357,6 +357,22 @@ def test_clip_with_lower_bound_above_upper_bound():
                                            (np.array([-1], np.int8), -3)])
 
 
+def product_stored_into_integers(b):
+    v = np.zeros((2, 3), np.int32)
+    v[0] = np.prod(b, axis=-1)
+    return v
+
+
+def test_float_product_overflows_in_numpy_order():
+    """float32 prod([3e38, 3e38, 0]): numpy multiplies in float32, inf * 0 = nan, and ``v[0] = nan``
+    raises ValueError; the kernel multiplied in float64 (0) and stored 0 (seed 27480951928). float64
+    [1e300, 1e-300] * 1000: numpy 1.0; the kernel's split reduction made inf * 0 = nan."""
+    check_calls(product_stored_into_integers, [(np.array([1, 2.5, 3], np.float32),),
+                                               (np.array([3e38, 3e38, 0], np.float32),),
+                                               (np.array([1e30, 1e30, 1e-30], np.float32),),
+                                               (np.array([1e300, 1e-300] * 1000),)])
+
+
 ABORTING = """
 import numpy as np
 import astjit
@@ -383,3 +399,22 @@ def test_one_element_bool_reduction_next_to_a_float_array(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=root))
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
+
+
+def test_sign_of_zero_from_fmax_and_fmin_is_not_compared():
+    """``np.fmax(uint16 [0, 4, 1], -0.0)``: numpy [0., 4., 1.], the kernel [-0., 4., 1.]; ``np.fmax(0-d 0,
+    -0.0)``: numpy 0.0, the kernel -0.0 (seeds 11741882832232, 34287199). numpy's own sign on such a tie
+    depends on the element's position and the array's length (``np.fmax(np.zeros(3), -0.0)`` is
+    ``[0., -0., -0.]`` on x86-64), so the campaign does not compare it in programs calling np.fmax or
+    np.fmin; it still compares the values, and the sign of zero everywhere else."""
+    def program(source):
+        return types.SimpleNamespace(function=source)
+
+    assert not zero_sign_defined(program("def f(a, x):\n    return np.fmax(a, x)\n"))
+    assert not zero_sign_defined(program("def f(a):\n    return np.fmin(a, -0.0) + 1\n"))
+    assert zero_sign_defined(program("def f(a, x):\n    return np.maximum(a, x)\n"))
+    free = Tolerance(zero_sign=False)
+    assert differences(np.array([-0.0, 4.0]), np.array([0.0, 4.0]), free) == []
+    assert differences(np.array([-0.0, 4.0]), np.array([0.0, 4.0]), Tolerance()) != []
+    assert differences(np.array([-0.0, 5.0]), np.array([0.0, 4.0]), free) != []
+    assert differences(np.array([np.nan]), np.array([0.0]), free) != []

@@ -180,11 +180,37 @@ def mixed_sign_compare(name, a, a_dtype, b, b_dtype):
 def widen(expr, src, dst):
     """``expr`` (of dtype ``src``) cast to ``dst``. TVM rewrites a widening cast of signed arithmetic as
     arithmetic on widened operands (``int64(a + b)`` to ``int64(a) + int64(b)``), assuming it never
-    overflows; numpy wraps in ``src`` first. A reinterpret round trip hides the arithmetic from that."""
+    overflows; numpy wraps in ``src`` first. A reinterpret round trip hides the arithmetic from that.
+    Integer conversions that do not keep every value (narrowing, or a change of sign) go through
+    ``wrap_int``."""
+    integers = src.startswith(("int", "uint")) and dst.startswith(("int", "uint"))
+    if integers and not isinstance(expr, tirx.IntImm) and not _keeps_values(src, dst):
+        return wrap_int(expr, src, dst)
     if src.startswith("int") and dst.startswith(("int", "uint")) and bits(dst) > bits(src) \
             and not isinstance(expr, tirx.IntImm):
         expr = tirx.reinterpret(src, tirx.reinterpret("u" + src, expr))
     return expr.astype(dst)
+
+
+def _keeps_values(src, dst):
+    """Whether every ``src`` integer is a ``dst`` integer."""
+    if is_unsigned(src) == is_unsigned(dst):
+        return bits(dst) >= bits(src)
+    return is_unsigned(src) and bits(dst) > bits(src)
+
+
+def wrap_int(expr, src, dst):
+    """``expr`` converted to ``dst`` modulo 2**bits(dst), as numpy (C) converts integers that do not fit.
+    TVM bounds a cast by the intersection of its operand's range and ``dst``'s, as if it never wrapped:
+    ``int64(x)`` of a uint64 x counts as >= 0, so ``int64(x) != 0`` becomes ``0 < int64(x)`` and
+    ``max(int64(x), 0)`` becomes ``int64(x)``, false for x >= 2**63. A reinterpret, whose value TVM does
+    not bound, carries each change of sign, and the operand of a narrowing cast is read through one."""
+    sb, db = bits(src), bits(dst)
+    if db > sb:                   # signed to a wider unsigned: sign-extend, then read the bits as unsigned
+        return tirx.reinterpret(dst, widen(expr, src, f"int{db}"))
+    if db < sb:                   # keep the low bits of the operand's unbounded bit pattern
+        expr = tirx.call_intrin(f"uint{sb}", "tirx.reinterpret", expr).astype(f"uint{db}")
+    return expr if dst == f"uint{db}" else tirx.reinterpret(dst, expr)
 
 
 def int_floor_divide(dtype, a, b):
@@ -212,6 +238,21 @@ def int_remainder(dtype, a, b):
     return te.if_then_else(tirx.Or(b == zero, b == minus_one), zero, tirx.floormod(a, safe_b))
 
 
+def fmod(dtype, a, b):
+    """C's ``fmod(a, b)``, NaN where either operand is NaN, with the libm call never given a NaN.
+
+    The LLVM that TVM 0.27 links rewrites a call of ``fmod`` into ``frem nnan`` wherever it proves ``a``
+    never infinite and ``b`` never zero (an integer made float, a constant), though either may still be
+    NaN: ``nnan`` makes that NaN poison, and the store of a poison value is deleted, so
+    ``int_array % np.nan`` left its output unwritten. With NaN operands replaced by 1.0 the call never
+    sees a NaN, and the NaN is selected afterwards. (A float ``truncmod``, LLVM's plain ``frem``, is not
+    an option: TVM's LowerIntrin rejects one whose divisor is not a constant.)"""
+    either_nan = tirx.Or(te.isnan(a), te.isnan(b))
+    one = const(1.0, dtype)
+    result = libm("fmod", dtype, tirx.Select(either_nan, one, a), tirx.Select(either_nan, one, b))
+    return tirx.Select(either_nan, a + b, result)
+
+
 def float_divmod(dtype, a, b):
     """numpy's npy_divmod: (floor quotient, remainder with the divisor's sign). Each step is bound to a
     Let variable: the steps read each other several times, and inlining them would multiply the
@@ -225,7 +266,7 @@ def float_divmod(dtype, a, b):
         return var
 
     zero = const(0.0, dtype)
-    mod = bind(libm("fmod", dtype, a, b))
+    mod = bind(fmod(dtype, a, b))
     div = bind((a - mod) / b)
     signs_differ = tirx.Or(tirx.And(b < zero, logical_not(mod < zero)), tirx.And(logical_not(b < zero), mod < zero))
     fix = tirx.And(tirx.NE(mod, zero), signs_differ)
@@ -236,7 +277,7 @@ def float_divmod(dtype, a, b):
     floordiv = tirx.Select(div - floor > const(0.5, dtype), floor + const(1.0, dtype), floor)
     floordiv = tirx.Select(tirx.EQ(div, zero), libm("copysign", dtype, zero, a / b), floordiv)
     floordiv = tirx.Select(tirx.EQ(b, zero), a / b, floordiv)
-    mod = tirx.Select(tirx.EQ(b, zero), libm("fmod", dtype, a, b), mod)
+    mod = tirx.Select(tirx.EQ(b, zero), fmod(dtype, a, b), mod)
 
     def wrapped(result):
         for var, expr in reversed(bindings):

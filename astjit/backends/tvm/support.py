@@ -228,6 +228,10 @@ def _bound_operands(node):
 # True. No setting turns that off, so these run on numpy: a wrong answer is worse than a slow one.
 WRAPPING = {"add", "subtract", "multiply", "negative", "power", "left_shift", "absolute", "square"}
 WRAP_REASON = "integer arithmetic that may wrap around runs on numpy (TVM assumes it never overflows)"
+# numpy multiplies the factors one by one in its own dtype: whether a partial product overflows to inf
+# (and inf * 0 to nan) or underflows to 0 depends on that order, which a kernel's split reduction and
+# its float64 accumulator change (float32 [3e38, 3e38, 0]: numpy nan, a kernel 0). Two factors round once.
+FLOAT_PRODUCT_REASON = "float products of more than two factors run on numpy (overflow depends on their order)"
 
 
 def elementwise_rule(ctx, node):
@@ -396,6 +400,9 @@ def supports(ctx, node):
                 return "reduction of a scalar"
             if node.op.removeprefix("np.") == "prod" and str(t.dtype)[0] in "iu":
                 return WRAP_REASON
+            if node.op.removeprefix("np.") == "prod" and str(t.dtype)[0] == "f" \
+                    and np.prod([src.shape[a] for a in info["axes"]], dtype=np.int64) > 2:
+                return FLOAT_PRODUCT_REASON
         elif op.kind == "view":
             if node in ctx.runtime_index:
                 return "indexing by a runtime integer runs on numpy"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..errors import NotTraceable
+from .bound import DefinitelyBound
 from .lower import BlockLowering
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
@@ -24,6 +25,7 @@ class Block:
     live_in: list
     live_out: list
     hoisted: dict = field(default_factory=dict)
+    maybe_unbound: list = field(default_factory=list)   # live-ins that may be unbound when it starts
 
     @property
     def lineno(self) -> int:
@@ -55,6 +57,7 @@ class BlockFinder:
         self.protected = 0       # depth inside try/with bodies, where a handler may see partial state
 
     def run(self) -> list[Block]:
+        self.bound = DefinitelyBound(self.fndef, self.never_suppresses)
         self.body(self.fndef.body)
         return self.blocks
 
@@ -148,8 +151,11 @@ class BlockFinder:
             if name not in lowering.env:
                 return                                 # defensive: cannot publish this name
         graph.outputs = [(name, lowering.env[name]) for name in live["live_out"]]
-        block = Block(len(self.blocks), run, graph, [n.value for n in graph.inputs], live["live_out"],
-                      dict(lowering.hoisted))
+        live_in = [n.value for n in graph.inputs]
+        bound = self.bound(run[0])
+        maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
+        block = Block(len(self.blocks), run, graph, live_in, live["live_out"], dict(lowering.hoisted),
+                      maybe_unbound)
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))
 

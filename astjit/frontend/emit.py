@@ -36,6 +36,16 @@ def fallback_name(block) -> str:
     return f"__astjit_block_{block.index}"
 
 
+# cells of the factory (frontend/transform): the value passed for a live-in that is unbound, and the
+# exception reading it raises (as cells, so that no global of the user's module can shadow them)
+UNBOUND_NAME = "__astjit_unbound"
+UNBOUND_ERROR_NAME = "__astjit_unbound_error"
+
+
+def checked_name(name) -> str:
+    return f"__astjit_in_{name}"
+
+
 def _arguments(names):
     return gast.arguments(args=[param(n) for n in names], posonlyargs=[], vararg=None, kwonlyargs=[],
                           kw_defaults=[], kwarg=None, defaults=[])
@@ -47,23 +57,58 @@ def _targets(names):
     return gast.Tuple(elts=[store(n) for n in names], ctx=gast.Store())
 
 
-def fragment_call(block):
+def _assign(name, value):
+    return gast.Assign(targets=[store(name)], value=value, type_comment=None)
+
+
+def _delete(names):
+    return gast.Delete(targets=[gast.Name(id=n, ctx=gast.Del(), annotation=None, type_comment=None)
+                                for n in names])
+
+
+def _check(name):
+    """``try: __astjit_in_v = v`` / ``except __astjit_unbound_error: __astjit_in_v = __astjit_unbound``"""
+    handler = gast.ExceptHandler(type=load(UNBOUND_ERROR_NAME), name=None,
+                                 body=[_assign(checked_name(name), load(UNBOUND_NAME))])
+    return gast.Try(body=[_assign(checked_name(name), load(name))], handlers=[handler], orelse=[],
+                    finalbody=[])
+
+
+def fragment_call(block) -> list:
+    """The statements replacing the block: its Fragment call, preceded by a check of each live-in that
+    may be unbound. Such a name is passed as the UNBOUND marker rather than read by the call, so that
+    UnboundLocalError comes from the block's own statement that reads it (the fallback deletes it), in
+    order, after the statements before it have run::
+
+        try:
+            __astjit_in_v = v
+        except __astjit_unbound_error:
+            __astjit_in_v = __astjit_unbound
+        w = __astjit_fragment_0(a, __astjit_in_v)
+        del __astjit_in_v
+    """
     hoisted = {n: copy.deepcopy(block.hoisted[n]) for n in block.live_in if n in block.hoisted}
-    args = [hoisted[n] if n in hoisted else load(n) for n in block.live_in]
+    checked = set(block.maybe_unbound)
+    args = [hoisted[n] if n in hoisted else load(checked_name(n) if n in checked else n)
+            for n in block.live_in]
     keep = {id(m) for e in hoisted.values() for m in gast.walk(e)}   # an attribute read raises at its own line
     call = gast.Call(func=load(fragment_name(block)), args=args, keywords=[])
     if not block.live_out:
         stmt = gast.Expr(value=call)
     else:
         stmt = gast.Assign(targets=[_targets(block.live_out)], value=call, type_comment=None)
+    checks = [_check(n) for n in block.maybe_unbound]
+    # a check holds the old value: drop it, so that a block rebinding the name does not keep it alive
+    drop = [_delete([checked_name(n) for n in block.maybe_unbound])] if checks else []
     anchor = block.stmts[0]
-    stmt = gast.copy_location(stmt, anchor)
-    for n in gast.walk(stmt):
-        if isinstance(n, gast.expr | gast.stmt) and id(n) not in keep:
-            gast.copy_location(n, anchor)
-            n.end_lineno, n.end_col_offset = getattr(anchor, "end_lineno", None), getattr(
-                anchor, "end_col_offset", None)
-    return stmt
+    stmts = checks + [stmt] + drop
+    for s in stmts:
+        for n in gast.walk(s):
+            if isinstance(n, gast.expr | gast.stmt | gast.excepthandler) and id(n) not in keep:
+                gast.copy_location(n, anchor)
+                n.end_lineno, n.end_col_offset = getattr(anchor, "end_lineno", None), getattr(
+                    anchor, "end_col_offset", None)
+    return stmts
 
 
 class _HoistedToNames(gast.NodeTransformer):
@@ -86,6 +131,11 @@ def fallback_def(block):
     body = [copy.deepcopy(s) for s in block.stmts]
     if block.hoisted:
         body = [_HoistedToNames(block.hoisted).visit(s) for s in body]
+    # a live-in passed as UNBOUND is deleted: the statement reading it raises UnboundLocalError itself
+    unbind = [gast.copy_location(gast.If(
+        test=gast.Compare(left=load(n), ops=[gast.Is()], comparators=[load(UNBOUND_NAME)]),
+        body=[_delete([n])], orelse=[]), block.stmts[0]) for n in block.maybe_unbound]
+    body = unbind + body
     if block.live_out:
         value = (load(block.live_out[0]) if len(block.live_out) == 1
                  else gast.Tuple(elts=[load(n) for n in block.live_out], ctx=gast.Load()))
@@ -101,7 +151,7 @@ def fallback_def(block):
 def rewrite(placements) -> None:
     """Replace each block's statements by its Fragment call (in place, last block first per list)."""
     for stmts, start, end, block in sorted(placements, key=lambda p: (id(p[0]), -p[1])):
-        stmts[start:end] = [fragment_call(block)]
+        stmts[start:end] = fragment_call(block)
 
 
 def to_source(fndef) -> str:

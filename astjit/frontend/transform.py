@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 import gast
 
 from ..errors import AstjitError, SourceUnavailableError
-from ..runtime.fragment import Fragment
+from ..runtime.fragment import UNBOUND, Fragment
 from ..runtime.records import Record
 from .blocks import BlockFinder
-from .emit import build, fragment_name, register_source, rewrite, to_source
+from .emit import UNBOUND_ERROR_NAME, UNBOUND_NAME, build, fragment_name, register_source, rewrite, to_source
 from .liveness import FunctionLiveness
 from .lower import BlockLowering
 from .prepare import expression_checker, hoist_tests_and_returns
@@ -97,7 +97,10 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     rewrite(finder.placements)
     text = to_source(fndef)
     source_name = register_source(fn.__qualname__, text)
-    new, fallbacks = build(fn, fndef, blocks, {name: f.dispatch for name, f in fragments.items()})
+    cells = {name: f.dispatch for name, f in fragments.items()}
+    if any(b.maybe_unbound for b in blocks):
+        cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
+    new, fallbacks = build(fn, fndef, blocks, cells)
     for frag in fragments.values():
         frag.fallback = fallbacks[frag.index]
     records = [Record("statement", filename, s.lineno, f"{s.reason}: the statement runs as Python",

@@ -16,6 +16,19 @@ from .keys import describe_key, key_difference, make_key
 from .records import Record
 
 
+class _Unbound:
+    """What the rewritten function passes for a live-in that is not bound (frontend/emit): the block's
+    own statements then run, and the one reading it raises UnboundLocalError at the user's line."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unbound>"
+
+
+UNBOUND = _Unbound()
+
+
 class Fragment:
     def __init__(self, block, filename: str, owner_name: str, strict: bool = False, backend: str | None = None):
         self.block = block
@@ -78,6 +91,8 @@ class Fragment:
 
     def _miss(self, args):
         self.calls += 1
+        if any(a is UNBOUND for a in args):   # not a type to specialize on: the block's Python raises
+            return self.fallback(*args)
         with self._lock:                 # threads missing together compile once
             spec = self._made_meanwhile(args) or self.specialize_only(args)
         if not spec.in_range(args):      # made for this key, but this int does not fit: numpy's own path

@@ -314,3 +314,21 @@ def test_remainder_by_a_nan_constant_writes_nan(dtype, monkeypatch):
         assert all(np.isnan(g).all() for g in got), f"{dtype}{list(shape)}: {got!r}"
     monkeypatch.setattr(np, "empty", real_empty)
     assert_compiled(jitted)
+
+
+def chained_floor_divisions(b, c):
+    return ((b // c) // b) // c, (b % c) % (c // b)
+
+
+def test_chained_float_divmod_runs_outer_steps_on_numpy():
+    """A float // or % of another one's result compiled for minutes (TVM re-analyses each step's selects
+    in every enclosing one); the outer steps run on numpy, with numpy's values."""
+    from astjit.backends.tvm.support import NESTED_DIVMOD_REASON
+
+    jitted = jit(chained_floor_divisions, backend="tvm")
+    for b, c in [(np.array([1.5, -2.0, 3.0, np.nan]), np.array([0.5, 2.0, -1.0, 0.0])),
+                 (np.linspace(-3, 3, 37), np.linspace(2, -1, 37)), (np.float32([7.5]), np.float32([-0.0]))]:
+        with np.errstate(all="ignore"):
+            assert_same_as_numpy(chained_floor_divisions, b, c, jitted=jitted)
+    reasons = {r for frag in jitted.fragments for e in frag.entries for r in (e.reasons or {}).values()}
+    assert NESTED_DIVMOD_REASON in reasons

@@ -261,8 +261,6 @@ def update_then_read_maybe_unbound(a, b, n):
     return w
 
 
-@pytest.mark.xfail(strict=True, reason="known: a block reads its live-ins when it starts, so a name that "
-                   "may be unbound raises UnboundLocalError before the block's earlier statements run")
 def test_effects_before_an_unbound_local_happen():
     """With n=0, numpy sets a[0] = 7 and then raises UnboundLocalError for v; the jitted function
     raised first (the block reads v on entry), so a[0] stayed 1.0 (seed 3771)."""
@@ -277,14 +275,45 @@ def inplace_cast_error_then_maybe_unbound(a, b, n):
     return np.sign(v)
 
 
-@pytest.mark.xfail(strict=True, reason="known: a block reads its live-ins when it starts, so a name that "
-                   "may be unbound raises UnboundLocalError before the block's earlier statements run")
 def test_numpy_error_comes_before_an_unbound_local():
     """int64 a, n=0: numpy raises UFuncTypeError at a *= 1.5; the jitted function raised
     UnboundLocalError for v (seed 3771)."""
     check_calls(inplace_cast_error_then_maybe_unbound,
                 [(np.ones(2, np.int64), np.ones(2), 1), (np.ones(2, np.int64), np.ones(2), 0),
                  (np.ones(2, np.int64), np.ones(2), 2), (np.ones(3, np.int64), np.ones(3), 0)])
+
+
+def broadcast_error_then_maybe_unbound(a, b, n):
+    for i in range(n):
+        for j in range(1):
+            v = b
+    a[1:] = b.T
+    return v, np.minimum(v, 1)
+
+
+def test_broadcast_error_comes_before_an_unbound_local():
+    """n=0 and b.T not broadcastable into a[1:]: numpy raises ValueError at ``a[1:] = b.T``; the jitted
+    function raised UnboundLocalError for v (the block read v when it started; seed 47491518869)."""
+    check_calls(broadcast_error_then_maybe_unbound,
+                [(np.zeros((3, 2)), np.ones((2, 1)), 1), (np.zeros((3, 2)), np.ones((3, 1)), 0),
+                 (np.zeros((3, 2)), np.ones((2, 1)), 0), (np.zeros((3, 2)), np.ones((3, 1)), 2),
+                 (np.zeros((3, 2)), np.ones((2, 1)), 3)])
+
+
+def maybe_unbound_in_loop(a, n):
+    for i in range(n):
+        if i == 0:
+            w = a * 2
+        a = a + w          # w may be unbound here as far as the block knows: passed through a check
+    return a
+
+
+def test_checked_live_in_still_runs_compiled():
+    """A live-in that may be unbound is checked before the Fragment call; when bound, it reaches the
+    compiled block as before (and an unbound one raises at its own line, after the loop)."""
+    jitted = check_calls(maybe_unbound_in_loop, [(np.ones(3), 3), (np.ones(3), 0), (np.ones(4), 2)])
+    reads_w = [frag for frag in jitted.fragments if "w" in frag.live_in]
+    assert reads_w and {e.mode for frag in reads_w for e in frag.entries} == {"tvm"}
 
 
 # -- found on 7cdf48b by the 10,000-program campaign (seed 7) -----------------------------------------
@@ -371,6 +400,20 @@ def test_float_product_overflows_in_numpy_order():
                                                (np.array([3e38, 3e38, 0], np.float32),),
                                                (np.array([1e30, 1e30, 1e-30], np.float32),),
                                                (np.array([1e300, 1e-300] * 1000),)])
+
+
+def reductions_of_transposed(a):
+    return (np.mean(a.transpose(), axis=-1), a.transpose(1, 2, 0).max(axis=1),
+            (a.T * 2).sum(axis=0, keepdims=True).sum(axis=0))
+
+
+def test_reduction_of_a_transposed_view_keeps_numpy_memory_order():
+    """np.mean(a.transpose(), axis=-1) of a C-ordered (1, 2, 4) array: numpy's result is F-contiguous
+    (a reduction keeps its operand's memory order over the axes it keeps); the kernel wrote it in C
+    order (seed 1649)."""
+    check_calls(reductions_of_transposed, [(np.arange(24.0).reshape(2, 3, 4),), (np.ones((1, 2, 4)),),
+                                           (np.arange(12, dtype=np.float32).reshape(3, 2, 2),),
+                                           (np.arange(24, dtype=np.int32).reshape(2, 3, 4),)])
 
 
 ABORTING = """

@@ -196,7 +196,8 @@ def test_transpose(dtype, shape):
         assert_compiled(jf)
     if len(shape) >= 1 and dtype != "bool":
         reduced = assert_same_as_numpy(transposes_reduced, a)
-        if dtype == "float32":
+        _same_layout(reduced(a), transposes_reduced(a))
+        if dtype == "float32" and len(shape) <= 2:    # 3-d: numpy's reduced results are F-ordered too
             assert_compiled(reduced)
 
 

@@ -63,7 +63,7 @@ def apply_once(rule, operands):
             if isinstance(e, tirx.Let) and e.body.same_as(e.var):   # a shielded leaf: bind its value
                 e = e.value
             var = tirx.Var("t", dt)
-            bindings.append((var, e))
+            bindings.append((var, _flattened(e, bindings)))
             names.append(var)
         else:
             names.append(e)
@@ -71,6 +71,18 @@ def apply_once(rule, operands):
     for var, e in reversed(bindings):
         result = tirx.Let(var, e, result)
     return result
+
+
+def _flattened(e, bindings):
+    """``e`` without its outer Lets, which go to ``bindings`` (their values flattened first, in order).
+
+    A Let whose value holds further Lets makes TVM's LLVM code generator analyse each inner value again
+    for every enclosing binding: two chained float ``%`` took minutes to compile. Every Let variable is
+    a fresh object bound once, and values are pure, so one flat sequence of bindings means the same."""
+    while isinstance(e, tirx.Let) and not e.body.same_as(e.var):
+        bindings.append((e.var, _flattened(e.value, bindings)))
+        e = e.body
+    return e
 
 
 def logical_not(x):
@@ -238,21 +250,6 @@ def int_remainder(dtype, a, b):
     return te.if_then_else(tirx.Or(b == zero, b == minus_one), zero, tirx.floormod(a, safe_b))
 
 
-def fmod(dtype, a, b):
-    """C's ``fmod(a, b)``, NaN where either operand is NaN, with the libm call never given a NaN.
-
-    The LLVM that TVM 0.27 links rewrites a call of ``fmod`` into ``frem nnan`` wherever it proves ``a``
-    never infinite and ``b`` never zero (an integer made float, a constant), though either may still be
-    NaN: ``nnan`` makes that NaN poison, and the store of a poison value is deleted, so
-    ``int_array % np.nan`` left its output unwritten. With NaN operands replaced by 1.0 the call never
-    sees a NaN, and the NaN is selected afterwards. (A float ``truncmod``, LLVM's plain ``frem``, is not
-    an option: TVM's LowerIntrin rejects one whose divisor is not a constant.)"""
-    either_nan = tirx.Or(te.isnan(a), te.isnan(b))
-    one = const(1.0, dtype)
-    result = libm("fmod", dtype, tirx.Select(either_nan, one, a), tirx.Select(either_nan, one, b))
-    return tirx.Select(either_nan, a + b, result)
-
-
 def float_divmod(dtype, a, b):
     """numpy's npy_divmod: (floor quotient, remainder with the divisor's sign). Each step is bound to a
     Let variable: the steps read each other several times, and inlining them would multiply the
@@ -266,7 +263,7 @@ def float_divmod(dtype, a, b):
         return var
 
     zero = const(0.0, dtype)
-    mod = bind(fmod(dtype, a, b))
+    mod = raw = bind(libm("fmod", dtype, a, b))
     div = bind((a - mod) / b)
     signs_differ = tirx.Or(tirx.And(b < zero, logical_not(mod < zero)), tirx.And(logical_not(b < zero), mod < zero))
     fix = tirx.And(tirx.NE(mod, zero), signs_differ)
@@ -277,7 +274,16 @@ def float_divmod(dtype, a, b):
     floordiv = tirx.Select(div - floor > const(0.5, dtype), floor + const(1.0, dtype), floor)
     floordiv = tirx.Select(tirx.EQ(div, zero), libm("copysign", dtype, zero, a / b), floordiv)
     floordiv = tirx.Select(tirx.EQ(b, zero), a / b, floordiv)
-    mod = tirx.Select(tirx.EQ(b, zero), fmod(dtype, a, b), mod)
+    mod = tirx.Select(tirx.EQ(b, zero), raw, mod)
+    # The LLVM that TVM 0.27 links rewrites fmod(a, b) as ``frem nnan a, b`` where it can tell that a is
+    # never infinite and b never zero (an integer made float, a NaN constant), though a NaN operand makes
+    # that poison: the kernel of ``int_array % np.nan`` stored nothing. A NaN operand (both results NaN
+    # in numpy) is therefore selected last, on the results: testing a and b inside the steps above made
+    # TVM's code generator, which analyses each Let's value again in the next, take minutes on nested
+    # divisions.
+    operand_nan = tirx.Or(te.isnan(a), te.isnan(b))
+    floordiv = tirx.Select(operand_nan, a + b, floordiv)
+    mod = tirx.Select(operand_nan, a + b, mod)
 
     def wrapped(result):
         for var, expr in reversed(bindings):

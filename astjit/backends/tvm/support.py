@@ -390,6 +390,8 @@ def supports(ctx, node):
         if op.kind == "elementwise":
             if _follows_a_transposed_operand(ctx, node):
                 return "its numpy result takes the memory order of a transposed operand"
+            if _is_float_divmod(ctx, node) and any(_computed_by_float_divmod(ctx, o, set()) for o in node.args):
+                return NESTED_DIVMOD_REASON
             elementwise_rule(ctx, node)
         elif op.kind == "reduction":
             info = ctx.info.get(node)
@@ -403,6 +405,8 @@ def supports(ctx, node):
             if node.op.removeprefix("np.") == "prod" and str(t.dtype)[0] == "f" \
                     and np.prod([src.shape[a] for a in info["axes"]], dtype=np.int64) > 2:
                 return FLOAT_PRODUCT_REASON
+            if _follows_a_transposed_operand(ctx, node):
+                return "its numpy result takes the memory order of a transposed operand"
         elif op.kind == "view":
             if node in ctx.runtime_index:
                 return "indexing by a runtime integer runs on numpy"
@@ -426,28 +430,56 @@ def supports(ctx, node):
     return None
 
 
+# numpy's float // and % take a dozen selects each; TVM's LLVM code generator analyses them again for
+# every enclosing one, so a kernel with one such op feeding another took seconds to compile, and three
+# chained took minutes. The outer one runs on numpy, between kernels.
+NESTED_DIVMOD_REASON = "float // or % of a float // or % result runs on numpy (its kernel compiles slowly)"
+_DIVMOD = ("floor_divide", "remainder")
+
+
+def _is_float_divmod(ctx, node) -> bool:
+    op = OPS[node.op]
+    t = ctx.types[node]
+    return op.ufunc is not None and op.ufunc.__name__ in _DIVMOD and isinstance(t, ArrayType) \
+        and t.dtype.kind == "f"
+
+
+def _computed_by_float_divmod(ctx, node, seen) -> bool:
+    """Whether a float // or % is among the elementwise ops that compute ``node`` (within the graph)."""
+    if node in seen or _kind(node) != "elementwise":
+        return False
+    seen.add(node)
+    return _is_float_divmod(ctx, node) or any(_computed_by_float_divmod(ctx, o, seen) for o in node.args)
+
+
 def _follows_a_transposed_operand(ctx, node) -> bool:
     """numpy lays an elementwise result out in its operands' memory order ('K'): ``a.T * 2`` is
-    Fortran-ordered. Kernels write C order, so such a result is left to numpy when it leaves the kernel
-    (a live-out, or read by numpy); inside a kernel, feeding a reduction say, its order does not show."""
+    Fortran-ordered, and so is a reduction's result over the axes it keeps (``a.T.sum(axis=-1)``).
+    Kernels write C order, so such a result is left to numpy when it leaves the kernel (a live-out, or
+    read by numpy); inside a kernel, feeding a reduction whose own result is in C order, it does not show."""
     return _transposed_layout(ctx, node) and _escapes(ctx, node)
 
 
 def _transposed_layout(ctx, node) -> bool:
-    """Whether numpy may give this elementwise result another order than C (conservatively: some
-    operand is a view with permuted strides, or such a result itself)."""
+    """Whether numpy may give this elementwise or reduction result another order than C (conservatively:
+    some operand is a view with permuted strides, or such a result itself; a reduction looks at its
+    array operand's strides along the axes it keeps)."""
     memo = ctx.transposed_layout
     if node not in memo:
         memo[node] = False
         t = ctx.types[node]
         if isinstance(t, ArrayType) and len(t.shape) >= 2:
-            for o in node.operands:
+            operands, reduced = node.operands, ()
+            if _kind(node) == "reduction":
+                operands, reduced = node.args[:1], ctx.info.get(node, {}).get("axes", ())
+            for o in operands:
                 info = ctx.info.get(o)
                 if info is not None and "strides" in info:
-                    steps = [abs(s) for s, d in zip(info["strides"], info["shape"]) if d > 1 and s]
+                    steps = [abs(s) for k, (s, d) in enumerate(zip(info["strides"], info["shape"]))
+                             if k not in reduced and d > 1 and s]
                     if any(x < y for x, y in zip(steps, steps[1:])):
                         memo[node] = True
-                elif _kind(o) == "elementwise" and _transposed_layout(ctx, o):
+                elif _kind(o) in ("elementwise", "reduction") and _transposed_layout(ctx, o):
                     memo[node] = True
     return memo[node]
 
@@ -458,8 +490,9 @@ def _escapes(ctx, node) -> bool:
     users = ctx.users
     if any(out is node for _, out in ctx.graph.outputs):
         return True
+    # a reduction shows its operand's order too, in its own result's order over the axes it keeps
     return any(_kind(u) not in ("elementwise", "reduction") or _kind(u) == "elementwise" and _escapes(ctx, u)
-               for u in users[node])
+               or _kind(u) == "reduction" and _follows_a_transposed_operand(ctx, u) for u in users[node])
 
 
 def _kind(node):

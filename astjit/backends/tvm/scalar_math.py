@@ -169,21 +169,12 @@ def not_equal(dtype, a, b):
     return tirx.NE(a, b)
 
 
-_MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal",
-             "equal": "equal", "not_equal": "not_equal"}
-
-
-def mixed_sign_compare(name, a, a_dtype, b, b_dtype):
-    """numpy's exact comparison of int64 with uint64 (its ``qQ->?`` loops): a negative signed value is
-    below every unsigned one; otherwise both compare as unsigned. A plain compare would read
-    2**64 - 1 as -1."""
-    if is_unsigned(a_dtype):
-        return mixed_sign_compare(_MIRRORED[name], b, b_dtype, a, a_dtype)
-    negative = a < const(0, a_dtype)
-    as_unsigned = tirx.reinterpret(b_dtype, a)
-    same_sign = {"less": lambda: as_unsigned < b, "less_equal": lambda: as_unsigned <= b,
-                 "greater": lambda: as_unsigned > b, "greater_equal": lambda: as_unsigned >= b,
-                 "equal": lambda: tirx.EQ(as_unsigned, b), "not_equal": lambda: tirx.NE(as_unsigned, b)}[name]()
+def signed_against_unsigned(name, s, s_dtype, u, u_dtype, unsigned_compare):
+    """numpy's exact comparison ``s <name> u`` of int64 with uint64 (its ``qQ->?`` loops): a negative
+    ``s`` is below every unsigned value; otherwise both compare as unsigned, by ``unsigned_compare``
+    (the loop's own rule). A plain compare would read 2**64 - 1 as -1."""
+    negative = s < const(0, s_dtype)
+    same_sign = unsigned_compare(tirx.reinterpret(u_dtype, s), u)
     if name in ("less", "less_equal", "not_equal"):
         return tirx.Or(negative, same_sign)
     return tirx.And(logical_not(negative), same_sign)
@@ -198,7 +189,7 @@ def widen(expr, src, dst):
     integers = src.startswith(("int", "uint")) and dst.startswith(("int", "uint"))
     if integers and not isinstance(expr, tirx.IntImm) and not _keeps_values(src, dst):
         return wrap_int(expr, src, dst)
-    if src.startswith("int") and dst.startswith(("int", "uint")) and bits(dst) > bits(src) \
+    if src.startswith("int") and dst.startswith("int") and bits(dst) > bits(src) \
             and not isinstance(expr, tirx.IntImm):
         expr = tirx.reinterpret(src, tirx.reinterpret("u" + src, expr))
     return expr.astype(dst)

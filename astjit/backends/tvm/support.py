@@ -252,8 +252,7 @@ def elementwise_rule(ctx, node):
         if name in _COMPARISONS and loop[0][0] in "iu" and any(k is int for k in kinds):
             loop = _exact_int_comparison(ctx, operands, kinds, loop)
         if name in _COMPARISONS and loop[0] != loop[1]:     # int64 with uint64: numpy's mixed loops
-            a_dt, b_dt = loop[0], loop[1]
-            return (lambda a, b: sm.mixed_sign_compare(name, a, a_dt, b, b_dt)), operands, loop[:2]
+            return _mixed_sign_comparison(name, loop[0], loop[1]), operands, loop[:2]
         if name in WRAPPING and loop[0][0] in "iu":
             raise Unsupported(WRAP_REASON)
         if name == "power":
@@ -306,6 +305,17 @@ def elementwise_rule(ctx, node):
 
 
 _COMPARISONS = ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")
+_MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal",
+             "equal": "equal", "not_equal": "not_equal"}
+
+
+def _mixed_sign_comparison(name, a_dtype, b_dtype):
+    """The rule comparing a signed with an unsigned operand (either order) exactly."""
+    if sm.is_unsigned(a_dtype):                  # u < s is s > u
+        mirrored = _mixed_sign_comparison(_MIRRORED[name], b_dtype, a_dtype)
+        return lambda a, b: mirrored(b, a)
+    unsigned = UFUNC_RULES[name](b_dtype)
+    return lambda a, b: sm.signed_against_unsigned(name, a, a_dtype, b, b_dtype, unsigned)
 
 
 def _exact_int_comparison(ctx, operands, kinds, loop):

@@ -1,0 +1,63 @@
+"""Conversions compiled since the never-wrong work, numpy vs astjit (default ``@jit``), at 10M and 16.
+
+    python benchmarks/conversions.py [--quick]
+
+``to_int8``: a float chain converted to int8 (out-of-range values as numpy converts them);
+``mixed_compare``: int64 against uint64 (numpy's exact mixed loop); ``int_clip``: ``np.clip`` of an
+int16 array with a Python-int bound beyond the dtype (numpy drops it). Each result is checked against
+numpy first; small sizes may run as the block's Python by astjit's own measurement, which is the point:
+never slower than numpy.
+"""
+
+import numpy as np
+from _timing import compare, describe_modes, parse_args, print_header, print_results
+
+from astjit import jit
+
+
+def to_int8(a):
+    return (a * 90.0 + 1.0).astype(np.int8)
+
+
+def mixed_compare(s, u):
+    return s < u
+
+
+def int_clip(v):
+    return np.clip(v, 3, 40000) + 1
+
+
+SIZES = [("10M", 10_000_000), ("16", 16)]
+
+
+def inputs(fn, n, seed=0):
+    rng = np.random.default_rng(seed)
+    if fn is to_int8:
+        a = rng.standard_normal(n)
+        a[::97] = np.inf
+        return (a,)
+    if fn is mixed_compare:
+        return rng.integers(-2**62, 2**62, n), rng.integers(0, 2**64 - 1, n, dtype=np.uint64)
+    return (rng.integers(-30000, 30000, n).astype(np.int16),)
+
+
+def main():
+    opts = parse_args(__doc__.splitlines()[0])
+    print_header("conversions and mixed comparisons", opts.repeats)
+    cases = []
+    for fn in (to_int8, mixed_compare, int_clip):
+        for label, n in SIZES:
+            jitted = jit(fn)
+            args = inputs(fn, n)
+            with np.errstate(all="ignore"):
+                got, want = jitted(*args), fn(*args)
+            assert got.dtype == want.dtype and np.array_equal(got, want), fn.__name__
+            print(f"   check {fn.__name__} {label}: equal to numpy; {describe_modes(jitted)}")
+            cases.append((f"{fn.__name__} {label}", fn, jitted, args))
+    with np.errstate(all="ignore"):
+        results = [compare(name, fn, jitted, args, repeats=opts.repeats) for name, fn, jitted, args in cases]
+    print_results(results)
+
+
+if __name__ == "__main__":
+    main()

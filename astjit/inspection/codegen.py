@@ -15,7 +15,7 @@ def kernel_code(segment, kind: str) -> str:
 
 def cuda_source(te_func, arch: str = "sm_90") -> str:
     """CUDA C for the fragment's kernel, scheduled with dlight; no GPU or nvcc is needed to see it."""
-    from ..backends.tvm.runtime import tvm_module
+    from ..backends.tvm.runtime import compile_module, tvm_module
 
     tvm = tvm_module()
     from tvm.s_tir import dlight as dl
@@ -24,7 +24,7 @@ def cuda_source(te_func, arch: str = "sm_90") -> str:
     mod = tvm.IRModule({"main": te_func.with_attr("global_symbol", "main")})
     with target:
         mod = dl.ApplyDefaultSchedule(dl.gpu.Reduction(), dl.gpu.GeneralReduction(), dl.gpu.Fallback())(mod)
-    executable = tvm.compile(mod, target=target)
+    executable = compile_module(mod, target)
     imports = executable.mod.imports
     if not imports:
         raise RuntimeError("TVM produced no device module for this kernel")

@@ -246,6 +246,11 @@ DIVISION_SCRIPT = textwrap.dedent("""
     def scalars(a, b):
         return a // b, a % b
 
+    def nested(a, v, n):
+        # the divisor is itself a guarded remainder: TVM's common-subexpression pass hoisted ``a % n``
+        # out of its guard, and a Python int 0 for n trapped
+        return (v * a) // (a % n), a % n
+
     checked = 0
     for dtype in ("int8", "int16", "int32", "int64"):
         lo = np.iinfo(dtype).min
@@ -261,6 +266,13 @@ DIVISION_SCRIPT = textwrap.dedent("""
         assert got == scalars(np.dtype(dtype).type(lo), np.dtype(dtype).type(-1)), (dtype, got)
         got = jit(scalars)(np.dtype(dtype).type(5), np.dtype(dtype).type(0))
         assert got == (0, 0), (dtype, got)
+    jn = jit(nested)
+    for a in (np.array(False), np.array([True, False]), np.arange(-3, 4, dtype=np.int32)):
+        for n in (0, -1, 2, 0):
+            v = np.array(7, np.uint8)
+            got, want = jn(a, v, n), nested(a, v, n)
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and np.array_equal(g, w), (a, n, g, w)
     print("checked", checked)
 """)
 

@@ -10,6 +10,7 @@ effects) and exception types are always compared exactly.
 import linecache
 import os
 import re
+import time
 import traceback
 import warnings
 from collections import Counter
@@ -30,7 +31,9 @@ except ImportError:        # run as ``python -m tests.campaign.run``: tests/ its
     from tests.differential import RTOL
 
 LOOSENESS = 8          # rounding differences add up over a program's statements and loop iterations
-TIME_LIMIT = 120       # seconds per program (all its calls and compiles): beyond it, a hang is reported
+TIME_LIMIT = 120       # seconds a jitted call may take beyond three times its plain call's: a hang
+PLAIN_LIMIT = 30       # seconds a plain call may take: a slower program (an array that grows 5x per
+                       # loop iteration until MemoryError) is skipped, as too slow to compare
 
 _ASTJIT_DIR = os.path.dirname(os.path.abspath(jit.__code__.co_filename))
 _GENERATED = ("<astjit dispatch>", "<astjit runner>", "<astjit guard>")
@@ -62,6 +65,7 @@ class Finding:
 @dataclass
 class Outcome:
     calls: int = 0
+    skipped: int = 0                                     # 1 if a plain call took over PLAIN_LIMIT
     findings: list = field(default_factory=list)
     modes: Counter = field(default_factory=Counter)      # specializations made, by mode ("tvm", ...)
 
@@ -282,13 +286,24 @@ def run_program(program: Program) -> Outcome:
     namespace, filename = load(program)
     outcome = Outcome()
     try:
-        with time_limit(TIME_LIMIT):
-            compare_calls(program, namespace, outcome)
-    except ProgramTimeout as exc:
-        outcome.findings.append(Finding("crash", program.seed, outcome.calls, [f"hang: {exc}"], program))
+        compare_calls(program, namespace, outcome)
     finally:
         linecache.cache.pop(filename, None)
     return outcome
+
+
+class TooSlow(Exception):
+    """The plain program itself took over PLAIN_LIMIT: nothing to compare the jitted one against."""
+
+
+def timed_plain_call(plain, arguments) -> tuple[Run, float]:
+    start = time.perf_counter()
+    try:
+        with time_limit(PLAIN_LIMIT):
+            run = call(plain, clone(arguments.args), arguments.errstate)
+    except ProgramTimeout:
+        raise TooSlow from None
+    return run, time.perf_counter() - start
 
 
 def compare_calls(program: Program, namespace: dict, outcome: Outcome) -> None:
@@ -300,10 +315,23 @@ def compare_calls(program: Program, namespace: dict, outcome: Outcome) -> None:
         return
     for number, arguments in enumerate(program.calls):
         arguments.apply(namespace)
-        want = call(plain, clone(arguments.args), arguments.errstate)
-        got = call(jitted, clone(arguments.args), arguments.errstate)
+        try:
+            want, took = timed_plain_call(plain, arguments)
+        except TooSlow:
+            outcome.skipped = 1
+            return
+        try:
+            with time_limit(TIME_LIMIT + 3 * took):
+                got = call(jitted, clone(arguments.args), arguments.errstate)
+        except ProgramTimeout as exc:
+            outcome.findings.append(Finding("crash", program.seed, number, [f"hang: {exc}"], program))
+            return
         outcome.calls += 1
-        again = call(plain, clone(arguments.args), arguments.errstate) if want.error is not None else None
+        try:
+            again = timed_plain_call(plain, arguments)[0] if want.error is not None else None
+        except TooSlow:
+            outcome.skipped = 1
+            return
         tol = Tolerance(not program.inexact, magnitude(arguments.args), uses_float32(program, arguments),
                         zero_sign_defined(program))
         kind, details = compare_runs(got, want, tol, again)

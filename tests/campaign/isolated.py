@@ -42,7 +42,7 @@ def worker_main() -> None:
         out.write(json.dumps(vars(summary)) + "\n")
         out.flush()
         outcome = run_program(program)
-        out.write(json.dumps({"calls": outcome.calls, "modes": dict(outcome.modes),
+        out.write(json.dumps({"calls": outcome.calls, "skipped": outcome.skipped, "modes": dict(outcome.modes),
                               "findings": [[f.kind, f.call, f.details] for f in outcome.findings]}) + "\n")
         out.flush()
 
@@ -67,7 +67,7 @@ class Worker:
         if not second:
             return summary, None
         data = json.loads(second)
-        outcome = Outcome(data["calls"])
+        outcome = Outcome(data["calls"], data["skipped"])
         outcome.modes.update(data["modes"])
         outcome.findings = [Finding(kind, seed, call, details, summary) for kind, call, details in data["findings"]]
         return summary, outcome
@@ -98,8 +98,9 @@ def run_isolated(seeds, jobs: int, record) -> None:
             if outcome is None:
                 code = worker.process.wait()
                 summary = summary or ProgramSummary(seed, f"(program of seed {seed})\n", None, False, False)
-                outcome = Outcome(1, [Finding("crash", seed, 0, [f"abort: the process died running this "
-                                                                 f"program (exit code {code})"], summary)])
+                outcome = Outcome(1, findings=[Finding("crash", seed, 0, [f"abort: the process died running "
+                                                                          f"this program (exit code {code})"],
+                                                       summary)])
                 worker = Worker(env)
             with lock:
                 record(summary, outcome)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from .compare import Finding, Outcome, run_program
+from .compare import PLAIN_LIMIT, Finding, Outcome, run_program
 from .isolated import run_isolated, worker_main
 from .programs import make_program, program_seeds
 from .reduce import reduce_program
@@ -32,6 +32,7 @@ from .reduce import reduce_program
 class Stats:
     programs: int = 0
     calls: int = 0
+    skipped: int = 0
     inexact: int = 0
     fragile: int = 0
     findings: list = field(default_factory=list)
@@ -40,6 +41,7 @@ class Stats:
     def add(self, program, outcome: Outcome) -> None:
         self.programs += 1
         self.calls += outcome.calls
+        self.skipped += outcome.skipped
         self.inexact += program.inexact
         self.fragile += program.fragile
         self.findings += outcome.findings
@@ -52,6 +54,7 @@ class Stats:
         lines = [f"programs generated: {self.programs} ({self.inexact} compared within tolerances, "
                  f"{self.fragile} where rounding may flip a branch)",
                  f"calls compared: {self.calls}",
+                 f"programs skipped (a plain call took over {PLAIN_LIMIT} s): {self.skipped}",
                  "specializations by how they ran: " + ", ".join(f"{k} {v}" for k, v in self.modes.most_common()),
                  f"mismatches: {len(self.of_kind('mismatch'))}", f"crashes: {len(self.of_kind('crash'))}",
                  f"soft differences (rounding may flip a branch): {len(self.of_kind('soft'))}"]
@@ -130,7 +133,10 @@ def show_program(program) -> None:
 def replay(program_seed: int, reduce: bool) -> None:
     program = make_program(program_seed)
     show_program(program)
-    findings = run_program(program).findings
+    outcome = run_program(program)
+    if outcome.skipped:
+        print(f"skipped: a plain call took over {PLAIN_LIMIT} s")
+    findings = outcome.findings
     for finding in findings:
         print(finding.report())
     if reduce:

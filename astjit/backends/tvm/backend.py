@@ -10,7 +10,7 @@ import numpy as np
 from ...errors import Unsupported
 from . import support
 from .lower import SegmentLowering, distinct_lets
-from .runtime import host_target, tvm_module
+from .runtime import compile_module, host_target, tvm_module
 from .schedule import schedule_cpu
 
 tvm = tvm_module()
@@ -55,7 +55,7 @@ class TvmBackend:
     def compile(self, ctx, segment):
         try:
             signature = self.lower(ctx, segment)
-            module = tvm.compile(tvm.IRModule({"main": signature.func}), target=self.target)
+            module = compile_module(tvm.IRModule({"main": signature.func}), self.target)
             kernel = module["main"]
         except Unsupported:
             raise

@@ -1,7 +1,7 @@
 """Load TVM with the thread settings astjit needs, and pick the host target.
 
 TVM's pool defaults to half the cores and, when smaller than the core count, pins the calling Python
-thread to core 0 (tvm-notes section 2); both variables must be set before the pool starts.
+thread to core 0; both variables must be set before the pool starts.
 """
 
 import functools
@@ -34,3 +34,15 @@ def host_target():
         pass
     spec["mattr"] = ["-fma"]
     return tvm.target.Target(spec)
+
+
+def compile_module(mod, target):
+    """``tvm.compile`` without TVM's common-subexpression pass: it hoists a division out of the
+    ``if_then_else`` that guards it (``if_then_else(b == 0, 0, a % b)`` became ``t = a % b`` computed
+    first), so an integer division by zero trapped and killed the process (SIGFPE). LLVM still merges
+    common subexpressions, where that is safe."""
+    tvm = tvm_module()
+    current = tvm.transform.PassContext.current()
+    config = {**dict(current.config), "tirx.disable_cse_tir": True}
+    with tvm.transform.PassContext(opt_level=current.opt_level, config=config):
+        return tvm.compile(mod, target=target)

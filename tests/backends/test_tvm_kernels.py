@@ -344,3 +344,17 @@ def test_chained_float_divmod_runs_outer_steps_on_numpy():
             assert_same_as_numpy(chained_floor_divisions, b, c, jitted=jitted)
     reasons = {r for frag in jitted.fragments for e in frag.entries for r in (e.reasons or {}).values()}
     assert NESTED_DIVMOD_REASON in reasons
+
+
+def uint64_scalar_over_strided(a, b):
+    return (a / b) % 3.0
+
+
+def test_uint64_scalar_above_int64_beside_a_strided_array_runs_on_numpy():
+    """A 0-d uint64 above 2**63 crosses into a kernel as a Python int, which TVM's int parameter
+    refuses: numpy's values, beside read-only and strided operands (whose kernel is retried on copies)."""
+    jf = jit(uint64_scalar_over_strided, backend="tvm")
+    for value in (2**64 - 2, 5, 2**63):
+        for b in (np.arange(1, 11, dtype=np.uint16)[::2], np.arange(1, 6, dtype=np.uint16)):
+            b.flags.writeable = False
+            assert_same_as_numpy(uint64_scalar_over_strided, np.array(value, np.uint64), b, jitted=jf)

@@ -112,7 +112,10 @@ def make_executable(kernel, input_kinds, out_specs, on_numpy):
                 return on_numpy(*inputs)   # another memory order, or a scalar the kernel cannot take
             # strided 1-D or read-only arrays cannot cross DLPack as-is: pass C-contiguous copies
             args = [np.array(v, order="C", copy=True) if k == "array" else v for k, v in zip(input_kinds, args)]
-            kernel(*args, *outs)
+            try:
+                kernel(*args, *outs)
+            except (ValueError, BufferError, TypeError, RuntimeError):
+                return on_numpy(*inputs)       # a scalar the kernel cannot take (a uint64 above 2**63)
         return tuple(o if p is None else p(o) for o, p in zip(outs, posts))
 
     return run

@@ -97,8 +97,9 @@ class JitFunction:
                                 "it runs as Python")
             self._disabled = True
             return None
-        if self.strict and self._transformed.records:
-            first = self._transformed.records[0]
+        statements = [r for r in self._transformed.records if r.kind == "statement"]
+        if self.strict and statements:
+            first = statements[0]
             reason = first.message.removesuffix(": the statement runs as Python")
             raise StrictModeError(f"{reason} (strict=True forbids running it as Python)", first.filename,
                                   first.lineno, first.col, first.end_col)

@@ -5,12 +5,14 @@ own. A statement that cannot be traced is recorded with its reason (for ``explai
 Python. A run becomes a Block only if it does real array work (at least one op).
 """
 
+import copy
 from dataclasses import dataclass, field
 
 import gast
 
 from ..errors import NotTraceable
 from .bound import DefinitelyBound
+from .loops import LoopChecker, NotALoopRegion, assigned_names, loop_liveness
 from .lower import BlockLowering
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
@@ -26,6 +28,9 @@ class Block:
     live_out: list
     hoisted: dict = field(default_factory=dict)
     maybe_unbound: list = field(default_factory=list)   # live-ins that may be unbound when it starts
+    kind: str = "block"                                 # "block" (straight-line graph) or "loop"
+    loop_calls: dict = field(default_factory=dict)      # loop regions: call node -> scalar op name
+    kernel_loop: object = None                          # loop regions: the loop as written (for lowering)
 
     @property
     def lineno(self) -> int:
@@ -53,6 +58,7 @@ class BlockFinder:
         self.qualname = qualname
         self.blocks: list[Block] = []
         self.skipped: list[SkippedStatement] = []
+        self.loop_notes: list[SkippedStatement] = []      # loops that stay Python, and why
         self.placements: list[tuple[list, int, int, Block]] = []
         self.protected = 0       # depth inside try/with bodies, where a handler may see partial state
 
@@ -85,9 +91,51 @@ class BlockFinder:
                                                          getattr(node, "end_col_offset", None), exc.reason))
             self.close(stmts, start, run, lowering)
             run, lowering = [], None
+            if isinstance(stmt, gast.For) and self.loop_region(stmts, i, stmt):
+                continue
             self.note_untraceable_expression(stmt)
             self.recurse(stmt)
         self.close(stmts, start, run, lowering)
+
+    def loop_region(self, stmts, i, loop) -> bool:
+        """Make the loop one Block of kind "loop" if its syntax qualifies (frontend/loops); otherwise
+        note why for explain() and let its body be searched for blocks as usual."""
+        def note(reason, node):
+            self.loop_notes.append(SkippedStatement(node.lineno, node.col_offset,
+                                                    getattr(node, "end_col_offset", None), reason))
+            return False
+
+        if self.protected:
+            return note("a loop inside try/with runs as Python (a handler may see its partial state)", loop)
+        checker = LoopChecker(self.resolver, self.liveness.local_names)
+        kernel_loop = copy.deepcopy(loop)      # what the kernel is lowered from, before the body is rewritten
+        try:
+            checker.check(kernel_loop)
+        except NotALoopRegion as exc:
+            node = exc.node if getattr(exc.node, "lineno", None) else loop
+            return note(f"{exc.reason} keeps this loop in Python", node)
+        assigned = assigned_names(loop)
+        if assigned & self.liveness.declared:
+            return note("the loop assigns a global or nonlocal name", loop)
+        live_in, live_out = loop_liveness(self.liveness, self.bound, loop)
+        bound = self.bound(loop)
+        for name in live_out:
+            if name not in bound:
+                return note(f"{name!r} may be unbound after the loop, which keeps it in Python", loop)
+        # a name the loop may leave unchanged (an empty range) is passed in, so its old value comes back
+        live_in = list(dict.fromkeys(live_in + live_out))
+        maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
+        for name in maybe_unbound:
+            if name in assigned:       # no longer a local of the rewritten function: no unbound check
+                return note(f"{name!r} may be read before the loop assigns it, which keeps it in Python", loop)
+        block = Block(len(self.blocks), [loop], None, live_in, live_out, {}, maybe_unbound,
+                      kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop)
+        self.blocks.append(block)
+        self.placements.append((stmts, i, i + 1, block))
+        # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel
+        # cannot take, such as arrays reassigned in the loop) runs the loop with them, as before
+        self.recurse(loop)
+        return True
 
     def note_untraceable_expression(self, stmt) -> None:
         """A return value or an if/while test that stays Python because of an unsupported call is worth

@@ -12,6 +12,7 @@ import gast
 
 from ..errors import AstjitError, SourceUnavailableError
 from ..runtime.fragment import UNBOUND, Fragment
+from ..runtime.loop_fragment import LoopFragment
 from ..runtime.records import Record
 from .blocks import BlockFinder
 from .emit import UNBOUND_ERROR_NAME, UNBOUND_NAME, build, fragment_name, register_source, rewrite, to_source
@@ -93,7 +94,8 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     finder = BlockFinder(fndef, resolver, liveness, fn.__qualname__)
     blocks = finder.run()
     filename = fn.__code__.co_filename
-    fragments = {fragment_name(b): Fragment(b, filename, fn.__qualname__, strict, backend) for b in blocks}
+    fragments = {fragment_name(b): (LoopFragment if b.kind == "loop" else Fragment)(
+        b, filename, fn.__qualname__, strict, backend) for b in blocks}
     rewrite(finder.placements)
     text = to_source(fndef)
     source_name = register_source(fn.__qualname__, text)
@@ -105,6 +107,8 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
         frag.fallback = fallbacks[frag.index]
     records = [Record("statement", filename, s.lineno, f"{s.reason}: the statement runs as Python",
                       _line(filename, s.lineno), col=s.col, end_col=s.end_col) for s in finder.skipped]
+    records += [Record("loop", filename, s.lineno, s.reason, _line(filename, s.lineno), col=s.col,
+                       end_col=s.end_col) for s in finder.loop_notes]
     return Transformed(new, list(fragments.values()), resolver, text, source_name, records)
 
 

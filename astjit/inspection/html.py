@@ -128,7 +128,7 @@ def _key_cells(names, key) -> str:
     parts = []
     for name, k in zip(names, key):
         if isinstance(k, tuple):
-            dims = ",".join(str(d) for d in k[1])
+            dims = f"{k[1]}-d" if isinstance(k[1], int) else ",".join(str(d) for d in k[1])
             parts.append(f"{esc(name)}: {esc(k[0])}[{esc(dims)}]")
         else:
             parts.append(f"{esc(name)}: {esc(getattr(k, '__name__', k))}")
@@ -198,6 +198,10 @@ def subgraphs_html(entry) -> str:
 
 
 def _graph_block(frag, entry) -> str:
+    if frag.graph is None:               # a loop region: one kernel for the whole nest, no dataflow graph
+        mode = esc(render_mode(entry)) if entry is not None else "not specialized yet"
+        return (f'<div style="margin:4px 0;{MUTED};font-size:12px">a loop nest compiled as one kernel'
+                f' ({mode}); its TIR: <code>astjit show --code tir</code></div>')
     return (f'<div style="margin:4px 0">{render_graph_html(frag.graph, entry)}</div>'
             f'<div style="margin:4px 0">{subgraphs_html(entry)}</div>')
 

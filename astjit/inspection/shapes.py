@@ -112,6 +112,8 @@ def specialize_statically(jf, values: dict) -> list[str]:
         if args is None:
             continue
         frag.specialize_only(args)
+        if frag.graph is None:     # a loop region: its live-outs are scalars whose values need a run
+            continue
         try:
             ctx = infer(frag.graph, args)
         except Unsupported:

@@ -21,7 +21,10 @@ def render_fragment(frag, graph: bool = True, code: str | None = None) -> str:
     if graph:
         latest = frag.entries[-1] if frag.entries else None
         types = latest.ctx if latest is not None else None
-        lines.append(frag.graph.listing(types.types if types is not None else None))
+        if frag.graph is None:      # a compiled loop: its kernel is the listing (--code tir)
+            lines.append("#   a loop nest, compiled as one kernel (see --code tir)")
+        else:
+            lines.append(frag.graph.listing(types.types if types is not None else None))
     for entry in frag.entries:
         lines.append(f"#   cache entry [{describe_key(frag.live_in, entry.key)}]: {render_mode(entry)}, "
                      f"compiled in {entry.compile_seconds * 1e3:.1f} ms")

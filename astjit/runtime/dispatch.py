@@ -12,16 +12,17 @@ def _names(n):
     return [f"a{i}" for i in range(n)]
 
 
-def make_dispatch(cache: dict, miss, n: int, counter: list, as_python):
+def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="shape"):
     """``dispatch(a0, .., an)``: count the call, look the key up in ``cache`` and call its runner, else
     ``miss(args)`` (which counts the call itself). Inside ``with np.errstate(all="raise")`` (numpy's
     error state not a quiet one) the block's Python runs instead: ``as_python(args)``."""
     from .fpstate import current_state, kernels_allowed, last_quiet
+    from .keys import KEY_CODE
 
     names = _names(n)
     params = ", ".join(names)
     packed = f"({params}{',' if n else ''})"
-    key = ", ".join(f"(({x}.dtype, {x}.shape) if type({x}) is ndarray else type({x}))" for x in names)
+    key = ", ".join(KEY_CODE[key_by].format(x=x) for x in names)
     src = (f"def dispatch({params}):\n"
            f"    if fp_state() is not fp_quiet[0] and not fp_allowed():\n"
            f"        counter[0] += 1\n"

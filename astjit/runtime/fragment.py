@@ -12,7 +12,7 @@ import time
 
 from .. import config
 from ..errors import StrictModeError, Unsupported
-from .keys import describe_key, key_difference, make_key
+from .keys import KEYS, describe_key, key_difference
 from .records import Record
 
 
@@ -30,6 +30,8 @@ UNBOUND = _Unbound()
 
 
 class Fragment:
+    key_by = "shape"          # arrays are keyed by dtype and shape (runtime/keys)
+
     def __init__(self, block, filename: str, owner_name: str, strict: bool = False, backend: str | None = None):
         self.block = block
         self.graph = block.graph
@@ -51,8 +53,9 @@ class Fragment:
         from .dispatch import make_dispatch
 
         # what the rewritten function calls: a generated fixed-arity cache lookup
+        self.make_key = KEYS[self.key_by]
         self.dispatch = make_dispatch(self.cache, self._miss, len(self.live_in), self._counter,
-                                      self._run_python)
+                                      self._run_python, self.key_by)
         self.dispatch.fragment = self
 
     @property
@@ -101,14 +104,14 @@ class Fragment:
 
     def _made_meanwhile(self, args):
         """The specialization another thread made for these arguments while this one waited, or None."""
-        key = make_key(args)
+        key = self.make_key(args)
         entry = self.guarded.get(key)
         candidates = entry.specs if entry is not None else [e for e in self.entries if e.key == key]
         return next((spec for spec in candidates if spec.holds_apart_from_ranges(args)), None)
 
     def specialize_only(self, args):
         """Make and cache the specialization for these arguments without running it."""
-        key = make_key(args)
+        key = self.make_key(args)
         spec = self._specialize(key, args)
         spec.fragment = self
         existing = self.guarded.get(key)
@@ -131,11 +134,9 @@ class Fragment:
             change = key_difference(self.live_in, self.entries[-1].key, key)
             self._record("recompile", f"recompiled: {change}")
             config.log("recompiles", "%s line %s: %s", self.owner_name, self.block.lineno, change)
-        from .specialize import specialize
-
         started = time.perf_counter()
         try:
-            spec = specialize(self, key, args)
+            spec = self.make_specialization(key, args)
             if spec.mode in ("tvm", "mixed") and not spec.effects and self.backend is None \
                     and config.backend_override() is None:
                 from .measure import measuring_runner
@@ -157,6 +158,12 @@ class Fragment:
         config.log("fragments", "%s line %s: specialized for %s in %.1f ms (%s)", self.owner_name,
                    self.block.lineno, describe_key(self.live_in, key), spec.compile_seconds * 1e3, spec.mode)
         return spec
+
+    def make_specialization(self, key, args):
+        """Infer, partition and compile the block's graph for these arguments (runtime/specialize)."""
+        from .specialize import specialize
+
+        return specialize(self, key, args)
 
     def _record(self, kind, message):
         source = linecache.getline(self.filename, self.block.lineno).rstrip("\n")

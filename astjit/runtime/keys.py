@@ -10,11 +10,26 @@ def make_key(args) -> tuple:
     return tuple([(a.dtype, a.shape) if type(a) is _ndarray else type(a) for a in args])
 
 
+def make_rank_key(args) -> tuple:
+    """(dtype, ndim) for each ndarray, the exact type for anything else: compiled loops take extents
+    as parameters, so a new length reuses the kernel."""
+    return tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
+
+
+KEYS = {"shape": make_key, "ndim": make_rank_key}
+KEY_CODE = {"shape": "(({x}.dtype, {x}.shape) if type({x}) is ndarray else type({x}))",
+            "ndim": "(({x}.dtype, {x}.ndim) if type({x}) is ndarray else type({x}))"}
+
+
+def _dims(k) -> str:
+    return f"{k[1]}-d" if isinstance(k[1], int) else ",".join(str(d) for d in k[1])
+
+
 def describe_key(names, key) -> str:
     parts = []
     for name, k in zip(names, key):
         if isinstance(k, tuple):
-            parts.append(f"{name}={k[0]}[{','.join(str(d) for d in k[1])}]")
+            parts.append(f"{name}={k[0]}[{_dims(k)}]")
         else:
             parts.append(f"{name}={k.__name__}")
     return ", ".join(parts)
@@ -29,7 +44,10 @@ def key_difference(names, old, new) -> str:
         if isinstance(a, tuple) and isinstance(b, tuple):
             if a[0] != b[0]:
                 changes.append(f"'{name}' dtype {a[0]} -> {b[0]}")
-            if len(a[1]) != len(b[1]):
+            if isinstance(a[1], int) or isinstance(b[1], int):
+                if a[1] != b[1]:
+                    changes.append(f"'{name}' ndim {a[1]} -> {b[1]}")
+            elif len(a[1]) != len(b[1]):
                 changes.append(f"'{name}' ndim {len(a[1])} -> {len(b[1])}")
             else:
                 for axis, (x, y) in enumerate(zip(a[1], b[1])):

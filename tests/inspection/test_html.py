@@ -100,7 +100,8 @@ def test_fragment_html_has_graph_and_cache_table(jf):
         for entry in frag.entries:
             for name, k in zip(frag.live_in, entry.key):
                 if isinstance(k, tuple):
-                    assert f"{name}: {k[0]}[{','.join(map(str, k[1]))}]" in page
+                    dims = f"{k[1]}-d" if isinstance(k[1], int) else ','.join(map(str, k[1]))
+                    assert f"{name}: {k[0]}[{dims}]" in page
         if HAS_DOT:
             assert "<svg" in page
         else:

@@ -1,0 +1,112 @@
+"""The scalar types a compiled loop computes with, and their promotion rules, taken from Python and numpy.
+
+A loop kernel keeps Python's distinction between a Python ``float`` and a ``numpy.float64``: the two
+have the same bits but not the same behaviour (``1.0 / 0.0`` raises, ``np.float64(1) / 0`` gives inf)
+nor the same type after the loop. Result types are never tabulated here: each is the type of the same
+operation on sample values, so Python's and numpy's own rules (NEP 50 weak scalars included) decide.
+"""
+
+import operator
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import Unsupported
+
+LOOP_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "float32", "float64")
+PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+_SAMPLES = {"b": True, "i": 3, "u": 3, "f": 1.5}
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A Python ``bool``/``int``/``float`` (``python``) or a numpy scalar of ``dtype``."""
+    dtype: str
+    python: bool
+
+    @property
+    def kind(self) -> str:
+        return np.dtype(self.dtype).kind
+
+    @property
+    def type(self) -> type:
+        if self.python:
+            return {"bool": bool, "int64": int, "float64": float}[self.dtype]
+        return np.dtype(self.dtype).type
+
+    def sample(self, value=None):
+        value = _SAMPLES[self.kind] if value is None else value
+        return self.type(value)
+
+    def __str__(self) -> str:
+        return self.type.__name__ if self.python else f"numpy.{self.dtype}"
+
+
+@dataclass(frozen=True)
+class Array:
+    dtype: str
+    ndim: int
+
+
+def type_of_value(value):
+    """The loop type of an argument value, or None where a loop kernel cannot take it."""
+    if type(value) in PYTHON_DTYPES:
+        return Scalar(PYTHON_DTYPES[type(value)], True)
+    if isinstance(value, np.generic) and type(value) is np.dtype(value.dtype).type \
+            and value.dtype.name in LOOP_DTYPES:
+        return Scalar(value.dtype.name, False)
+    if type(value) is np.ndarray and value.dtype.name in LOOP_DTYPES and value.dtype.isnative \
+            and value.ndim >= 1:
+        return Array(value.dtype.name, value.ndim)
+    return None
+
+
+def type_of_result(value, what) -> Scalar:
+    t = type_of_value(value)
+    if not isinstance(t, Scalar):
+        raise Unsupported(f"{what} gives a {type(value).__name__}")
+    return t
+
+
+def quietly(fn, *args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def result_type(fn, operands: tuple, what: str) -> Scalar:
+    """The type ``fn`` returns for operands of these types (run on samples)."""
+    try:
+        value = quietly(fn, *[t.sample() for t in operands])
+    except Exception as exc:
+        raise Unsupported(f"{what} of {', '.join(map(str, operands))} raises "
+                          f"{type(exc).__name__}") from None
+    return type_of_result(value, what)
+
+
+BINARY = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "Div": operator.truediv,
+          "FloorDiv": operator.floordiv, "Mod": operator.mod, "BitAnd": operator.and_,
+          "BitOr": operator.or_, "BitXor": operator.xor, "Pow": operator.pow}
+COMPARE = {"Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge,
+           "Eq": operator.eq, "NotEq": operator.ne}
+UFUNC_OF_COMPARE = {"Lt": "less", "LtE": "less_equal", "Gt": "greater", "GtE": "greater_equal",
+                    "Eq": "equal", "NotEq": "not_equal"}
+UFUNC_OF_BINARY = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "divide",
+                   "FloorDiv": "floor_divide", "Mod": "remainder", "BitAnd": "bitwise_and",
+                   "BitOr": "bitwise_or", "BitXor": "bitwise_xor"}
+
+
+def storage_dtype(types) -> str:
+    """One dtype that holds every value of a variable whose type may change in the loop: its single
+    dtype, or float64 for a mix of float32 and float64 (float32 values widen exactly)."""
+    dtypes = {t.dtype for t in types}
+    if len(dtypes) == 1:
+        return dtypes.pop()
+    if dtypes <= {"float32", "float64"}:
+        return "float64"
+    raise Unsupported("a variable takes values of " + " and ".join(sorted(map(str, types))))
+
+
+def ordered(types) -> tuple:
+    return tuple(sorted(types, key=lambda t: (t.dtype, t.python)))

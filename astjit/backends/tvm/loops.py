@@ -1,0 +1,877 @@
+"""Lower a loop region (frontend/loops) to one TIR function: the whole loop nest in one kernel call.
+
+The function is built with TVM's IR builder. Each ``for ... in range`` becomes a ``while`` over an
+iteration counter (``break`` and ``continue`` become flags in its test), each scalar variable a
+one-element local buffer (LLVM keeps it in a register), each array argument a buffer with symbolic
+extents and strides, so one kernel serves every length and memory layout.
+
+What Python would raise is checked where Python raises it, in the same order: an index out of bounds,
+a division by zero of Python numbers, a ``math`` domain error, a Python int that does not fit the
+array it is stored in. A failed check records which one in the ``status`` buffer and stops the kernel
+before the statement has any effect, so the arrays hold what Python would have left; the runner then
+raises the same exception (runtime/loop_fragment). Python ints are int64 here: where a result could
+leave that range, the kernel checks it and stops with an OverflowError that says so (plain Python
+would have gone on with a larger int).
+"""
+
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import gast
+import numpy as np
+
+from ...errors import Unsupported
+from . import scalar_math as sm
+from .loop_types import (
+    BINARY,
+    COMPARE,
+    UFUNC_OF_BINARY,
+    UFUNC_OF_COMPARE,
+    Array,
+    Scalar,
+    ordered,
+    quietly,
+    result_type,
+    storage_dtype,
+    type_of_result,
+    type_of_value,
+)
+from .runtime import tvm_module
+from .support import UFUNC_RULES
+
+tvm = tvm_module()
+from tvm import tirx  # noqa: E402
+from tvm.script.ir_builder import IRBuilder  # noqa: E402
+from tvm.tirx.script import builder as T  # noqa: E402
+
+I64 = "int64"
+SAFE_BITS = 62                 # loop counters and range arguments stay below 2**62 (checked on entry)
+FLOAT_INT_LIMIT = float(2**63 - 2**13)   # a float estimate at or above this may be out of int64's range
+EXACT_FLOAT_INT = 2**53        # ints below this convert to float64 exactly (Python's int/int, int < float)
+
+# status buffer: [site + 1 (0: finished), value, value, value]
+STATUS_SIZE = 4
+
+
+class _Stale(Exception):
+    """A variable read before this pass knows its type: build again with the types seen so far."""
+
+    def __init__(self, name, node):
+        super().__init__(name)
+        self.name = name
+        self.node = node
+
+
+@dataclass
+class ErrorSite:
+    """One place the kernel may stop: what Python raises there, built from the status values."""
+    line: int
+    raise_: object                 # callable(values) -> an exception instance
+
+
+@dataclass
+class Val:
+    """A lowered scalar: its expression, the types it may have and, if several, which one (``tag``,
+    an int8 index into ``types``). ``bits``: a bound on an int's magnitude (2**bits), where known."""
+    expr: object
+    types: tuple
+    tag: object = None
+    bits: int | None = None
+
+    @property
+    def dtype(self) -> str:
+        return storage_dtype(self.types)
+
+
+@dataclass
+class Variable:
+    name: str
+    buffer: object
+    dtype: str
+    types: tuple
+    tag: object = None             # int8 local buffer: index into types, when there are several
+
+
+@dataclass
+class LoopKernel:
+    func: object
+    arrays: list                    # names of the array arguments, in order
+    scalars: list                   # (name, dtype) of the scalar arguments, in order
+    outputs: list                   # Variable of each live-out name, in order
+    sites: list = field(default_factory=list)
+    stores: set = field(default_factory=set)     # arrays the loop writes
+
+
+class LoopLowering:
+    def __init__(self, loop, live_in, live_out, args, calls, filename):
+        self.loop = loop
+        self.live_in = live_in
+        self.live_out = live_out
+        self.calls = calls
+        self.filename = filename
+        self.incoming = {}
+        self.array_types = {}
+        for name, value in zip(live_in, args):
+            t = type_of_value(value)
+            if t is None:
+                raise _no(f"{name!r} is a {type(value).__name__}"
+                                  + (f" of {value.dtype}" if isinstance(value, np.ndarray) else "")
+                                  + ", which a compiled loop cannot take")
+            if isinstance(t, Array):
+                self.array_types[name] = t
+            else:
+                self.incoming[name] = t
+        self.assigned = _assigned(loop)
+        for name in self.assigned & set(self.array_types):
+            raise _no(f"the loop assigns {name!r}, an array")
+        self.var_types = {n: {t} for n, t in self.incoming.items()}
+        for n in gast.walk(loop):                  # range() gives Python ints
+            if isinstance(n, gast.For):
+                self.var_types.setdefault(n.target.id, set()).add(Scalar(I64, True))
+
+    # -- driver ---------------------------------------------------------------------------------
+    def lower(self) -> LoopKernel:
+        """Build until the variables' types settle: a type assigned late in the body (``s = 0`` then
+        ``s += a[i]``) is seen by the reads of the next pass."""
+        for _ in range(8):
+            self.seen = {n: set() for n in self.assigned}
+            try:
+                kernel = self.build()
+            except _Stale as exc:
+                kernel, stale = None, exc
+            grown = False
+            for name, types in self.seen.items():
+                if not types <= self.var_types.setdefault(name, set()):
+                    self.var_types[name] |= types
+                    grown = True
+            if not grown:
+                if kernel is None:
+                    raise _no(f"{stale.name!r} is read before the loop assigns it", stale.node)
+                return kernel
+        raise _no("the types of the loop's variables do not settle")
+
+    def build(self) -> LoopKernel:
+        self.sites = []
+        self.stores = set()
+        self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
+        self.pending = [[]]
+        with IRBuilder() as ib:
+            with T.prim_func(), self.scope():
+                T.func_name("main")
+                self.arrays = {}
+                for name, t in self.array_types.items():
+                    shape = [tirx.Var(f"{name}_n{k}", I64) for k in range(t.ndim)]
+                    strides = [tirx.Var(f"{name}_s{k}", I64) for k in range(t.ndim)]
+                    self.arrays[name] = T.arg(name, T.Buffer(shape, t.dtype, strides=strides, align=1,
+                                                             offset_factor=1))
+                params = {}
+                for name, t in self.incoming.items():
+                    params[name] = T.arg(name, tirx.Var(name, t.dtype))
+                self.status = T.arg("status", T.Buffer((STATUS_SIZE,), I64, align=1))
+                self.variables = {}
+                for name in sorted(set(self.incoming) | self.assigned):
+                    types = ordered(self.var_types.get(name) or {Scalar("float64", True)})
+                    dtype = storage_dtype(types)
+                    buf = T.alloc_buffer((1,), dtype, scope="local")
+                    tag = T.alloc_buffer((1,), "int8", scope="local") if len(types) > 1 else None
+                    self.variables[name] = Variable(name, buf, dtype, types, tag)
+                outs = []
+                for k, name in enumerate(self.live_out):
+                    var = self.variables[name]
+                    outs.append((var, T.arg(f"out{k}", T.Buffer((1,), var.dtype, align=1)),
+                                 T.arg(f"tag{k}", T.Buffer((1,), "int8", align=1))))
+                self.ok = T.alloc_buffer((1,), "bool", scope="local")
+                T.buffer_store(self.ok, tirx.const(True, "bool"), [0])
+                T.buffer_store(self.status, tirx.const(0, I64), [0])
+                for name, t in self.incoming.items():
+                    var = self.variables[name]
+                    T.buffer_store(var.buffer, _cast(params[name], t.dtype, var.dtype), [0])
+                    if var.tag is not None:
+                        T.buffer_store(var.tag, tirx.const(var.types.index(t), "int8"), [0])
+                self.for_loop(self.loop)
+                for var, out, tag in outs:
+                    T.buffer_store(out, var.buffer[0], [0])
+                    T.buffer_store(tag, var.tag[0] if var.tag is not None else tirx.const(0, "int8"), [0])
+        return LoopKernel(ib.get(), list(self.arrays), [(n, t.dtype) for n, t in self.incoming.items()],
+                          [v for v, _, _ in outs], self.sites, self.stores)
+
+    # -- control --------------------------------------------------------------------------------
+    def live(self):
+        cond = self.ok[0]
+        if self.flags:
+            brk, cont = self.flags[-1]
+            cond = tirx.And(cond, tirx.Not(tirx.Or(brk[0], cont[0])))
+        return cond
+
+    def fail(self, cond, node, raise_, values=()):
+        """Stop the kernel where ``cond`` holds: Python raises ``raise_(values)`` at ``node``. Whatever
+        the enclosing scope emits after this runs only if the check passed (an index is checked before
+        the load that uses it)."""
+        self.sites.append(ErrorSite(getattr(node, "lineno", self.loop.lineno), raise_))
+        with T.If(cond):
+            with T.Then():
+                T.buffer_store(self.status, tirx.const(len(self.sites), I64), [0])
+                for k, v in enumerate(values[:STATUS_SIZE - 1]):
+                    T.buffer_store(self.status, _as_int64(v), [k + 1])
+                T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
+        frames = [T.If(self.ok[0])]
+        frames[0].__enter__()
+        frames.append(T.Then())
+        frames[1].__enter__()
+        self.pending[-1].extend(frames)
+
+    @contextmanager
+    def scope(self):
+        """A nesting level of emitted statements; the guards ``fail`` opened in it close with it."""
+        self.pending.append([])
+        try:
+            yield
+        except BaseException:
+            self.pending.pop()                   # the half-built function is dropped
+            raise
+        for frame in reversed(self.pending.pop()):
+            frame.__exit__(None, None, None)
+
+    def guarded(self, fn):
+        """Run ``fn`` (which emits statements) only while the kernel, the loop and the iteration go on."""
+        with T.If(self.live()):
+            with T.Then(), self.scope():
+                fn()
+
+    def body(self, stmts) -> None:
+        for s in stmts:
+            self.guarded(lambda s=s: self.statement(s))
+
+    def statement(self, s) -> None:
+        if isinstance(s, gast.For):
+            self.for_loop(s)
+        elif isinstance(s, gast.If):
+            test = self.truth(self.expr(s.test))
+            with T.If(test):
+                with T.Then(), self.scope():
+                    self.body(s.body)
+                if s.orelse:
+                    with T.Else(), self.scope():
+                        self.body(s.orelse)
+        elif isinstance(s, gast.Assign):
+            target = s.targets[0]
+            if isinstance(target, gast.Tuple):
+                self.unpack_shape(target, s.value)
+                return
+            if isinstance(target, gast.Subscript):
+                base, index = self.element(target)         # Python: the value first, then the target
+                del base, index
+                value = self.expr(s.value)
+                self.store(target, value)
+            else:
+                self.assign(target.id, self.expr(s.value), s)
+        elif isinstance(s, gast.AugAssign):
+            op = type(s.op).__name__
+            if isinstance(s.target, gast.Subscript):
+                buf, index = self.element(s.target)
+                old = self.load(s.target, buf, index)
+                value = self.expr(s.value)
+                self.store_at(s.target, buf, index, self.binary(op, old, value, s))
+            else:
+                old = self.read(s.target.id, s)
+                self.assign(s.target.id, self.binary(op, old, self.expr(s.value), s), s)
+        elif isinstance(s, gast.Break | gast.Continue):
+            if not self.flags:
+                raise _no("break/continue outside a loop")
+            brk, cont = self.flags[-1]
+            T.buffer_store(brk if isinstance(s, gast.Break) else cont, tirx.const(True, "bool"), [0])
+
+    def for_loop(self, loop) -> None:
+        args = [self.expr(a) for a in loop.iter.args]
+        for a in args:
+            for t in a.types:
+                if t.kind not in "biu":
+                    raise _no(f"range() of a {t}", loop.iter)
+        args = [_cast(a.expr, a.dtype, I64) for a in args]
+        start, stop, step = (tirx.const(0, I64), args[0], tirx.const(1, I64)) if len(args) == 1 else (
+            (args[0], args[1], tirx.const(1, I64)) if len(args) == 2 else args)
+        first = T.alloc_buffer((1,), I64, scope="local")
+        T.buffer_store(first, start, [0])
+        start = first[0]
+        if len(args) == 3:
+            self.fail(tirx.EQ(step, tirx.const(0, I64)), loop.iter, lambda v: ValueError(
+                "range() arg 3 must not be zero"))
+        limit = tirx.const(2**SAFE_BITS, I64)
+        for a in (start, stop, step):
+            self.fail(tirx.Or(a >= limit, a <= -limit), loop.iter, _int_overflow(loop.iter.lineno))
+        count = T.alloc_buffer((1,), I64, scope="local")
+        zero, one = tirx.const(0, I64), tirx.const(1, I64)
+        up = tirx.Select(stop > start, tirx.floordiv(stop - start + step - one, tirx.Max(step, one)), zero)
+        down = tirx.Select(start > stop, tirx.floordiv(start - stop - step - one, tirx.Max(zero - step, one)),
+                           zero)
+        T.buffer_store(count, tirx.Select(step > zero, up, down), [0])
+        k = T.alloc_buffer((1,), I64, scope="local")
+        T.buffer_store(k, zero, [0])
+        brk = T.alloc_buffer((1,), "bool", scope="local")
+        cont = T.alloc_buffer((1,), "bool", scope="local")
+        T.buffer_store(brk, tirx.const(False, "bool"), [0])
+        target = self.variables[loop.target.id]
+        if self.var_types.get(loop.target.id, set()) - {Scalar(I64, True)}:
+            raise _no(f"the loop variable {loop.target.id!r} also holds other types", loop)
+        with T.While(tirx.And(tirx.And(self.ok[0], tirx.Not(brk[0])), k[0] < count[0])), self.scope():
+            T.buffer_store(cont, tirx.const(False, "bool"), [0])
+            T.buffer_store(target.buffer, _cast(start + k[0] * step, I64, target.dtype), [0])
+            self.seen[loop.target.id].add(Scalar(I64, True))
+            self.flags.append((brk, cont))
+            self.body(loop.body)
+            self.flags.pop()
+            T.buffer_store(k, k[0] + one, [0])
+
+    # -- variables ------------------------------------------------------------------------------
+    def read(self, name, node) -> Val:
+        var = self.variables.get(name)
+        if var is None:
+            raise _no(f"{name!r} is not a scalar the loop can read", node)
+        if not self.var_types.get(name):
+            raise _Stale(name, node)
+        bits = SAFE_BITS if self._is_loop_target(name) else None
+        return Val(_leaf(var.buffer[0], var.dtype), var.types, var.tag[0] if var.tag is not None else None,
+                   bits)
+
+    def _is_loop_target(self, name) -> bool:
+        return all(not (isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store))
+                   or _is_for_target(self.loop, n) for n in gast.walk(self.loop)) \
+            and not any(isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)
+                        and n.target.id == name for n in gast.walk(self.loop))
+
+    def assign(self, name, value: Val, node) -> None:
+        var = self.variables[name]
+        self.seen[name].update(value.types)
+        if not set(value.types) <= set(var.types):
+            return                                   # this pass's layout is stale; the next one fits
+        T.buffer_store(var.buffer, _cast(value.expr, value.dtype, var.dtype), [0])
+        if var.tag is not None:
+            T.buffer_store(var.tag, self.retag(value, var.types), [0])
+
+    def retag(self, value: Val, types):
+        """The tag of ``value`` as an index into ``types``."""
+        if value.tag is None:
+            return tirx.const(types.index(value.types[0]), "int8")
+        expr = tirx.const(types.index(value.types[-1]), "int8")
+        for k in range(len(value.types) - 2, -1, -1):
+            expr = tirx.Select(tirx.EQ(value.tag, tirx.const(k, "int8")),
+                               tirx.const(types.index(value.types[k]), "int8"), expr)
+        return expr
+
+    def unpack_shape(self, target, value) -> None:
+        array = self.array(value.value.id, value)
+        if len(target.elts) != len(array.shape):
+            raise _no(f"unpacking a {len(array.shape)}-d shape into {len(target.elts)} names", target)
+        for name, extent in zip(target.elts, array.shape):
+            self.assign(name.id, Val(extent, (Scalar(I64, True),), bits=SAFE_BITS), target)
+
+    # -- arrays ---------------------------------------------------------------------------------
+    def array(self, name, node):
+        buf = self.arrays.get(name)
+        if buf is None:
+            raise _no(f"{name!r} is indexed but is not an array", node)
+        return buf
+
+    def element(self, node):
+        """The buffer and checked int64 indices of ``a[i, j]`` (negative indices wrap, as Python's)."""
+        buf = self.array(node.value.id, node)
+        items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        if len(items) != len(buf.shape):
+            raise _no(f"{node.value.id!r} has {len(buf.shape)} axes and is indexed with {len(items)} "
+                              "(only single elements are read and written in a compiled loop)", node)
+        index = []
+        for axis, item in enumerate(items):
+            v = self.expr(item)
+            if any(t.kind not in "iu" for t in v.types):
+                raise _no(f"an index of type {'/'.join(map(str, v.types))}", item)
+            i = self.bind(_cast(v.expr, v.dtype, I64), I64)
+            n = buf.shape[axis]
+            self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, _index_error, (i, axis, n))
+            index.append(self.bind(tirx.Select(i < tirx.const(0, I64), i + n, i), I64))
+        return buf, index
+
+    def load(self, node, buf, index) -> Val:
+        dtype = str(buf.dtype)
+        return Val(self.bind(buf[tuple(index)], dtype), (Scalar(dtype, False),))
+
+    def store(self, target, value) -> None:
+        buf, index = self.element(target)
+        self.store_at(target, buf, index, value)
+
+    def store_at(self, target, buf, index, value: Val) -> None:
+        dtype = str(buf.dtype)
+        kind = np.dtype(dtype).kind
+        for t in value.types:
+            if t.kind == "f" and kind in "biu":
+                raise _no(f"storing a {t} into an array of {dtype}", target)
+            if t.python and t.kind in "iu" and kind in "iu" and dtype != I64:
+                info = np.iinfo(dtype)
+                v = value.expr
+                self.fail(tirx.Or(v > tirx.const(int(info.max), I64), v < tirx.const(int(info.min), I64)),
+                          target, _python_int_overflow(dtype), (v,))
+        self.stores.add(target.value.id)
+        if kind == "b":
+            expr = sm.truthy(value.expr, value.dtype)
+        else:
+            expr = _cast(value.expr, value.dtype, dtype)
+        T.buffer_store(buf, expr, index)
+
+    def bind(self, expr, dtype):
+        """``expr`` computed once, here, into a local: later checks and uses read the local."""
+        buf = T.alloc_buffer((1,), dtype, scope="local")
+        T.buffer_store(buf, expr, [0])
+        return _leaf(buf[0], dtype)
+
+    # -- expressions ----------------------------------------------------------------------------
+    def truth(self, v: Val):
+        return sm.truthy(v.expr, v.dtype)
+
+    def expr(self, e) -> Val:
+        if isinstance(e, gast.Name):
+            return self.read(e.id, e)
+        if isinstance(e, gast.Constant):
+            t = type_of_value(e.value)
+            value = e.value
+            if t.kind in "iu" and not -2**63 <= value < 2**63:
+                raise _no("an int constant beyond int64", e)
+            return Val(_leaf(tirx.const(value, t.dtype), t.dtype), (t,),
+                       bits=abs(int(value)).bit_length() if t.kind != "f" else None)
+        if isinstance(e, gast.BinOp):
+            left = self.expr(e.left)
+            right = self.expr(e.right)
+            return self.binary(type(e.op).__name__, left, right, e)
+        if isinstance(e, gast.UnaryOp):
+            return self.unary(e)
+        if isinstance(e, gast.Compare):
+            return self.compare(e)
+        if isinstance(e, gast.BoolOp):
+            return self.bool_op(e)
+        if isinstance(e, gast.IfExp):
+            return self.select(e)
+        if isinstance(e, gast.Subscript):
+            if isinstance(e.value, gast.Attribute):               # x.shape[k]
+                buf = self.array(e.value.value.id, e)
+                k = e.slice.value
+                if not -len(buf.shape) <= k < len(buf.shape):
+                    raise _no(f"shape[{k}] of a {len(buf.shape)}-d array", e)
+                return Val(buf.shape[k], (Scalar(I64, True),), bits=SAFE_BITS)
+            buf, index = self.element(e)
+            return self.load(e, buf, index)
+        if isinstance(e, gast.Call):
+            return self.call(e)
+        raise _no(f"a {type(e).__name__} expression", e)
+
+    def common(self, fn, operands, what, node) -> Scalar:
+        """The single result type of ``fn`` over every combination of the operands' possible types."""
+        combos = [()]
+        for v in operands:
+            combos = [c + (t,) for c in combos for t in v.types]
+        results = {result_type(fn, c, what) for c in combos}
+        if len(results) != 1:
+            raise _no(f"{what} gives {' or '.join(sorted(map(str, results)))} depending on the "
+                              "types the variables hold", node)
+        return results.pop()
+
+    def binary(self, op, a: Val, b: Val, node) -> Val:
+        if op == "Pow":
+            return self.power(a, b, node)
+        fn = BINARY[op]
+        r = self.common(fn, (a, b), f"the operator {op}", node)
+        loop = r.dtype
+        if op in ("Div", "FloorDiv", "Mod"):
+            if len({t.python for t in a.types}) > 1 or len({t.python for t in b.types}) > 1:
+                raise _no("a division by or of a value that is a Python number on some iterations only", node)
+            if a.types[0].python and b.types[0].python:      # Python raises; numpy scalars give inf/nan
+                self.check_python_division(op, a, b, r, node)
+        if r.kind in "iu" and op in ("Add", "Sub", "Mult"):
+            return self.int_arithmetic(op, a, b, r, node)
+        x, y = _cast(a.expr, a.dtype, loop), _cast(b.expr, b.dtype, loop)
+        if op == "Div" and all(t.kind in "biu" for t in a.types + b.types):
+            for v in (a, b):
+                if v.bits is None or v.bits > 53:
+                    big = tirx.const(EXACT_FLOAT_INT, I64)
+                    e = _cast(v.expr, v.dtype, I64)
+                    self.fail(tirx.Or(e >= big, e <= tirx.const(0, I64) - big), node,
+                              _int_overflow(node.lineno, "an int above 2**53 divided"))
+        if r.kind in "iu" and op in ("FloorDiv", "Mod"):
+            smallest = tirx.const(int(np.iinfo(loop).min), loop)
+            if loop == I64:
+                self.fail(tirx.And(tirx.EQ(x, smallest), tirx.EQ(y, tirx.const(-1, loop))), node,
+                          _int_overflow(node.lineno))
+        rule = UFUNC_RULES[UFUNC_OF_BINARY[op]](loop)
+        expr = rule(x, y)
+        if r.kind in "iu" and op in ("FloorDiv", "Mod"):
+            expr = self.bind(expr, loop)
+        return Val(expr, (r,))
+
+    def check_python_division(self, op, a, b, r, node) -> None:
+        zero = tirx.const(0, b.dtype) if b.dtype != "bool" else tirx.const(False, "bool")
+        fn = BINARY[op]
+        sample = a.types[0].sample()
+        divisor = b.types[0].type(0)
+        self.fail(tirx.EQ(b.expr, zero) if b.dtype != "bool" else tirx.Not(b.expr), node,
+                  lambda v, fn=fn, sample=sample, divisor=divisor: _raised(fn, sample, divisor))
+
+    def int_arithmetic(self, op, a, b, r, node) -> Val:
+        """+, -, * of integers. Python ints and int64 are checked against overflow where their bound is
+        not known to be safe (a float estimate of the result); narrower numpy ints wrap as numpy's do."""
+        loop = r.dtype
+        if loop == "uint64":
+            raise _no("uint64 arithmetic in a loop", node)
+        if loop != I64:
+            x, y = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
+            wide = {"Add": x + y, "Sub": x - y, "Mult": x * y}[op]
+            return Val(self.bind(sm.wrap_int(self.bind(wide, I64), I64, loop), loop), (r,))
+        x, y = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
+        bits = None
+        if a.bits is not None and b.bits is not None:
+            bits = max(a.bits, b.bits) + 1 if op != "Mult" else a.bits + b.bits
+        if bits is None or bits > SAFE_BITS:
+            fx, fy = x.astype("float64"), y.astype("float64")
+            estimate = {"Add": fx + fy, "Sub": fx - fy, "Mult": fx * fy}[op]
+            limit = tirx.const(FLOAT_INT_LIMIT, "float64")
+            self.fail(tirx.Or(estimate >= limit, estimate <= tirx.const(-FLOAT_INT_LIMIT, "float64")), node,
+                      _int_overflow(node.lineno))
+            bits = None
+        expr = {"Add": x + y, "Sub": x - y, "Mult": x * y}[op]
+        return Val(self.bind(expr, I64), (r,), bits=bits)
+
+    def power(self, a, b, node) -> Val:
+        if not (isinstance(node, gast.BinOp) and isinstance(node.right, gast.Constant)
+                and node.right.value == 2 and type(node.right.value) is int):
+            raise _no("a power other than x ** 2", node)
+        return self.binary("Mult", a, a, node) if all(t.kind != "b" for t in a.types) else _refuse(
+            "a power of a bool", node)
+
+    def unary(self, e) -> Val:
+        v = self.expr(e.operand)
+        op = type(e.op).__name__
+        if op == "Not":
+            return Val(tirx.Not(self.truth(v)), (Scalar("bool", True),))
+        if any(t.kind == "b" for t in v.types):
+            raise _no(f"unary {op} of a bool", e)
+        if all(t.kind == "f" for t in v.types):
+            r = self.common({"USub": lambda x: -x, "UAdd": lambda x: +x}[op], (v,), f"unary {op}", e)
+            if len(v.types) > 1:
+                raise _no(f"unary {op} of a value that is a Python number on some iterations only", e)
+            return Val(UFUNC_RULES["negative"](v.dtype)(v.expr) if op == "USub" else v.expr, (r,))
+        zero = Val(tirx.const(0, I64), (Scalar(I64, True),), bits=0)
+        return self.binary("Sub" if op == "USub" else "Add", zero, v, e)
+
+    def compare(self, e) -> Val:
+        """``a < b < c``: ``c`` is evaluated only if ``a < b``; the value is the last comparison made."""
+        out = T.alloc_buffer((1,), "bool", scope="local")
+        types = set()
+
+        def step(left, k):
+            right = self.expr(e.comparators[k])
+            op = type(e.ops[k]).__name__
+            types.add(self.common(COMPARE[op], (left, right), f"the comparison {op}", e))
+            T.buffer_store(out, self.compare_pair(op, left, right, e), [0])
+            if k + 1 < len(e.ops):
+                with T.If(out[0]):
+                    with T.Then(), self.scope():
+                        step(right, k + 1)
+
+        step(self.expr(e.left), 0)
+        if len(types) != 1:
+            raise _no("a chained comparison of Python and numpy values", e)
+        return Val(out[0], (types.pop(),))
+
+    def compare_pair(self, op, a: Val, b: Val, node):
+        kinds = {t.kind for t in a.types + b.types}
+        if kinds <= {"b", "i", "u"}:
+            if "uint64" in (a.dtype, b.dtype):
+                raise _no("a comparison with uint64", node)
+            loop = I64 if kinds != {"b"} else "int8"
+            return UFUNC_RULES[UFUNC_OF_COMPARE[op]](loop)(_cast(a.expr, a.dtype, loop), _cast(b.expr, b.dtype, loop))
+        # Python compares an int with a float exactly; the float compare agrees below 2**53
+        for x, y in ((a, b), (b, a)):
+            if any(t.python and t.kind in "iu" for t in x.types) and any(t.python and t.kind == "f" for t in y.types):
+                if x.bits is None or x.bits > 53:
+                    big = tirx.const(EXACT_FLOAT_INT, I64)
+                    v = _cast(x.expr, x.dtype, I64)
+                    self.fail(tirx.Or(v >= big, v <= tirx.const(0, I64) - big), node,
+                              _int_overflow(node.lineno, "an int above 2**53 compared with a float"))
+        loop = self.common(BINARY["Add"], (a, b), "promotion", node).dtype
+        return UFUNC_RULES[UFUNC_OF_COMPARE[op]](loop)(_cast(a.expr, a.dtype, loop), _cast(b.expr, b.dtype, loop))
+
+    def merged(self, values, node, produce) -> Val:
+        """A value chosen at run time among ``values`` (each emitted by ``produce(k)`` into a local)."""
+        types = ordered({t for v in values for t in v.types})
+        dtype = storage_dtype(types)
+        out = T.alloc_buffer((1,), dtype, scope="local")
+        tag = T.alloc_buffer((1,), "int8", scope="local") if len(types) > 1 else None
+
+        def put(v):
+            T.buffer_store(out, _cast(v.expr, v.dtype, dtype), [0])
+            if tag is not None:
+                T.buffer_store(tag, self.retag(v, types), [0])
+
+        produce(put)
+        return Val(_leaf(out[0], dtype), types, tag[0] if tag is not None else None)
+
+    def select(self, e) -> Val:
+        test = self.truth(self.expr(e.test))
+        values = []
+
+        def produce(put):
+            with T.If(test):
+                with T.Then(), self.scope():
+                    v = self.expr(e.body)
+                    values.append(v)
+                    put(v)
+                with T.Else(), self.scope():
+                    v = self.expr(e.orelse)
+                    values.append(v)
+                    put(v)
+
+        return self._twice(produce, values)
+
+    def _twice(self, produce, values):
+        """Lower ``produce`` once to learn the values' types, then for real into a local of those."""
+        with IRBuilder():
+            with T.prim_func(), self.scope():
+                saved = (list(self.sites), set(self.stores), {k: set(v) for k, v in self.seen.items()})
+                try:
+                    produce(lambda v: None)
+                finally:
+                    self.sites, self.stores, seen = saved
+                    self.seen = seen
+        probe, values[:] = list(values), []
+        return self.merged(probe, None, produce)
+
+    def bool_op(self, e) -> Val:
+        """``a and b`` is a if a is false, else b (the value, not a bool); b is evaluated only then."""
+        is_and = isinstance(e.op, gast.And)
+        values = []
+
+        def produce(put, k=0):
+            v = self.expr(e.values[k])
+            values.append(v)
+            put(v)
+            if k + 1 < len(e.values):
+                test = self.truth(v)
+                with T.If(test if is_and else tirx.Not(test)):
+                    with T.Then(), self.scope():
+                        produce(put, k + 1)
+
+        return self._twice(produce, values)
+
+    def call(self, e) -> Val:
+        name = self.calls.get(e)
+        if name == "len":
+            if len(e.args) != 1 or not isinstance(e.args[0], gast.Name):
+                raise _no("len() of something other than an array", e)
+            return Val(self.array(e.args[0].id, e).shape[0], (Scalar(I64, True),), bits=SAFE_BITS)
+        args = [self.expr(a) for a in e.args]
+        if name in ("min", "max"):
+            if len(args) < 2:
+                raise _no(f"{name}() of one iterable", e)
+            return self.min_max(name, args, e)
+        if len(args) != 1 and not (name or "").startswith("np.") and name not in ("min", "max"):
+            raise _no(f"{name}() with {len(args)} arguments", e)
+        if name == "abs":
+            v = args[0]
+            if all(t.kind == "f" for t in v.types):
+                r = self.common(abs, (v,), "abs", e)
+                if len(v.types) > 1:
+                    raise _no("abs() of a value that is a Python number on some iterations only", e)
+                return Val(sm.te.abs(v.expr), (r,))
+            if any(t.kind == "b" for t in v.types):
+                raise _no("abs() of a bool", e)
+            r = self.common(abs, (v,), "abs", e)
+            x = _cast(v.expr, v.dtype, r.dtype)
+            if r.dtype == I64:
+                self.fail(tirx.EQ(x, tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
+            return Val(self.bind(sm.absolute(r.dtype, x), r.dtype), (r,), bits=v.bits)
+        if name == "float":
+            v = args[0]
+            return Val(_cast(v.expr, v.dtype, "float64"), (Scalar("float64", True),))
+        if name == "bool":
+            return Val(self.truth(args[0]), (Scalar("bool", True),))
+        if name == "int":
+            return self.to_int(args[0], e)
+        if name in MATH_CHECKS or name in ("tanh", "fabs", "arctan"):
+            return self.math(name, args[0], e)
+        if name.startswith("np."):
+            return self.ufunc(name[3:], args, e)
+        raise _no(f"the call {name}", e)
+
+    def min_max(self, name, args, e) -> Val:
+        """Python's min/max: the first extreme argument, comparing with < or > (a NaN first stays)."""
+        op = "Lt" if name == "min" else "Gt"
+        types = ordered({t for v in args for t in v.types})
+        dtype = storage_dtype(types)
+        out = T.alloc_buffer((1,), dtype, scope="local")
+        tag = T.alloc_buffer((1,), "int8", scope="local") if len(types) > 1 else None
+
+        def put(v):
+            T.buffer_store(out, _cast(v.expr, v.dtype, dtype), [0])
+            if tag is not None:
+                T.buffer_store(tag, self.retag(v, types), [0])
+
+        put(args[0])
+        for v in args[1:]:
+            current = Val(_leaf(out[0], dtype), types, tag[0] if tag is not None else None)
+            if len(types) > 1:
+                raise _no(f"{name}() of Python and numpy values", e)
+            with T.If(self.compare_pair(op, v, current, e)):
+                with T.Then():
+                    put(v)
+        return Val(_leaf(out[0], dtype), types, tag[0] if tag is not None else None)
+
+    def to_int(self, v: Val, e) -> Val:
+        py_int = Scalar(I64, True)
+        if all(t.kind in "biu" for t in v.types):
+            if "uint64" in (t.dtype for t in v.types):
+                raise _no("int() of a uint64", e)
+            return Val(_cast(v.expr, v.dtype, I64), (py_int,), bits=v.bits)
+        x = _cast(v.expr, v.dtype, "float64")
+        self.fail(sm.te.isnan(x), e, lambda vals: _raised(int, float("nan")))
+        self.fail(sm.te.isinf(x), e, lambda vals: _raised(int, float("inf")))
+        limit = tirx.const(2.0**63, "float64")
+        self.fail(tirx.Or(x >= limit, x < tirx.const(-2.0**63, "float64")), e, _int_overflow(e.lineno))
+        return Val(self.bind(sm.te.trunc(x).astype(I64), I64), (py_int,))
+
+    def math(self, name, v: Val, e) -> Val:
+        """``math.f(x)``: x made a Python float, f from the C library (as CPython's), errors as CPython's."""
+        x = self.bind(_cast(v.expr, v.dtype, "float64"), "float64")
+        fn = MATH_FUNCTIONS_BY_NAME[name]
+        check = MATH_CHECKS.get(name)
+        if check is not None:
+            result = None
+            if check == "range":
+                result = self.bind(UFUNC_RULES[name]("float64")(x), "float64")
+                cond = tirx.And(sm.te.isinf(result), sm.te.isfinite(x))
+            else:
+                cond = check(x)
+            self.fail(cond, e, lambda vals, fn=fn: _raised(fn, _float_of_bits(vals[0])), (x,))
+            if result is not None:
+                return Val(result, (Scalar("float64", True),))
+        if name == "fabs":
+            return Val(sm.te.abs(x), (Scalar("float64", True),))
+        return Val(self.bind(UFUNC_RULES[name]("float64")(x), "float64"), (Scalar("float64", True),))
+
+    def ufunc(self, name, args, e) -> Val:
+        ufunc = getattr(np, name)
+        if len(args) != ufunc.nin:
+            raise _no(f"np.{name} with {len(args)} arguments", e)
+        r = self.common(ufunc, args, f"np.{name}", e)
+        if r.python:
+            raise _no(f"np.{name} giving a Python number", e)
+        kinds = {t.kind for v in args for t in v.types}
+        if name in ("isnan", "isinf", "isfinite"):
+            loop = args[0].dtype if kinds == {"f"} else "float64"
+        else:
+            loop = r.dtype
+            if r.kind in "iu" and name not in ("absolute", "minimum", "maximum"):
+                raise _no(f"np.{name} of integers", e)
+        xs = [_cast(v.expr, v.dtype, loop) for v in args]
+        if name == "absolute" and loop == I64:
+            self.fail(tirx.EQ(xs[0], tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
+        return Val(self.bind(UFUNC_RULES[name](loop)(*xs), r.dtype), (r,))
+
+
+def _refuse(reason, node):
+    raise _no(reason, node)
+
+
+def _no(reason, node=None) -> Unsupported:
+    """Why the loop cannot compile, with the line that stops it."""
+    line = getattr(node, "lineno", None)
+    return Unsupported(f"{reason} (line {line})" if line else reason)
+
+
+MATH_FUNCTIONS_BY_NAME = {"sqrt": math.sqrt, "exp": math.exp, "log": math.log, "sin": math.sin,
+                          "cos": math.cos, "tan": math.tan, "tanh": math.tanh, "fabs": math.fabs,
+                          "arctan": math.atan, "sinh": math.sinh, "cosh": math.cosh, "log1p": math.log1p,
+                          "expm1": math.expm1}
+MATH_CHECKS = {
+    "sqrt": lambda x: x < tirx.const(0.0, "float64"),
+    "log": lambda x: x <= tirx.const(0.0, "float64"),
+    "log1p": lambda x: x <= tirx.const(-1.0, "float64"),
+    "sin": lambda x: sm.te.isinf(x), "cos": lambda x: sm.te.isinf(x), "tan": lambda x: sm.te.isinf(x),
+    "exp": "range", "sinh": "range", "cosh": "range", "expm1": "range",
+}
+
+
+def _assigned(loop) -> set:
+    from ...frontend.loops import assigned_names
+
+    return assigned_names(loop)
+
+
+def _is_for_target(loop, name_node) -> bool:
+    return any(isinstance(n, gast.For) and n.target is name_node for n in gast.walk(loop))
+
+
+def _leaf(expr, dtype):
+    return sm.shielded(expr, dtype)
+
+
+def _cast(expr, src, dst):
+    if src == dst:
+        return expr
+    if dst == "bool":
+        return sm.truthy(expr, src)
+    if src == "bool":
+        return tirx.Select(expr, tirx.const(1, dst), tirx.const(0, dst))
+    if np.dtype(src).kind in "iu" and np.dtype(dst).kind in "iu":
+        return sm.widen(expr, src, dst)
+    return expr.astype(dst)
+
+
+def _as_int64(v):
+    if isinstance(v, int):
+        return tirx.const(v, I64)
+    dtype = sm.dtype_of(v)
+    if dtype == I64:
+        return v
+    if dtype == "float64":
+        return tirx.reinterpret(I64, v)
+    return _cast(v, dtype, I64)
+
+
+def _float_of_bits(bits: int) -> float:
+    return float(np.array([bits], np.int64).view(np.float64)[0])
+
+
+def _raised(fn, *args) -> BaseException:
+    """The exception ``fn(*args)`` raises in Python (its exact type and message)."""
+    try:
+        quietly(fn, *args)
+    except BaseException as exc:  # noqa: B036 - any exception Python raises is the answer
+        return exc
+    return RuntimeError(f"astjit expected {getattr(fn, '__name__', fn)}{args} to raise")
+
+
+def _index_error(values) -> BaseException:
+    index, axis, size = values
+    return IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+
+
+def _python_int_overflow(dtype):
+    return lambda values: OverflowError(f"Python integer {values[0]} out of bounds for {dtype}")
+
+
+def _int_overflow(line, what="an int result beyond the int64 range"):
+    def make(values):
+        return OverflowError(f"{what} in a compiled loop (line {line}): astjit computes Python ints in "
+                             "loops as int64, where plain Python would go on with a larger int; run this "
+                             "function with @jit(backend='python') for such values")
+    return make
+
+
+def result_of(kernel: LoopKernel, out, tags) -> list:
+    """The live-out values as Python would hold them, from the kernel's output buffers."""
+    values = []
+    for var, o, t in zip(kernel.outputs, out, tags):
+        typ = var.types[int(t[0])]
+        v = o[0]
+        values.append(typ.type(v.item()) if typ.python else typ.type(v))
+    return values
+
+
+__all__ = ["LoopLowering", "LoopKernel", "result_of", "type_of_result"]

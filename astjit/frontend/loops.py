@@ -1,0 +1,256 @@
+"""Loop regions: ``for ... in range(...)`` nests whose whole body can run inside one compiled kernel.
+
+A loop qualifies when every statement of its body is scalar work on array elements: element reads and
+writes with one integer index per axis, scalar temporaries, ``if``/``elif``/``else``, nested
+``for ... in range(...)`` loops, ``break``/``continue``, and calls of scalar functions (``abs``,
+``min``, ``max``, ``int``, ``float``, ``len``, ``math.*``, numpy ufuncs). This module decides that
+from the syntax alone and names the first line that keeps a loop in Python; the types of the values
+(which arrays, which dtypes) are checked again on every new set of argument types, when the loop is
+compiled (backends/tvm/loops.py).
+"""
+
+import builtins
+import math
+
+import gast
+import numpy as np
+
+from .lower import attribute_chain
+
+# Python and math functions a loop body may call on scalars, by the object the name resolves to
+SCALAR_BUILTINS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max", builtins.int: "int",
+                   builtins.float: "float", builtins.len: "len", builtins.bool: "bool"}
+MATH_FUNCTIONS = {math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin: "sin", math.cos: "cos",
+                  math.tan: "tan", math.tanh: "tanh", math.fabs: "fabs", math.atan: "arctan",
+                  math.sinh: "sinh", math.cosh: "cosh", math.log1p: "log1p", math.expm1: "expm1"}
+NUMPY_UFUNCS = ("sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "absolute", "fabs", "floor", "ceil",
+                "arctan", "sinh", "cosh", "log1p", "expm1", "minimum", "maximum", "square", "negative",
+                "isnan", "isinf", "isfinite")
+SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS,
+                **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
+
+OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.BitAnd,
+             gast.BitOr, gast.BitXor)
+
+
+class NotALoopRegion(Exception):
+    """Why a loop stays Python; ``node`` is where (for explain)."""
+
+    def __init__(self, reason, node):
+        super().__init__(reason)
+        self.reason = reason
+        self.node = node
+
+
+class LoopChecker:
+    """Check the syntax of a ``for`` statement; ``calls`` maps each call node to its scalar op name."""
+
+    def __init__(self, resolver, local_names):
+        self.resolver = resolver
+        self.local_names = local_names
+        self.calls: dict = {}
+        self.depth = 0
+
+    def check(self, loop) -> None:
+        self.for_loop(loop)
+        if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) for n in gast.walk(loop)):
+            # no element is read or written: whole-array work (``z = z * 0.9 + a``), whose blocks compile
+            self.refuse("reading or writing no array element", loop)
+
+    def refuse(self, reason, node):
+        raise NotALoopRegion(reason, node)
+
+    # statements
+    def body(self, stmts) -> None:
+        for s in stmts:
+            self.statement(s)
+
+    def statement(self, s) -> None:
+        if isinstance(s, gast.For):
+            self.for_loop(s)
+        elif isinstance(s, gast.If):
+            self.expr(s.test)
+            self.body(s.body)
+            self.body(s.orelse)
+        elif isinstance(s, gast.Assign):
+            if len(s.targets) != 1:
+                self.refuse("chained assignment", s)
+            self.expr(s.value)
+            self.target(s.targets[0], s)
+        elif isinstance(s, gast.AugAssign):
+            if not isinstance(s.op, OPERATORS):
+                self.refuse(f"augmented assignment {type(s.op).__name__}", s)
+            self.expr(s.value)
+            self.target(s.target, s)
+        elif isinstance(s, gast.Break | gast.Continue | gast.Pass):
+            pass
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant):
+            pass                                                  # a docstring or a bare constant
+        else:
+            self.refuse(f"a {type(s).__name__.lower()} statement", s)
+
+    def for_loop(self, loop) -> None:
+        if loop.orelse:
+            self.refuse("for ... else", loop)
+        if not isinstance(loop.target, gast.Name):
+            self.refuse("a loop target that is not one name", loop)
+        call = loop.iter
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and not call.keywords
+                and 1 <= len(call.args) <= 3 and self.resolved(call.func) is builtins.range):
+            self.refuse("a loop over something other than range(...)", loop.iter)
+        self.calls[call] = "range"
+        for a in call.args:
+            self.expr(a)
+        self.depth += 1
+        self.body(loop.body)
+        self.depth -= 1
+
+    def target(self, t, stmt) -> None:
+        if isinstance(t, gast.Name):
+            return
+        if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
+            self.index(t.slice)
+            return
+        if isinstance(t, gast.Tuple) and isinstance(stmt, gast.Assign) and all(
+                isinstance(e, gast.Name) for e in t.elts) and self.is_shape(stmt.value):
+            return                                                # n, m = x.shape
+        self.refuse("an assignment target other than a name or an array element", t)
+
+    def index(self, node) -> None:
+        items = node.elts if isinstance(node, gast.Tuple) else [node]
+        for item in items:
+            if isinstance(item, gast.Slice) or (isinstance(item, gast.Constant) and item.value in (None, Ellipsis)):
+                self.refuse("a slice, None or ... in an index (only one integer per axis)", item)
+            self.expr(item)
+
+    def is_shape(self, node) -> bool:
+        return isinstance(node, gast.Attribute) and node.attr == "shape" and isinstance(node.value, gast.Name)
+
+    # expressions
+    def expr(self, e) -> None:
+        if isinstance(e, gast.Name):
+            return
+        if isinstance(e, gast.Constant):
+            if type(e.value) not in (int, float, bool):
+                self.refuse(f"a {type(e.value).__name__} constant", e)
+        elif isinstance(e, gast.BinOp):
+            if not isinstance(e.op, OPERATORS):
+                self.refuse(f"the operator {type(e.op).__name__}", e)
+            self.expr(e.left)
+            self.expr(e.right)
+        elif isinstance(e, gast.UnaryOp):
+            if isinstance(e.op, gast.Invert):
+                self.refuse("the operator ~", e)
+            self.expr(e.operand)
+        elif isinstance(e, gast.BoolOp | gast.Compare):
+            for v in (e.values if isinstance(e, gast.BoolOp) else [e.left, *e.comparators]):
+                self.expr(v)
+            if isinstance(e, gast.Compare) and any(isinstance(o, gast.Is | gast.IsNot | gast.In | gast.NotIn)
+                                                   for o in e.ops):
+                self.refuse("is / in comparisons", e)
+        elif isinstance(e, gast.IfExp):
+            self.expr(e.test)
+            self.expr(e.body)
+            self.expr(e.orelse)
+        elif isinstance(e, gast.Subscript):
+            if self.is_shape(e.value):
+                if not (isinstance(e.slice, gast.Constant) and type(e.slice.value) is int):
+                    self.refuse("x.shape indexed by something other than an integer constant", e)
+                return
+            if not isinstance(e.value, gast.Name):
+                self.refuse("indexing something other than a named array", e)
+            self.index(e.slice)
+        elif isinstance(e, gast.Call):
+            self.call(e)
+        else:
+            self.refuse(f"a {type(e).__name__} expression", e)
+
+    def call(self, e) -> None:
+        chain = attribute_chain(e.func)
+        fn = self.resolved(e.func) if chain is not None else None
+        name = SCALAR_CALLS.get(fn) if fn is not None and _hashable(fn) else None
+        if name is None or e.keywords:
+            what = ".".join(chain) if chain else "this call"
+            self.refuse(f"a call of {what} (only scalar functions run inside a compiled loop)", e)
+        self.calls[e] = name
+        self.resolver.guard_chain(chain, fn)
+        for a in e.args:
+            self.expr(a)
+
+    def resolved(self, func):
+        from .resolve import MISSING
+
+        chain = attribute_chain(func)
+        if chain is None or chain[0] in self.local_names:
+            return None
+        obj = self.resolver.resolve_chain(chain)
+        if obj is MISSING:
+            return None
+        self.resolver.guard_chain(chain, obj)
+        return obj
+
+
+def _hashable(obj) -> bool:
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def assigned_names(loop) -> set:
+    """Every name a loop (its targets, its body's assignments) binds."""
+    out = set()
+    for n in gast.walk(loop):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+            out.add(n.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            out.add(n.target.id)
+    return out
+
+
+def loop_liveness(liveness, bound, loop) -> tuple[list, list]:
+    """(live_in, live_out) of a loop region, at the granularity of nodes (block liveness works by
+    statement, and a loop is one statement).
+
+    live-in: a local name read in the loop that some definition outside the loop may reach, or that may
+    be read before the loop's own assignment on the first iteration (not definitely bound at its
+    statement): such a name is passed in, or found unbound there. live-out: a name the loop assigns and
+    code after the loop reads."""
+    inside = set()
+    statement_of = {}
+    for stmt in _statements(loop):
+        for n in gast.walk(stmt):
+            inside.add(n)
+            statement_of[n] = stmt                   # innermost statement last
+    live_in = {}
+    for n in gast.walk(loop):
+        use = n.target if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) else n
+        if not (isinstance(use, gast.Name) and (isinstance(use.ctx, gast.Load) or use is not n)):
+            continue
+        if use.id not in liveness.local_names:
+            continue
+        reaching = liveness.udc.chains.get(use, [])
+        outside = not reaching or any(d.node not in inside for d in reaching)
+        if outside or use.id not in bound(statement_of.get(use, loop)):
+            live_in[use.id] = None
+    live_out = {}
+    for n in gast.walk(loop):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n in liveness.duc.chains:
+            if any(u.node not in inside for u in liveness.duc.chains[n].users()):
+                live_out[n.id] = None
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            chain = liveness.duc.chains.get(n.target)
+            if chain is not None and any(u.node not in inside for u in chain.users()):
+                live_out[n.target.id] = None
+    return list(live_in), list(live_out)
+
+
+def _statements(loop):
+    """Every statement of the loop nest, the loop itself first."""
+    todo = [loop]
+    while todo:
+        s = todo.pop(0)
+        yield s
+        for name in ("body", "orelse"):
+            todo.extend(getattr(s, name, None) or [])

@@ -1,0 +1,114 @@
+"""A Fragment whose block is a whole loop nest (frontend/loops): one kernel call instead of one
+dispatch per iteration.
+
+Its cache key holds each array's dtype and number of axes, not its extents: the kernel takes extents,
+strides and Python numbers as parameters, so a new length reuses it. A kernel that stopped on a check
+(backends/tvm/loops) raises what Python would have raised, pointing at the user's line, with the
+arrays as Python would have left them.
+"""
+
+import numpy as np
+
+from .. import config
+from ..errors import Unsupported
+from .fragment import Fragment, Specialization
+
+INT64 = np.iinfo(np.int64)
+
+
+class LoopFragment(Fragment):
+    key_by = "ndim"
+
+    def make_specialization(self, key, args):
+        return specialize_loop(self, key, args)
+
+
+class LoopSegment:
+    """What inspection shows of a compiled loop (``show --code tir``/``llvm``)."""
+
+    backend = "tvm"
+    description = "tvm loop kernel"
+
+    def __init__(self, prim_func, module, nodes=()):
+        self.prim_func = prim_func
+        self.module = module
+        self.nodes = list(nodes)
+        self.te_func = None
+
+
+def specialize_loop(fragment, key, args) -> Specialization:
+    choice = fragment.backend or config.backend_override() or "auto"
+    if choice in ("python", "numpy"):
+        return Specialization(key, fragment.fallback, "python", f"backend={choice}")
+    from ..backends.tvm import get_backend, import_error
+
+    if get_backend() is None:
+        raise Unsupported(f"TVM is unavailable ({import_error()})")
+    from ..backends.tvm.loops import LoopLowering
+    from ..backends.tvm.runtime import compile_module, host_target, tvm_module
+
+    block = fragment.block
+    lowering = LoopLowering(block.kernel_loop, fragment.live_in, fragment.live_out, args, block.loop_calls,
+                            fragment.filename)
+    lowered = lowering.lower()
+    tvm = tvm_module()
+    try:
+        module = compile_module(tvm.IRModule({"main": lowered.func}), host_target())
+    except Exception as exc:
+        raise Unsupported(f"TVM could not compile this loop ({type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+    runner = make_loop_runner(module["main"], lowered, fragment)
+    spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel")
+    spec.segments = [LoopSegment(lowered.func, module)]
+    spec.loop = lowered
+    spec.effects = True          # never measured: timing the loop's Python would cost more than the loop
+    config.log("compiles", "loop kernel for %s line %s", fragment.owner_name, block.lineno)
+    return spec
+
+
+def make_loop_runner(kernel, lowered, fragment):
+    """``run(*live_in)``: the kernel over the arguments, returning the live-out values as Python holds
+    them; the loop's own Python for values a kernel cannot take (a read-only array it writes, a
+    Python int beyond int64)."""
+    from ..backends.tvm.loops import STATUS_SIZE, result_of
+
+    live_in = fragment.live_in
+    arrays = [live_in.index(n) for n in lowered.arrays]
+    written = {live_in.index(n) for n in lowered.stores}
+    scalars = [live_in.index(n) for n, _ in lowered.scalars]
+    outs = [(var.dtype,) for var in lowered.outputs]
+    n_out = len(lowered.outputs)
+    fallback = fragment.fallback
+
+    def run(*args):
+        call = []
+        for p in arrays:
+            a = args[p]
+            if not a.flags.writeable:
+                if p in written:
+                    return fallback(*args)        # Python raises at the first write, after its effects
+                a = a.copy()                      # DLPack cannot carry a read-only array
+            call.append(a)
+        for p in scalars:
+            v = args[p]
+            if type(v) is int and not INT64.min <= v <= INT64.max:
+                return fallback(*args)
+            call.append(v.item() if isinstance(v, np.generic) else v)
+        status = np.zeros(STATUS_SIZE, np.int64)
+        buffers = [(np.empty(1, d), np.zeros(1, np.int8)) for (d,) in outs]
+        kernel(*call, status, *[b for pair in buffers for b in pair])
+        if status[0]:
+            site = lowered.sites[status[0] - 1]
+            raise_at(site.raise_([int(v) for v in status[1:]]), fragment.filename, site.line)
+        values = result_of(lowered, [o for o, _ in buffers], [t for _, t in buffers])
+        if n_out == 0:
+            return None
+        return values[0] if n_out == 1 else tuple(values)
+
+    return run
+
+
+def raise_at(exc: BaseException, filename: str, line: int):
+    """Raise ``exc`` from a frame at the user's file and line, where plain Python would have raised it."""
+    code = compile("\n" * (line - 1) + "raise __astjit_exception from None", filename, "exec")
+    exec(code, {"__astjit_exception": exc})

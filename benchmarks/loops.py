@@ -1,0 +1,157 @@
+"""Scalar-indexed loop nests: plain Python vs astjit (default ``@jit``) vs numba ``njit``, in one run.
+
+    python benchmarks/loops.py [--quick]
+
+Each program is the same Python source for all three (numba when installed: ``pip install -e .[bench]``).
+Results are checked against plain Python first. Ratios are plain Python time / peer time (above 1:
+faster than Python); the compile column is the first call's time (parse, lower, compile the kernel).
+"""
+
+import math
+import statistics
+import time
+
+import numpy as np
+from _timing import _batch, batch_size, format_time, parse_args, print_header
+
+from astjit import jit
+
+try:
+    import numba
+except ImportError:
+    numba = None
+
+
+def recurrence(x, y, a):
+    for i in range(1, len(x)):
+        y[i] = a * y[i - 1] + (1 - a) * x[i]
+    return y
+
+
+def jacobi(u, v):
+    n, m = u.shape
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            v[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+    return v
+
+
+def pairwise(points, d):
+    n = points.shape[0]
+    for i in range(n):
+        for j in range(n):
+            acc = 0.0
+            for k in range(points.shape[1]):
+                diff = points[i, k] - points[j, k]
+                acc += diff * diff
+            d[i, j] = math.sqrt(acc)
+    return d
+
+
+def histogram(values, counts, lo, width):
+    for i in range(len(values)):
+        b = int((values[i] - lo) / width)
+        if 0 <= b < len(counts):
+            counts[b] += 1
+    return counts
+
+
+def forward_substitution(L, b, x):
+    n = L.shape[0]
+    for i in range(n):
+        s = b[i]
+        for j in range(i):
+            s -= L[i, j] * x[j]
+        x[i] = s / L[i, i]
+    return x
+
+
+def convolve(signal, taps, out):
+    n, k = len(signal), len(taps)
+    for i in range(n - k + 1):
+        acc = 0.0
+        for j in range(k):
+            acc += signal[i + j] * taps[j]
+        out[i] = acc
+    return out
+
+
+def life(grid, new):
+    n, m = grid.shape
+    for i in range(n):
+        for j in range(m):
+            alive = (grid[(i - 1) % n, (j - 1) % m] + grid[(i - 1) % n, j] + grid[(i - 1) % n, (j + 1) % m]
+                     + grid[i, (j - 1) % m] + grid[i, (j + 1) % m]
+                     + grid[(i + 1) % n, (j - 1) % m] + grid[(i + 1) % n, j] + grid[(i + 1) % n, (j + 1) % m])
+            if grid[i, j] == 1 and (alive == 2 or alive == 3) or grid[i, j] == 0 and alive == 3:
+                new[i, j] = 1
+            else:
+                new[i, j] = 0
+    return new
+
+
+def cases():
+    rng = np.random.default_rng(0)
+    lower = np.tril(rng.random((300, 300))) + np.eye(300) * 300
+    return [
+        ("recurrence 20k", recurrence, (rng.random(20_000), np.zeros(20_000), 0.3)),
+        ("jacobi 200x200", jacobi, (rng.random((200, 200)), np.zeros((200, 200)))),
+        ("pairwise 200x3", pairwise, (rng.random((200, 3)), np.zeros((200, 200)))),
+        ("histogram 100k", histogram, (rng.random(100_000), np.zeros(64, np.int64), 0.0, 1 / 64)),
+        ("forward subst 300", forward_substitution, (lower, rng.random(300), np.zeros(300))),
+        ("convolve 10k x 16", convolve, (rng.random(10_000), rng.random(16), np.zeros(10_000))),
+        ("life 128x128", life, ((rng.random((128, 128)) < 0.3).astype(np.int64), np.zeros((128, 128), np.int64))),
+    ]
+
+
+def copies(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def first_call(fn, args):
+    start = time.perf_counter()
+    result = fn(*copies(args))
+    return result, time.perf_counter() - start
+
+
+def main():
+    options = parse_args(__doc__.splitlines()[0])
+    print_header("loop nests: plain Python vs astjit vs numba njit", options.repeats)
+    print(f"   numba {numba.__version__ if numba else 'not installed'}")
+    rows = []
+    for name, fn, args in cases():
+        want = fn(*copies(args))
+        peers = [("python", fn), ("astjit", jit(fn))]
+        if numba is not None:
+            peers.append(("numba", numba.njit(fn)))
+        compile_times = {}
+        for peer, f in peers[1:]:
+            got, compile_times[peer] = first_call(f, args)
+            assert np.allclose(got, want, rtol=1e-12, atol=0), (name, peer)
+        sizes = {peer: batch_size(f, args, 0.05) for peer, f in peers}
+        times = {peer: [] for peer, _ in peers}
+        for r in range(options.repeats):
+            for peer, f in (peers if r % 2 == 0 else peers[::-1]):
+                times[peer].append(_batch(f, args, sizes[peer]))
+        medians = {peer: statistics.median(t) for peer, t in times.items()}
+        rows.append((name, medians, compile_times))
+    header = f"   {'case':<18} {'python':>10} {'astjit':>10} {'x python':>9} {'compile':>9}"
+    if numba is not None:
+        header += f" {'numba':>10} {'x python':>9} {'compile':>9} {'astjit/numba':>12}"
+    print(header)
+    speedups, versus = [], []
+    for name, m, c in rows:
+        line = (f"   {name:<18} {format_time(m['python']):>10} {format_time(m['astjit']):>10}"
+                f" {m['python'] / m['astjit']:>8.1f}x {c['astjit']:>8.2f}s")
+        speedups.append(m["python"] / m["astjit"])
+        if numba is not None:
+            line += (f" {format_time(m['numba']):>10} {m['python'] / m['numba']:>8.1f}x {c['numba']:>8.2f}s"
+                     f" {m['astjit'] / m['numba']:>11.2f}x")
+            versus.append(m["astjit"] / m["numba"])
+        print(line)
+    print(f"   geomean astjit speedup over Python: {math.exp(np.mean(np.log(speedups))):.1f}x"
+          + (f"; astjit time / numba time, geomean {math.exp(np.mean(np.log(versus))):.2f}x" if versus else ""))
+
+
+if __name__ == "__main__":
+    main()

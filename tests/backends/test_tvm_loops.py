@@ -1,0 +1,278 @@
+"""Whole loops compiled as one kernel (backends/tvm/loops.py), against plain Python.
+
+Every function is called several times on one jitted function, with other sizes and values in between:
+a value or an extent baked into the kernel at the first call would show as a wrong answer later.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from astjit import jit
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def copies(args):
+    return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def run_both(fn, jitted, args):
+    """(plain outcome, jitted outcome): each the result and the arguments afterwards, or the exception."""
+    out = []
+    for f in (fn, jitted):
+        a = copies(args)
+        try:
+            out.append(("ok", f(*a), a))
+        except Exception as exc:
+            out.append(("raised", (type(exc), str(exc)), a))
+    return out
+
+
+def same(x, y) -> bool:
+    if isinstance(x, tuple):
+        return isinstance(y, tuple) and len(x) == len(y) and all(same(a, b) for a, b in zip(x, y))
+    if isinstance(x, np.ndarray):
+        return isinstance(y, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape and np.array_equal(
+            x, y, equal_nan=True) and np.array_equal(np.signbit(x), np.signbit(y))
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, float | np.floating):
+        return (math.isnan(x) and math.isnan(y)) or (x == y and math.copysign(1, x) == math.copysign(1, y))
+    return x == y
+
+
+def check(fn, calls, compiled=True):
+    """Plain and jitted agree on every call: results (values and types), arguments afterwards,
+    exceptions (type and message). With ``compiled``, the loop ran as a kernel."""
+    jitted = jit(fn)
+    for args in calls:
+        (k1, r1, a1), (k2, r2, a2) = run_both(fn, jitted, args)
+        assert k1 == k2, (fn.__name__, args, r1, r2)
+        assert same(r1, r2) if k1 == "ok" else r1 == r2, (fn.__name__, r1, r2)
+        for x, y in zip(a1, a2):
+            assert same(x, y), (fn.__name__, "argument after the call", x, y)
+    loops = [e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
+    if compiled:
+        assert loops and all(e.mode == "tvm" for e in loops), [(e.mode, e.note) for e in loops]
+    return jitted
+
+
+rng = np.random.default_rng(7)
+
+
+def recurrence(x, y, a):
+    for i in range(1, len(x)):
+        y[i] = a * y[i - 1] + (1 - a) * x[i]
+    return y
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_recurrence(dtype):
+    calls = [(rng.random(n).astype(dtype), np.zeros(n, dtype), a) for n, a in ((50, 0.3), (1, 0.5), (7, 0.9),
+                                                                               (0, 0.1))]
+    jitted = check(recurrence, calls)
+    assert len([e for f in jitted.fragments for e in f.entries]) == 1      # one kernel for every length
+
+
+def total(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "bool"])
+def test_accumulator_type_is_pythons(dtype):
+    """s = 0.0 stays a Python float over an empty range; becomes np.float64 (float32 stays float32,
+    int64 elements give np.float64) once the loop ran."""
+    calls = [((rng.random(n) * 10).astype(dtype),) for n in (10, 0, 3)]
+    check(total, calls)
+
+
+def stencil(u, v):
+    n, m = u.shape
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            v[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+    return v
+
+
+def test_stencil_on_any_layout():
+    base = rng.random((9, 12))
+    calls = [(base, np.zeros((9, 12))), (base.T, np.zeros((12, 9))), (base[::2, 1:], np.zeros((5, 11))),
+             (rng.random((3, 3)), np.zeros((3, 3)))]
+    check(stencil, calls)
+
+
+def first_negative(x):
+    k = -1
+    for i in range(len(x)):
+        if x[i] < 0:
+            k = i
+            break
+    return k
+
+
+def skip_and_count(x, limit):
+    count = 0
+    for i in range(len(x)):
+        if x[i] > limit:
+            continue
+        elif x[i] == limit:
+            count += 10
+        else:
+            count += 1
+    return count
+
+
+def test_break_continue_and_elif():
+    check(first_negative, [(np.array([1.0, 2.0, -1.0, -3.0]),), (np.array([1.0]),), (np.zeros(0),),
+                           (rng.random(20) - 0.5,)])
+    check(skip_and_count, [(np.array([1, 5, 3, 3, 9]), 3), (np.arange(10), 4), (np.arange(4.0), 1.5)])
+
+
+def triangular(a):
+    n = a.shape[0]
+    s = 0.0
+    for i in range(n):
+        for j in range(i):
+            s += a[i, j] * a[j, i]
+    return s
+
+
+def backwards(x, out):
+    for i in range(len(x) - 1, -1, -2):
+        out[i] = x[i] * 2.0
+    return out
+
+
+def wrapped_neighbours(x, out):
+    n = len(x)
+    for i in range(n):
+        out[i] = x[(i + 1) % n] - x[i - 1]
+    return out
+
+
+def test_triangular_negative_step_and_wrapping_indices():
+    check(triangular, [(rng.random((5, 5)),), (rng.random((1, 1)),), (rng.random((8, 8)),)])
+    check(backwards, [(rng.random(7), np.zeros(7)), (rng.random(4), np.zeros(4)), (np.zeros(0), np.zeros(0))])
+    check(wrapped_neighbours, [(rng.random(6), np.zeros(6)), (rng.random(1), np.zeros(1))])
+
+
+def histogram(values, counts, lo, width):
+    for i in range(len(values)):
+        b = int((values[i] - lo) / width)
+        if 0 <= b < len(counts):
+            counts[b] += 1
+    return counts
+
+
+def pairwise(points, d):
+    n = points.shape[0]
+    for i in range(n):
+        for j in range(n):
+            acc = 0.0
+            for k in range(points.shape[1]):
+                diff = points[i, k] - points[j, k]
+                acc += diff * diff
+            d[i, j] = math.sqrt(acc)
+    return d
+
+
+def scalar_calls(x):
+    lo, hi = x[0], x[0]
+    total = 0.0
+    for i in range(len(x)):
+        lo = min(lo, x[i])
+        hi = max(x[i], hi)
+        total += abs(x[i]) + float(int(x[i] * 3.0)) + np.sqrt(abs(x[i]))
+    return lo, hi, total
+
+
+def test_histogram_pairwise_and_scalar_functions():
+    check(histogram, [(rng.random(100), np.zeros(10, np.int64), 0.0, 0.1),
+                      (rng.random(30) * 3, np.zeros(4, np.int32), 0.5, 0.5)])
+    check(pairwise, [(rng.random((6, 3)), np.zeros((6, 6))), (rng.random((2, 5)), np.zeros((2, 2)))])
+    check(scalar_calls, [(rng.random(9) - 0.5,), (np.array([np.nan, 1.0, -2.0]),), (np.array([3.0]),)])
+
+
+def out_of_bounds(x, extra):
+    for i in range(len(x) + extra):
+        x[i] = i * 2.0
+    return x
+
+
+def divide(x, d):
+    s = 0.0
+    for i in range(len(x)):
+        s += 1.0 / (x[i] * 0.0 + d)
+    return s
+
+
+def domain(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += math.sqrt(float(x[i]))
+    return s
+
+
+def store_python_int(x, v):
+    for i in range(len(x)):
+        x[i] = v + i
+    return x
+
+
+def test_errors_are_pythons_with_the_same_effects():
+    """The kernel stops where Python raises: same exception and message, arrays left as Python
+    leaves them (the elements before the failing one written)."""
+    check(out_of_bounds, [(np.zeros(4), 0), (np.zeros(4), 2), (np.zeros(3), -5)])
+    check(divide, [(np.ones(3), 2), (np.ones(3), 0.0), (np.ones(3), np.float64(0.0))])
+    check(domain, [(np.array([1.0, 4.0]),), (np.array([4.0, -1.0, 9.0]),)])
+    check(store_python_int, [(np.zeros(3, np.int8), 5), (np.zeros(4, np.int8), 126), (np.zeros(2, np.int64), 7)])
+
+
+def calls_print(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i]
+        print(end="")
+    return s
+
+
+def appends(x):
+    out = []
+    for i in range(len(x)):
+        out.append(x[i])
+    return out
+
+
+def test_loops_that_stay_python_are_explained_and_right():
+    jitted = check(calls_print, [(np.arange(3.0),), (np.arange(5.0),)], compiled=False)
+    text = str(jitted.explain())
+    assert "keeps this loop in Python" in text and "print" in text
+    jitted = check(appends, [(np.arange(3.0),), (np.arange(2.0),)], compiled=False)
+    assert "keeps this loop in Python" in str(jitted.explain())
+
+
+def rows(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 2.0 + 1.0
+    return out
+
+
+def test_a_loop_over_rows_of_a_matrix_runs_as_python_and_says_why():
+    jitted = check(rows, [(rng.random((4, 3)), np.zeros((4, 3))), (rng.random((2, 5)), np.zeros((2, 5)))],
+                   compiled=False)
+    assert any("only single elements" in r.message for r in jitted.records())
+
+
+def test_read_only_array_written_raises_as_python():
+    x = np.zeros(3)
+    x.flags.writeable = False
+    check(out_of_bounds, [(x, 0)], compiled=False)
+
+
+def test_python_int_beyond_int64_runs_the_loop_in_python():
+    check(store_python_int, [(np.zeros(2, object).astype(np.int64), 2**70)], compiled=False)

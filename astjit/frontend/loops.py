@@ -49,7 +49,6 @@ class LoopChecker:
         self.resolver = resolver
         self.local_names = local_names
         self.calls: dict = {}
-        self.depth = 0
 
     def check(self, loop) -> None:
         self.for_loop(loop)
@@ -101,9 +100,7 @@ class LoopChecker:
         self.calls[call] = "range"
         for a in call.args:
             self.expr(a)
-        self.depth += 1
         self.body(loop.body)
-        self.depth -= 1
 
     def target(self, t, stmt) -> None:
         if isinstance(t, gast.Name):
@@ -173,7 +170,6 @@ class LoopChecker:
             what = ".".join(chain) if chain else "this call"
             self.refuse(f"a call of {what} (only scalar functions run inside a compiled loop)", e)
         self.calls[e] = name
-        self.resolver.guard_chain(chain, fn)
         for a in e.args:
             self.expr(a)
 

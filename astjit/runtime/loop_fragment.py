@@ -48,8 +48,7 @@ def specialize_loop(fragment, key, args) -> Specialization:
     from ..backends.tvm.runtime import compile_module, host_target, tvm_module
 
     block = fragment.block
-    lowering = LoopLowering(block.kernel_loop, fragment.live_in, fragment.live_out, args, block.loop_calls,
-                            fragment.filename)
+    lowering = LoopLowering(block.kernel_loop, fragment.live_in, fragment.live_out, args, block.loop_calls)
     lowered = lowering.lower()
     tvm = tvm_module()
     try:
@@ -76,7 +75,7 @@ def make_loop_runner(kernel, lowered, fragment):
     arrays = [live_in.index(n) for n in lowered.arrays]
     written = {live_in.index(n) for n in lowered.stores}
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
-    outs = [(var.dtype,) for var in lowered.outputs]
+    out_dtypes = [var.dtype for var in lowered.outputs]
     n_out = len(lowered.outputs)
     fallback = fragment.fallback
 
@@ -95,7 +94,7 @@ def make_loop_runner(kernel, lowered, fragment):
                 return fallback(*args)
             call.append(v.item() if isinstance(v, np.generic) else v)
         status = np.zeros(STATUS_SIZE, np.int64)
-        buffers = [(np.empty(1, d), np.zeros(1, np.int8)) for (d,) in outs]
+        buffers = [(np.empty(1, d), np.zeros(1, np.int8)) for d in out_dtypes]
         kernel(*call, status, *[b for pair in buffers for b in pair])
         if status[0]:
             site = lowered.sites[status[0] - 1]

@@ -14,7 +14,6 @@ leave that range, the kernel checks it and stops with an OverflowError that says
 would have gone on with a larger int).
 """
 
-import math
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -22,6 +21,7 @@ import gast
 import numpy as np
 
 from ...errors import Unsupported
+from ...frontend.loops import MATH_FUNCTIONS, assigned_names
 from . import scalar_math as sm
 from .loop_types import (
     BINARY,
@@ -104,12 +104,11 @@ class LoopKernel:
 
 
 class LoopLowering:
-    def __init__(self, loop, live_in, live_out, args, calls, filename):
+    def __init__(self, loop, live_in, live_out, args, calls):
         self.loop = loop
         self.live_in = live_in
         self.live_out = live_out
         self.calls = calls
-        self.filename = filename
         self.incoming = {}
         self.array_types = {}
         for name, value in zip(live_in, args):
@@ -122,13 +121,14 @@ class LoopLowering:
                 self.array_types[name] = t
             else:
                 self.incoming[name] = t
-        self.assigned = _assigned(loop)
+        self.assigned = assigned_names(loop)
         for name in self.assigned & set(self.array_types):
             raise _no(f"the loop assigns {name!r}, an array")
         self.var_types = {n: {t} for n, t in self.incoming.items()}
         for n in gast.walk(loop):                  # range() gives Python ints
             if isinstance(n, gast.For):
                 self.var_types.setdefault(n.target.id, set()).add(Scalar(I64, True))
+        self.counters = _loop_targets_only(loop)
 
     # -- driver ---------------------------------------------------------------------------------
     def lower(self) -> LoopKernel:
@@ -270,7 +270,7 @@ class LoopLowering:
             op = type(s.op).__name__
             if isinstance(s.target, gast.Subscript):
                 buf, index = self.element(s.target)
-                old = self.load(s.target, buf, index)
+                old = self.load(buf, index)
                 value = self.expr(s.value)
                 self.store_at(s.target, buf, index, self.binary(op, old, value, s))
             else:
@@ -330,15 +330,9 @@ class LoopLowering:
             raise _no(f"{name!r} is not a scalar the loop can read", node)
         if not self.var_types.get(name):
             raise _Stale(name, node)
-        bits = SAFE_BITS if self._is_loop_target(name) else None
+        bits = SAFE_BITS if name in self.counters else None
         return Val(_leaf(var.buffer[0], var.dtype), var.types, var.tag[0] if var.tag is not None else None,
                    bits)
-
-    def _is_loop_target(self, name) -> bool:
-        return all(not (isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store))
-                   or _is_for_target(self.loop, n) for n in gast.walk(self.loop)) \
-            and not any(isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)
-                        and n.target.id == name for n in gast.walk(self.loop))
 
     def assign(self, name, value: Val, node) -> None:
         var = self.variables[name]
@@ -391,7 +385,7 @@ class LoopLowering:
             index.append(self.bind(tirx.Select(i < tirx.const(0, I64), i + n, i), I64))
         return buf, index
 
-    def load(self, node, buf, index) -> Val:
+    def load(self, buf, index) -> Val:
         dtype = str(buf.dtype)
         return Val(self.bind(buf[tuple(index)], dtype), (Scalar(dtype, False),))
 
@@ -457,7 +451,7 @@ class LoopLowering:
                     raise _no(f"shape[{k}] of a {len(buf.shape)}-d array", e)
                 return Val(buf.shape[k], (Scalar(I64, True),), bits=SAFE_BITS)
             buf, index = self.element(e)
-            return self.load(e, buf, index)
+            return self.load(buf, index)
         if isinstance(e, gast.Call):
             return self.call(e)
         raise _no(f"a {type(e).__name__} expression", e)
@@ -483,17 +477,13 @@ class LoopLowering:
             if len({t.python for t in a.types}) > 1 or len({t.python for t in b.types}) > 1:
                 raise _no("a division by or of a value that is a Python number on some iterations only", node)
             if a.types[0].python and b.types[0].python:      # Python raises; numpy scalars give inf/nan
-                self.check_python_division(op, a, b, r, node)
+                self.check_python_division(op, a, b, node)
         if r.kind in "iu" and op in ("Add", "Sub", "Mult"):
             return self.int_arithmetic(op, a, b, r, node)
         x, y = _cast(a.expr, a.dtype, loop), _cast(b.expr, b.dtype, loop)
         if op == "Div" and all(t.kind in "biu" for t in a.types + b.types):
             for v in (a, b):
-                if v.bits is None or v.bits > 53:
-                    big = tirx.const(EXACT_FLOAT_INT, I64)
-                    e = _cast(v.expr, v.dtype, I64)
-                    self.fail(tirx.Or(e >= big, e <= tirx.const(0, I64) - big), node,
-                              _int_overflow(node.lineno, "an int above 2**53 divided"))
+                self.check_exact_as_float(v, node, "an int above 2**53 divided")
         if r.kind in "iu" and op in ("FloorDiv", "Mod"):
             smallest = tirx.const(int(np.iinfo(loop).min), loop)
             if loop == I64:
@@ -505,13 +495,18 @@ class LoopLowering:
             expr = self.bind(expr, loop)
         return Val(expr, (r,))
 
-    def check_python_division(self, op, a, b, r, node) -> None:
-        zero = tirx.const(0, b.dtype) if b.dtype != "bool" else tirx.const(False, "bool")
-        fn = BINARY[op]
-        sample = a.types[0].sample()
-        divisor = b.types[0].type(0)
-        self.fail(tirx.EQ(b.expr, zero) if b.dtype != "bool" else tirx.Not(b.expr), node,
-                  lambda v, fn=fn, sample=sample, divisor=divisor: _raised(fn, sample, divisor))
+    def check_python_division(self, op, a, b, node) -> None:
+        """Python numbers divided by zero raise; the exception is the one Python raises for these types."""
+        fn, sample, divisor = BINARY[op], a.types[0].sample(), b.types[0].type(0)
+        self.fail(tirx.Not(self.truth(b)), node, lambda v: _raised(fn, sample, divisor))
+
+    def check_exact_as_float(self, v: Val, node, what) -> None:
+        """Stop where an int would not convert to float64 exactly (Python computes such cases exactly)."""
+        if v.bits is not None and v.bits <= 53:
+            return
+        big = tirx.const(EXACT_FLOAT_INT, I64)
+        x = _cast(v.expr, v.dtype, I64)
+        self.fail(tirx.Or(x >= big, x <= tirx.const(0, I64) - big), node, _int_overflow(node.lineno, what))
 
     def int_arithmetic(self, op, a, b, r, node) -> Val:
         """+, -, * of integers. Python ints and int64 are checked against overflow where their bound is
@@ -541,8 +536,9 @@ class LoopLowering:
         if not (isinstance(node, gast.BinOp) and isinstance(node.right, gast.Constant)
                 and node.right.value == 2 and type(node.right.value) is int):
             raise _no("a power other than x ** 2", node)
-        return self.binary("Mult", a, a, node) if all(t.kind != "b" for t in a.types) else _refuse(
-            "a power of a bool", node)
+        if any(t.kind == "b" for t in a.types):
+            raise _no("a power of a bool", node)
+        return self.binary("Mult", a, a, node)
 
     def unary(self, e) -> Val:
         v = self.expr(e.operand)
@@ -589,16 +585,13 @@ class LoopLowering:
         # Python compares an int with a float exactly; the float compare agrees below 2**53
         for x, y in ((a, b), (b, a)):
             if any(t.python and t.kind in "iu" for t in x.types) and any(t.python and t.kind == "f" for t in y.types):
-                if x.bits is None or x.bits > 53:
-                    big = tirx.const(EXACT_FLOAT_INT, I64)
-                    v = _cast(x.expr, x.dtype, I64)
-                    self.fail(tirx.Or(v >= big, v <= tirx.const(0, I64) - big), node,
-                              _int_overflow(node.lineno, "an int above 2**53 compared with a float"))
+                self.check_exact_as_float(x, node, "an int above 2**53 compared with a float")
         loop = self.common(BINARY["Add"], (a, b), "promotion", node).dtype
         return UFUNC_RULES[UFUNC_OF_COMPARE[op]](loop)(_cast(a.expr, a.dtype, loop), _cast(b.expr, b.dtype, loop))
 
-    def merged(self, values, node, produce) -> Val:
-        """A value chosen at run time among ``values`` (each emitted by ``produce(k)`` into a local)."""
+    def choice(self, values):
+        """A local for a value chosen at run time among ``values``: ``put(v)`` stores one (with its tag
+        where the types differ), ``current()`` reads what was stored last."""
         types = ordered({t for v in values for t in v.types})
         dtype = storage_dtype(types)
         out = T.alloc_buffer((1,), dtype, scope="local")
@@ -609,8 +602,16 @@ class LoopLowering:
             if tag is not None:
                 T.buffer_store(tag, self.retag(v, types), [0])
 
+        def current():
+            return Val(_leaf(out[0], dtype), types, tag[0] if tag is not None else None)
+
+        return put, current
+
+    def merged(self, values, produce) -> Val:
+        """A value chosen at run time among ``values``, each emitted by ``produce(put)`` into a local."""
+        put, current = self.choice(values)
         produce(put)
-        return Val(_leaf(out[0], dtype), types, tag[0] if tag is not None else None)
+        return current()
 
     def select(self, e) -> Val:
         test = self.truth(self.expr(e.test))
@@ -640,7 +641,7 @@ class LoopLowering:
                     self.sites, self.stores, seen = saved
                     self.seen = seen
         probe, values[:] = list(values), []
-        return self.merged(probe, None, produce)
+        return self.merged(probe, produce)
 
     def bool_op(self, e) -> Val:
         """``a and b`` is a if a is false, else b (the value, not a bool); b is evaluated only then."""
@@ -670,18 +671,17 @@ class LoopLowering:
             if len(args) < 2:
                 raise _no(f"{name}() of one iterable", e)
             return self.min_max(name, args, e)
-        if len(args) != 1 and not (name or "").startswith("np.") and name not in ("min", "max"):
+        if len(args) != 1 and not name.startswith("np."):
             raise _no(f"{name}() with {len(args)} arguments", e)
         if name == "abs":
             v = args[0]
-            if all(t.kind == "f" for t in v.types):
-                r = self.common(abs, (v,), "abs", e)
-                if len(v.types) > 1:
-                    raise _no("abs() of a value that is a Python number on some iterations only", e)
-                return Val(sm.te.abs(v.expr), (r,))
             if any(t.kind == "b" for t in v.types):
                 raise _no("abs() of a bool", e)
             r = self.common(abs, (v,), "abs", e)
+            if all(t.kind == "f" for t in v.types):
+                if len(v.types) > 1:
+                    raise _no("abs() of a value that is a Python number on some iterations only", e)
+                return Val(sm.te.abs(v.expr), (r,))
             x = _cast(v.expr, v.dtype, r.dtype)
             if r.dtype == I64:
                 self.fail(tirx.EQ(x, tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
@@ -693,7 +693,7 @@ class LoopLowering:
             return Val(self.truth(args[0]), (Scalar("bool", True),))
         if name == "int":
             return self.to_int(args[0], e)
-        if name in MATH_CHECKS or name in ("tanh", "fabs", "arctan"):
+        if name in MATH_FUNCTIONS_BY_NAME:
             return self.math(name, args[0], e)
         if name.startswith("np."):
             return self.ufunc(name[3:], args, e)
@@ -701,26 +701,16 @@ class LoopLowering:
 
     def min_max(self, name, args, e) -> Val:
         """Python's min/max: the first extreme argument, comparing with < or > (a NaN first stays)."""
+        if len({t for v in args for t in v.types}) > 1:
+            raise _no(f"{name}() of Python and numpy values", e)
         op = "Lt" if name == "min" else "Gt"
-        types = ordered({t for v in args for t in v.types})
-        dtype = storage_dtype(types)
-        out = T.alloc_buffer((1,), dtype, scope="local")
-        tag = T.alloc_buffer((1,), "int8", scope="local") if len(types) > 1 else None
-
-        def put(v):
-            T.buffer_store(out, _cast(v.expr, v.dtype, dtype), [0])
-            if tag is not None:
-                T.buffer_store(tag, self.retag(v, types), [0])
-
+        put, current = self.choice(args)
         put(args[0])
         for v in args[1:]:
-            current = Val(_leaf(out[0], dtype), types, tag[0] if tag is not None else None)
-            if len(types) > 1:
-                raise _no(f"{name}() of Python and numpy values", e)
-            with T.If(self.compare_pair(op, v, current, e)):
-                with T.Then():
+            with T.If(self.compare_pair(op, v, current(), e)):
+                with T.Then(), self.scope():
                     put(v)
-        return Val(_leaf(out[0], dtype), types, tag[0] if tag is not None else None)
+        return current()
 
     def to_int(self, v: Val, e) -> Val:
         py_int = Scalar(I64, True)
@@ -774,20 +764,13 @@ class LoopLowering:
         return Val(self.bind(UFUNC_RULES[name](loop)(*xs), r.dtype), (r,))
 
 
-def _refuse(reason, node):
-    raise _no(reason, node)
-
-
 def _no(reason, node=None) -> Unsupported:
     """Why the loop cannot compile, with the line that stops it."""
     line = getattr(node, "lineno", None)
     return Unsupported(f"{reason} (line {line})" if line else reason)
 
 
-MATH_FUNCTIONS_BY_NAME = {"sqrt": math.sqrt, "exp": math.exp, "log": math.log, "sin": math.sin,
-                          "cos": math.cos, "tan": math.tan, "tanh": math.tanh, "fabs": math.fabs,
-                          "arctan": math.atan, "sinh": math.sinh, "cosh": math.cosh, "log1p": math.log1p,
-                          "expm1": math.expm1}
+MATH_FUNCTIONS_BY_NAME = {name: fn for fn, name in MATH_FUNCTIONS.items()}
 MATH_CHECKS = {
     "sqrt": lambda x: x < tirx.const(0.0, "float64"),
     "log": lambda x: x <= tirx.const(0.0, "float64"),
@@ -797,14 +780,16 @@ MATH_CHECKS = {
 }
 
 
-def _assigned(loop) -> set:
-    from ...frontend.loops import assigned_names
-
-    return assigned_names(loop)
-
-
-def _is_for_target(loop, name_node) -> bool:
-    return any(isinstance(n, gast.For) and n.target is name_node for n in gast.walk(loop))
+def _loop_targets_only(loop) -> set:
+    """Names bound only as ``for`` targets of the nest (counters, within the checked range bounds)."""
+    targets = {id(n.target) for n in gast.walk(loop) if isinstance(n, gast.For)}
+    names = {n.target.id for n in gast.walk(loop) if isinstance(n, gast.For)}
+    for n in gast.walk(loop):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in targets:
+            names.discard(n.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            names.discard(n.target.id)
+    return names
 
 
 def _leaf(expr, dtype):

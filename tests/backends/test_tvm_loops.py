@@ -276,3 +276,57 @@ def test_read_only_array_written_raises_as_python():
 
 def test_python_int_beyond_int64_runs_the_loop_in_python():
     check(store_python_int, [(np.zeros(2, object).astype(np.int64), 2**70)], compiled=False)
+
+
+def value_before_target(x, d):
+    for i in range(len(x) + 1):
+        x[i] = 1.0 / (d - i)
+    return x
+
+
+def test_the_value_is_evaluated_before_the_target_index():
+    """``x[i] = v``: Python evaluates v first, so at i == len(x) == d the division by zero wins over
+    the index out of bounds."""
+    check(value_before_target, [(np.zeros(3), 3.0), (np.zeros(3), 0.5), (np.zeros(2), 2.0)])
+
+
+def step_reassigned(x, s):
+    total = 0.0
+    for i in range(0, len(x), s):
+        total += x[i]
+        s = 1
+    return total, s
+
+
+def test_range_arguments_are_evaluated_once():
+    check(step_reassigned, [(np.arange(10.0), 3), (np.arange(7.0), 2), (np.arange(4.0), 5)])
+
+
+def counter_read_before_its_loop(x, i):
+    s = 0
+    for k in range(len(x)):
+        s = i * i
+        for i in range(2):
+            x[i] = x[i] + 1.0
+    return s, x
+
+
+def test_a_counter_read_before_its_loop_holds_any_int():
+    """``i`` holds the caller's int on the first outer iteration, not a bounded loop counter, so
+    ``i * i`` is checked like any Python-int product: 2**31 squared is exact, 2**40 squared stops with
+    the documented OverflowError instead of wrapping."""
+    jitted = check(counter_read_before_its_loop, [(np.zeros(3), 3), (np.zeros(2), 5), (np.zeros(2), 2**31)])
+    with pytest.raises(OverflowError, match="int64"):
+        jitted(np.zeros(2), 2**40)
+
+
+def int8_plus_python_int(x, v):
+    for i in range(len(x)):
+        x[i] = x[i] + v
+    return x
+
+
+def test_a_python_int_beyond_a_numpy_int_raises_as_numpy():
+    """NEP 50: ``np.int8(3) + 300`` raises OverflowError; it must not wrap."""
+    check(int8_plus_python_int, [(np.arange(3, dtype=np.int8), 5), (np.arange(3, dtype=np.int8), 300),
+                                 (np.arange(4, dtype=np.uint8), -1), (np.arange(2, dtype=np.int16), 7)])

@@ -128,7 +128,7 @@ class LoopLowering:
         for n in gast.walk(loop):                  # range() gives Python ints
             if isinstance(n, gast.For):
                 self.var_types.setdefault(n.target.id, set()).add(Scalar(I64, True))
-        self.counters = _loop_targets_only(loop)
+        self.counters = _loop_targets_only(loop) - set(self.incoming)
 
     # -- driver ---------------------------------------------------------------------------------
     def lower(self) -> LoopKernel:
@@ -260,9 +260,7 @@ class LoopLowering:
                 self.unpack_shape(target, s.value)
                 return
             if isinstance(target, gast.Subscript):
-                base, index = self.element(target)         # Python: the value first, then the target
-                del base, index
-                value = self.expr(s.value)
+                value = self.expr(s.value)                  # Python: the value first, then the target
                 self.store(target, value)
             else:
                 self.assign(target.id, self.expr(s.value), s)
@@ -288,12 +286,9 @@ class LoopLowering:
             for t in a.types:
                 if t.kind not in "biu":
                     raise _no(f"range() of a {t}", loop.iter)
-        args = [_cast(a.expr, a.dtype, I64) for a in args]
+        args = [self.bind(_cast(a.expr, a.dtype, I64), I64) for a in args]      # evaluated once, as range()
         start, stop, step = (tirx.const(0, I64), args[0], tirx.const(1, I64)) if len(args) == 1 else (
             (args[0], args[1], tirx.const(1, I64)) if len(args) == 2 else args)
-        first = T.alloc_buffer((1,), I64, scope="local")
-        T.buffer_store(first, start, [0])
-        start = first[0]
         if len(args) == 3:
             self.fail(tirx.EQ(step, tirx.const(0, I64)), loop.iter, lambda v: ValueError(
                 "range() arg 3 must not be zero"))
@@ -399,11 +394,8 @@ class LoopLowering:
         for t in value.types:
             if t.kind == "f" and kind in "biu":
                 raise _no(f"storing a {t} into an array of {dtype}", target)
-            if t.python and t.kind in "iu" and kind in "iu" and dtype != I64:
-                info = np.iinfo(dtype)
-                v = value.expr
-                self.fail(tirx.Or(v > tirx.const(int(info.max), I64), v < tirx.const(int(info.min), I64)),
-                          target, _python_int_overflow(dtype), (v,))
+        if kind in "iu":
+            self.check_python_int_fits(value, dtype, target)
         self.stores.add(target.value.id)
         if kind == "b":
             expr = sm.truthy(value.expr, value.dtype)
@@ -473,6 +465,9 @@ class LoopLowering:
         fn = BINARY[op]
         r = self.common(fn, (a, b), f"the operator {op}", node)
         loop = r.dtype
+        if not r.python and r.kind in "iu":
+            for v in (a, b):
+                self.check_python_int_fits(v, r.dtype, node)
         if op in ("Div", "FloorDiv", "Mod"):
             if len({t.python for t in a.types}) > 1 or len({t.python for t in b.types}) > 1:
                 raise _no("a division by or of a value that is a Python number on some iterations only", node)
@@ -499,6 +494,16 @@ class LoopLowering:
         """Python numbers divided by zero raise; the exception is the one Python raises for these types."""
         fn, sample, divisor = BINARY[op], a.types[0].sample(), b.types[0].type(0)
         self.fail(tirx.Not(self.truth(b)), node, lambda v: _raised(fn, sample, divisor))
+
+    def check_python_int_fits(self, v: Val, dtype, node) -> None:
+        """numpy (NEP 50) raises OverflowError for a Python int operand outside the other operand's
+        integer dtype (``np.int8(3) + 300``), and for one stored into such an array."""
+        if not any(t.python and t.kind in "iu" for t in v.types) or dtype == I64:
+            return
+        info = np.iinfo(dtype)
+        x = _cast(v.expr, v.dtype, I64)
+        self.fail(tirx.Or(x > tirx.const(int(info.max), I64), x < tirx.const(int(info.min), I64)), node,
+                  _python_int_overflow(dtype), (x,))
 
     def check_exact_as_float(self, v: Val, node, what) -> None:
         """Stop where an int would not convert to float64 exactly (Python computes such cases exactly)."""

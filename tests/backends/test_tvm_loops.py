@@ -330,3 +330,20 @@ def test_a_python_int_beyond_a_numpy_int_raises_as_numpy():
     """NEP 50: ``np.int8(3) + 300`` raises OverflowError; it must not wrap."""
     check(int8_plus_python_int, [(np.arange(3, dtype=np.int8), 5), (np.arange(3, dtype=np.int8), 300),
                                  (np.arange(4, dtype=np.uint8), -1), (np.arange(2, dtype=np.int16), 7)])
+
+
+def signed_sums(x, out):
+    s = -0.0
+    for i in range(len(x)):
+        out[i] = -x[i] if x[i] != x[i] or x[i] < 0.5 else x[i] * 0.0
+        s += x[i] * 0.0
+    return s, out
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_nan_inf_and_signed_zero_follow_python(dtype):
+    """x * 0.0 keeps NaN for inf and NaN and -0.0 for negatives; -x of NaN, 0.0 and -0.0 keeps
+    their bits; s = -0.0 stays -0.0 over an empty range."""
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, -1.0, 2.0], dtype)
+    check(signed_sums, [(special, np.zeros(7, dtype)), (np.zeros(0, dtype), np.zeros(0, dtype)),
+                        (special[3:], np.zeros(4, dtype)), (-special, np.zeros(7, dtype))])

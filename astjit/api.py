@@ -82,7 +82,7 @@ class JitFunction:
         from .frontend.transform import transform
 
         try:
-            self._transformed = transform(self.original, self.strict, self.backend, self._parsed)
+            transformed = transform(self.original, self.strict, self.backend, self._parsed)
         except AstjitError as exc:
             if self.strict:
                 raise
@@ -97,19 +97,21 @@ class JitFunction:
                                 "it runs as Python")
             self._disabled = True
             return None
-        statements = [r for r in self._transformed.records if r.kind == "statement"]
+        statements = [r for r in transformed.records if r.kind == "statement"]
         if self.strict and statements:
             first = statements[0]
             reason = first.message.removesuffix(": the statement runs as Python")
             raise StrictModeError(f"{reason} (strict=True forbids running it as Python)", first.filename,
                                   first.lineno, first.col, first.end_col)
-        self._function = self._transformed.function
+        self._function = transformed.function
         original = self.original
-        resolver = self._transformed.resolver
+        resolver = transformed.resolver
         self._names_hold = resolver.compiled_guard((original.__defaults__, original.__kwdefaults__))
         self._guard = resolver.compiled_guard((original.__defaults__, original.__kwdefaults__),
                                               quiet_floating_point=(fpstate.current_state, fpstate.last_quiet))
-        return self._transformed
+        # published last: another thread reads _names_hold and _function once it sees _transformed
+        self._transformed = transformed
+        return transformed
 
     # -- defaults: the original's, so that changing them reaches the next call ----------------------
     @property

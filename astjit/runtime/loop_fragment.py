@@ -7,7 +7,10 @@ strides and Python numbers as parameters, so a new length reuses it. A kernel th
 arrays as Python would have left them.
 """
 
+import ctypes
+
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from .. import config
 from ..errors import Unsupported
@@ -68,8 +71,10 @@ def specialize_loop(fragment, key, args) -> Specialization:
 def make_loop_runner(kernel, lowered, fragment):
     """``run(*live_in)``: the kernel over the arguments, returning the live-out values as Python holds
     them; the loop's own Python for values a kernel cannot take (a read-only array it writes, a
-    Python int beyond int64)."""
-    from ..backends.tvm.loops import STATUS_SIZE, result_of
+    Python int beyond int64, an array it writes that shares memory with another array argument: the
+    kernel is compiled as if no two arrays overlap, and Python reads each element after every
+    earlier write to it)."""
+    from ..backends.tvm.loops import BAIL, STATUS_SIZE, result_of
 
     live_in = fragment.live_in
     arrays = [live_in.index(n) for n in lowered.arrays]
@@ -80,13 +85,19 @@ def make_loop_runner(kernel, lowered, fragment):
     fallback = fragment.fallback
 
     def run(*args):
+        for p in written:
+            for q in arrays:
+                if q != p and _overlap(args[p], args[q]):
+                    config.log("fallbacks", "loop at %s line %s: arrays %r and %r share memory",
+                               fragment.owner_name, fragment.block.lineno, live_in[p], live_in[q])
+                    return fallback(*args)
         call = []
         for p in arrays:
             a = args[p]
             if not a.flags.writeable:
                 if p in written:
                     return fallback(*args)        # Python raises at the first write, after its effects
-                a = a.copy()                      # DLPack cannot carry a read-only array
+                a = _writeable_view(a)            # DLPack cannot carry a read-only array
             call.append(a)
         for p in scalars:
             v = args[p]
@@ -97,6 +108,8 @@ def make_loop_runner(kernel, lowered, fragment):
         buffers = [(np.empty(1, d), np.zeros(1, np.int8)) for d in out_dtypes]
         kernel(*call, status, *[b for pair in buffers for b in pair])
         if status[0]:
+            if status[0] == BAIL:
+                return fallback(*args)
             site = lowered.sites[status[0] - 1]
             raise_at(site.raise_([int(v) for v in status[1:]]), fragment.filename, site.line)
         values = result_of(lowered, [o for o, _ in buffers], [t for _, t in buffers])
@@ -105,6 +118,25 @@ def make_loop_runner(kernel, lowered, fragment):
         return values[0] if n_out == 1 else tuple(values)
 
     return run
+
+
+def _writeable_view(a: np.ndarray) -> np.ndarray:
+    """The same memory as a writeable array, for a kernel that only reads it: a read-only array
+    (``np.broadcast_to``'s, one a user locked) passes without a copy, however large it is."""
+    low, high = byte_bounds(a)
+    memory = (ctypes.c_char * max(high - low, 1)).from_address(low)
+    return np.ndarray(a.shape, a.dtype, buffer=memory, offset=a.__array_interface__["data"][0] - low,
+                      strides=a.strides)
+
+
+def _overlap(a, b) -> bool:
+    """Whether two arrays may share an element (undecided counts as sharing)."""
+    if not np.may_share_memory(a, b):
+        return False
+    try:
+        return bool(np.shares_memory(a, b, max_work=10_000))
+    except np.exceptions.TooHardError:
+        return True
 
 
 def raise_at(exc: BaseException, filename: str, line: int):

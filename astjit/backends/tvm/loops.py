@@ -23,6 +23,7 @@ import numpy as np
 from ...errors import Unsupported
 from ...frontend.loops import MATH_FUNCTIONS, assigned_names
 from . import scalar_math as sm
+from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
 from .loop_types import (
     BINARY,
     COMPARE,
@@ -46,12 +47,14 @@ from tvm.script.ir_builder import IRBuilder  # noqa: E402
 from tvm.tirx.script import builder as T  # noqa: E402
 
 I64 = "int64"
-SAFE_BITS = 62                 # loop counters and range arguments stay below 2**62 (checked on entry)
+SAFE_BITS = 62                 # range() arguments stay below 2**62 (checked where not known)
+EXTENT_BITS = 48               # array extents and incoming int64s below 2**48 (else the loop runs as Python)
 FLOAT_INT_LIMIT = float(2**63 - 2**13)   # a float estimate at or above this may be out of int64's range
 EXACT_FLOAT_INT = 2**53        # ints below this convert to float64 exactly (Python's int/int, int < float)
 
-# status buffer: [site + 1 (0: finished), value, value, value]
+# status buffer: [site + 1 (0: finished, BAIL: not started, run the Python), value, value, value]
 STATUS_SIZE = 4
+BAIL = -1
 
 
 class _Stale(Exception):
@@ -128,18 +131,17 @@ class LoopLowering:
         for n in gast.walk(loop):                  # range() gives Python ints
             if isinstance(n, gast.For):
                 self.var_types.setdefault(n.target.id, set()).add(Scalar(I64, True))
-        self.counters = _loop_targets_only(loop) - set(self.incoming)
+        self.var_bits = {}                         # name -> bound on an int variable's magnitude
 
     # -- driver ---------------------------------------------------------------------------------
     def lower(self) -> LoopKernel:
         """Build until the variables' types settle: a type assigned late in the body (``s = 0`` then
-        ``s += a[i]``) is seen by the reads of the next pass."""
+        ``s += a[i]``) is seen by the reads of the next pass. Then build once more with the bounds on
+        int variables that pass saw (counters, extents): those bounds were found with every variable
+        unbounded, so they hold for any bounds they are built with, and the last build may trust them
+        instead of checking each index computation for int64 overflow."""
         for _ in range(8):
-            self.seen = {n: set() for n in self.assigned}
-            try:
-                kernel = self.build()
-            except _Stale as exc:
-                kernel, stale = None, exc
+            kernel, stale = self.build_pass()
             grown = False
             for name, types in self.seen.items():
                 if not types <= self.var_types.setdefault(name, set()):
@@ -148,12 +150,23 @@ class LoopLowering:
             if not grown:
                 if kernel is None:
                     raise _no(f"{stale.name!r} is read before the loop assigns it", stale.node)
+                self.var_bits = dict(self.seen_bits)
+                kernel, _ = self.build_pass()
                 return kernel
         raise _no("the types of the loop's variables do not settle")
+
+    def build_pass(self):
+        self.seen = {n: set() for n in self.assigned}
+        self.seen_bits = {}
+        try:
+            return self.build(), None
+        except _Stale as exc:
+            return None, exc
 
     def build(self) -> LoopKernel:
         self.sites = []
         self.stores = set()
+        self.unchecked = set()                 # (access node id, axis) proven in bounds
         self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
         self.pending = [[]]
         with IRBuilder() as ib:
@@ -173,28 +186,62 @@ class LoopLowering:
                 for name in sorted(set(self.incoming) | self.assigned):
                     types = ordered(self.var_types.get(name) or {Scalar("float64", True)})
                     dtype = storage_dtype(types)
-                    buf = T.alloc_buffer((1,), dtype, scope="local")
-                    tag = T.alloc_buffer((1,), "int8", scope="local") if len(types) > 1 else None
+                    buf = T.alloc_buffer((1,), dtype, scope="global")
+                    tag = T.alloc_buffer((1,), "int8", scope="global") if len(types) > 1 else None
                     self.variables[name] = Variable(name, buf, dtype, types, tag)
                 outs = []
                 for k, name in enumerate(self.live_out):
                     var = self.variables[name]
                     outs.append((var, T.arg(f"out{k}", T.Buffer((1,), var.dtype, align=1)),
                                  T.arg(f"tag{k}", T.Buffer((1,), "int8", align=1))))
-                self.ok = T.alloc_buffer((1,), "bool", scope="local")
+                self.ok = T.alloc_buffer((1,), "bool", scope="global")
                 T.buffer_store(self.ok, tirx.const(True, "bool"), [0])
                 T.buffer_store(self.status, tirx.const(0, I64), [0])
+                self.bail_on_huge_extents()
                 for name, t in self.incoming.items():
                     var = self.variables[name]
                     T.buffer_store(var.buffer, _cast(params[name], t.dtype, var.dtype), [0])
+                    self.note_bits(name, self.incoming_bits(params[name], t))
                     if var.tag is not None:
                         T.buffer_store(var.tag, tirx.const(var.types.index(t), "int8"), [0])
-                self.for_loop(self.loop)
+                with T.If(self.ok[0]):
+                    with T.Then(), self.scope():
+                        self.for_loop(self.loop)
                 for var, out, tag in outs:
                     T.buffer_store(out, var.buffer[0], [0])
                     T.buffer_store(tag, var.tag[0] if var.tag is not None else tirx.const(0, "int8"), [0])
         return LoopKernel(ib.get(), list(self.arrays), [(n, t.dtype) for n, t in self.incoming.items()],
                           [v for v, _, _ in outs], self.sites, self.stores)
+
+    def incoming_bits(self, param, t: Scalar):
+        """A bound on an incoming int: its dtype's, or 2**48 for a Python int or int64 (a larger one
+        makes the loop run as Python, like a huge extent: rare, and the bound spares the checks of
+        index arithmetic on such ints)."""
+        if t.kind == "b":
+            return 1
+        if t.kind not in "iu" or t.dtype == "uint64":
+            return None
+        if t.dtype != I64:
+            return np.iinfo(t.dtype).bits - (t.kind == "i")
+        limit = tirx.const(2**EXTENT_BITS, I64)
+        with T.If(tirx.Or(param >= limit, param <= tirx.const(0, I64) - limit)):
+            with T.Then():
+                T.buffer_store(self.status, tirx.const(BAIL, I64), [0])
+                T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
+        return EXTENT_BITS
+
+    def bail_on_huge_extents(self) -> None:
+        """Arrays with an extent of 2**48 or more (only empty or broadcast ones can) run as Python, so
+        that index arithmetic on extents and counters stays far from int64's limits."""
+        limit = tirx.const(2**EXTENT_BITS, I64)
+        huge = tirx.const(False, "bool")
+        for buf in self.arrays.values():
+            for extent in buf.shape:
+                huge = tirx.Or(huge, extent >= limit)
+        with T.If(huge):
+            with T.Then():
+                T.buffer_store(self.status, tirx.const(BAIL, I64), [0])
+                T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
 
     # -- control --------------------------------------------------------------------------------
     def live(self):
@@ -281,42 +328,137 @@ class LoopLowering:
             T.buffer_store(brk if isinstance(s, gast.Break) else cont, tirx.const(True, "bool"), [0])
 
     def for_loop(self, loop) -> None:
-        args = [self.expr(a) for a in loop.iter.args]
-        for a in args:
+        values = [self.expr(a) for a in loop.iter.args]
+        for a in values:
             for t in a.types:
                 if t.kind not in "biu":
                     raise _no(f"range() of a {t}", loop.iter)
-        args = [self.bind(_cast(a.expr, a.dtype, I64), I64) for a in args]      # evaluated once, as range()
+        args = [self.bind(_cast(a.expr, a.dtype, I64), I64) for a in values]    # evaluated once, as range()
         start, stop, step = (tirx.const(0, I64), args[0], tirx.const(1, I64)) if len(args) == 1 else (
             (args[0], args[1], tirx.const(1, I64)) if len(args) == 2 else args)
         if len(args) == 3:
             self.fail(tirx.EQ(step, tirx.const(0, I64)), loop.iter, lambda v: ValueError(
                 "range() arg 3 must not be zero"))
         limit = tirx.const(2**SAFE_BITS, I64)
-        for a in (start, stop, step):
-            self.fail(tirx.Or(a >= limit, a <= -limit), loop.iter, _int_overflow(loop.iter.lineno))
-        count = T.alloc_buffer((1,), I64, scope="local")
+        for a, v in zip(args, values):
+            if v.bits is None or v.bits > SAFE_BITS:
+                self.fail(tirx.Or(a >= limit, a <= -limit), loop.iter, _int_overflow(loop.iter.lineno))
+        bounds = [v.bits if v.bits is not None and v.bits <= SAFE_BITS else SAFE_BITS for v in values]
+        counter_bits = max(bounds[:2] if len(values) > 1 else bounds + [0])   # between start and stop
+        count = T.alloc_buffer((1,), I64, scope="global")
         zero, one = tirx.const(0, I64), tirx.const(1, I64)
         up = tirx.Select(stop > start, tirx.floordiv(stop - start + step - one, tirx.Max(step, one)), zero)
         down = tirx.Select(start > stop, tirx.floordiv(start - stop - step - one, tirx.Max(zero - step, one)),
                            zero)
         T.buffer_store(count, tirx.Select(step > zero, up, down), [0])
-        k = T.alloc_buffer((1,), I64, scope="local")
-        T.buffer_store(k, zero, [0])
-        brk = T.alloc_buffer((1,), "bool", scope="local")
-        cont = T.alloc_buffer((1,), "bool", scope="local")
-        T.buffer_store(brk, tirx.const(False, "bool"), [0])
-        target = self.variables[loop.target.id]
         if self.var_types.get(loop.target.id, set()) - {Scalar(I64, True)}:
             raise _no(f"the loop variable {loop.target.id!r} also holds other types", loop)
-        with T.While(tirx.And(tirx.And(self.ok[0], tirx.Not(brk[0])), k[0] < count[0])), self.scope():
+        proven = self.proven_in_bounds(loop, start, step, count[0], counter_bits)
+        if proven is None:
+            self.checked_loop(loop, start, step, count[0], counter_bits)
+            return
+        condition, unchecked = proven
+        with T.If(condition):
+            with T.Then(), self.scope():
+                saved = self.unchecked
+                self.unchecked = saved | unchecked
+                clean = not has_jumps(loop) and not self.dry_run(
+                    lambda: self.counted_loop(loop, start, step, count[0], counter_bits))
+                if clean:
+                    self.counted_loop(loop, start, step, count[0], counter_bits)
+                else:
+                    self.checked_loop(loop, start, step, count[0], counter_bits)
+                self.unchecked = saved
+            with T.Else(), self.scope():
+                self.checked_loop(loop, start, step, count[0], counter_bits)
+
+    def set_counter(self, loop, value, counter_bits) -> None:
+        target = self.variables[loop.target.id]
+        T.buffer_store(target.buffer, _cast(value, I64, target.dtype), [0])
+        self.seen[loop.target.id].add(Scalar(I64, True))
+        self.note_bits(loop.target.id, counter_bits)
+
+    def checked_loop(self, loop, start, step, count, counter_bits) -> None:
+        """The loop as a ``while`` that stops at a failed check, a ``break`` or the end of the range."""
+        zero, one = tirx.const(0, I64), tirx.const(1, I64)
+        k = T.alloc_buffer((1,), I64, scope="global")
+        T.buffer_store(k, zero, [0])
+        brk = T.alloc_buffer((1,), "bool", scope="global")
+        cont = T.alloc_buffer((1,), "bool", scope="global")
+        T.buffer_store(brk, tirx.const(False, "bool"), [0])
+        with T.While(tirx.And(tirx.And(self.ok[0], tirx.Not(brk[0])), k[0] < count)), self.scope():
             T.buffer_store(cont, tirx.const(False, "bool"), [0])
-            T.buffer_store(target.buffer, _cast(start + k[0] * step, I64, target.dtype), [0])
-            self.seen[loop.target.id].add(Scalar(I64, True))
+            self.set_counter(loop, start + k[0] * step, counter_bits)
             self.flags.append((brk, cont))
             self.body(loop.body)
             self.flags.pop()
             T.buffer_store(k, k[0] + one, [0])
+
+    def counted_loop(self, loop, start, step, count, counter_bits) -> None:
+        """The loop as a plain counted ``for`` (LLVM can unroll and vectorize it): only for a body with
+        no check left and no ``break``/``continue``."""
+        with T.serial(tirx.const(0, I64), count) as k, self.scope():
+            self.set_counter(loop, start + k * step, counter_bits)
+            for s in loop.body:
+                self.statement(s)
+
+    def dry_run(self, emit) -> int:
+        """How many checks ``emit`` would add, emitting nothing (the types it sees assigned count: the
+        same code is emitted for real after it)."""
+        with IRBuilder():
+            with T.prim_func(), self.scope():
+                sites = list(self.sites)
+                try:
+                    emit()
+                    return len(self.sites) - len(sites)
+                finally:
+                    self.sites = sites
+
+    def proven_in_bounds(self, loop, start, step, count, counter_bits):
+        """(condition, accesses): the element indices of an innermost loop that lie in their arrays
+        on every iteration when ``condition`` holds at the loop's entry (loop_bounds)."""
+        if not innermost(loop) or counter_bits > SAFE_BITS:
+            return None
+        one = tirx.const(1, I64)
+        last = start + (count - one) * step
+        span = Interval(tirx.Min(start, last), tirx.Max(start, last), counter_bits)
+        in_body = set().union(*(assigned_names(s) for s in loop.body))
+        counter = loop.target.id if loop.target.id not in in_body else None    # ``i += 1`` in the body
+        bounds = IndexBounds(counter, span, assigned_names(loop), self.pure_leaf)
+        conditions, unchecked = [], set()
+        for node in element_accesses(loop.body):
+            buf = self.arrays.get(node.value.id)
+            items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+            if buf is None or len(items) != len(buf.shape):
+                continue
+            for axis, item in enumerate(items):
+                interval = bounds.of(item)
+                if interval is None:
+                    continue
+                conditions += [*interval.conditions, interval.lo >= tirx.const(0, I64),
+                               interval.hi < buf.shape[axis]]
+                unchecked.add((id(node), axis))
+        if not unchecked:
+            return None
+        condition = conditions[0]
+        for c in conditions[1:]:
+            condition = tirx.And(condition, c)
+        return condition, unchecked
+
+    def pure_leaf(self, node):
+        """The value of a name, int constant, extent or ``len()``, which emits no statement; None for
+        a name the loop cannot read yet."""
+        if isinstance(node, gast.Name) and (node.id not in self.variables or not self.var_types.get(node.id)):
+            return None
+        if isinstance(node, gast.Call) and (len(node.args) != 1 or not isinstance(node.args[0], gast.Name)
+                                            or node.args[0].id not in self.arrays
+                                            or self.calls.get(node) != "len"):
+            return None
+        if isinstance(node, gast.Subscript) and not (
+                isinstance(node.value.value, gast.Name) and node.value.value.id in self.arrays
+                and node.value.attr == "shape" and isinstance(node.slice, gast.Constant)):
+            return None
+        return self.expr(node)
 
     # -- variables ------------------------------------------------------------------------------
     def read(self, name, node) -> Val:
@@ -325,18 +467,25 @@ class LoopLowering:
             raise _no(f"{name!r} is not a scalar the loop can read", node)
         if not self.var_types.get(name):
             raise _Stale(name, node)
-        bits = SAFE_BITS if name in self.counters else None
         return Val(_leaf(var.buffer[0], var.dtype), var.types, var.tag[0] if var.tag is not None else None,
-                   bits)
+                   self.var_bits.get(name))
 
     def assign(self, name, value: Val, node) -> None:
         var = self.variables[name]
         self.seen[name].update(value.types)
+        self.note_bits(name, value.bits)
         if not set(value.types) <= set(var.types):
             return                                   # this pass's layout is stale; the next one fits
         T.buffer_store(var.buffer, _cast(value.expr, value.dtype, var.dtype), [0])
         if var.tag is not None:
             T.buffer_store(var.tag, self.retag(value, var.types), [0])
+
+    def note_bits(self, name, bits) -> None:
+        """Record a bound on what ``name`` is assigned: the largest one seen, or None if one is unknown."""
+        if name in self.seen_bits:
+            old = self.seen_bits[name]
+            bits = None if old is None or bits is None else max(old, bits)
+        self.seen_bits[name] = bits
 
     def retag(self, value: Val, types):
         """The tag of ``value`` as an index into ``types``."""
@@ -353,7 +502,7 @@ class LoopLowering:
         if len(target.elts) != len(array.shape):
             raise _no(f"unpacking a {len(array.shape)}-d shape into {len(target.elts)} names", target)
         for name, extent in zip(target.elts, array.shape):
-            self.assign(name.id, Val(extent, (Scalar(I64, True),), bits=SAFE_BITS), target)
+            self.assign(name.id, Val(extent, (Scalar(I64, True),), bits=EXTENT_BITS), target)
 
     # -- arrays ---------------------------------------------------------------------------------
     def array(self, name, node):
@@ -375,6 +524,9 @@ class LoopLowering:
             if any(t.kind not in "iu" for t in v.types):
                 raise _no(f"an index of type {'/'.join(map(str, v.types))}", item)
             i = self.bind(_cast(v.expr, v.dtype, I64), I64)
+            if (id(node), axis) in self.unchecked:        # proven in bounds at the loop's entry
+                index.append(i)
+                continue
             n = buf.shape[axis]
             self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, _index_error, (i, axis, n))
             index.append(self.bind(tirx.Select(i < tirx.const(0, I64), i + n, i), I64))
@@ -382,7 +534,9 @@ class LoopLowering:
 
     def load(self, buf, index) -> Val:
         dtype = str(buf.dtype)
-        return Val(self.bind(buf[tuple(index)], dtype), (Scalar(dtype, False),))
+        kind = np.dtype(dtype).kind
+        bits = 1 if kind == "b" else (np.iinfo(dtype).bits - (kind == "i") if kind in "iu" else None)
+        return Val(self.bind(buf[tuple(index)], dtype), (Scalar(dtype, False),), bits=bits)
 
     def store(self, target, value) -> None:
         buf, index = self.element(target)
@@ -405,7 +559,7 @@ class LoopLowering:
 
     def bind(self, expr, dtype):
         """``expr`` computed once, here, into a local: later checks and uses read the local."""
-        buf = T.alloc_buffer((1,), dtype, scope="local")
+        buf = T.alloc_buffer((1,), dtype, scope="global")
         T.buffer_store(buf, expr, [0])
         return _leaf(buf[0], dtype)
 
@@ -441,7 +595,7 @@ class LoopLowering:
                 k = e.slice.value
                 if not -len(buf.shape) <= k < len(buf.shape):
                     raise _no(f"shape[{k}] of a {len(buf.shape)}-d array", e)
-                return Val(buf.shape[k], (Scalar(I64, True),), bits=SAFE_BITS)
+                return Val(buf.shape[k], (Scalar(I64, True),), bits=EXTENT_BITS)
             buf, index = self.element(e)
             return self.load(buf, index)
         if isinstance(e, gast.Call):
@@ -486,9 +640,11 @@ class LoopLowering:
                           _int_overflow(node.lineno))
         rule = UFUNC_RULES[UFUNC_OF_BINARY[op]](loop)
         expr = rule(x, y)
+        bits = None
         if r.kind in "iu" and op in ("FloorDiv", "Mod"):
             expr = self.bind(expr, loop)
-        return Val(expr, (r,))
+            bits = a.bits if op == "FloorDiv" else b.bits      # |a // b| <= |a|, |a % b| < |b|
+        return Val(expr, (r,), bits=bits)
 
     def check_python_division(self, op, a, b, node) -> None:
         """Python numbers divided by zero raise; the exception is the one Python raises for these types."""
@@ -527,7 +683,7 @@ class LoopLowering:
         bits = None
         if a.bits is not None and b.bits is not None:
             bits = max(a.bits, b.bits) + 1 if op != "Mult" else a.bits + b.bits
-        if bits is None or bits > SAFE_BITS:
+        if bits is None or bits > 63:                    # |result| < 2**63 fits int64
             fx, fy = x.astype("float64"), y.astype("float64")
             estimate = {"Add": fx + fy, "Sub": fx - fy, "Mult": fx * fy}[op]
             limit = tirx.const(FLOAT_INT_LIMIT, "float64")
@@ -562,7 +718,7 @@ class LoopLowering:
 
     def compare(self, e) -> Val:
         """``a < b < c``: ``c`` is evaluated only if ``a < b``; the value is the last comparison made."""
-        out = T.alloc_buffer((1,), "bool", scope="local")
+        out = T.alloc_buffer((1,), "bool", scope="global")
         types = set()
 
         def step(left, k):
@@ -599,8 +755,8 @@ class LoopLowering:
         where the types differ), ``current()`` reads what was stored last."""
         types = ordered({t for v in values for t in v.types})
         dtype = storage_dtype(types)
-        out = T.alloc_buffer((1,), dtype, scope="local")
-        tag = T.alloc_buffer((1,), "int8", scope="local") if len(types) > 1 else None
+        out = T.alloc_buffer((1,), dtype, scope="global")
+        tag = T.alloc_buffer((1,), "int8", scope="global") if len(types) > 1 else None
 
         def put(v):
             T.buffer_store(out, _cast(v.expr, v.dtype, dtype), [0])
@@ -637,14 +793,7 @@ class LoopLowering:
 
     def _twice(self, produce, values):
         """Lower ``produce`` once to learn the values' types, then for real into a local of those."""
-        with IRBuilder():
-            with T.prim_func(), self.scope():
-                saved = (list(self.sites), set(self.stores), {k: set(v) for k, v in self.seen.items()})
-                try:
-                    produce(lambda v: None)
-                finally:
-                    self.sites, self.stores, seen = saved
-                    self.seen = seen
+        self.dry_run(lambda: produce(lambda v: None))
         probe, values[:] = list(values), []
         return self.merged(probe, produce)
 
@@ -670,7 +819,7 @@ class LoopLowering:
         if name == "len":
             if len(e.args) != 1 or not isinstance(e.args[0], gast.Name):
                 raise _no("len() of something other than an array", e)
-            return Val(self.array(e.args[0].id, e).shape[0], (Scalar(I64, True),), bits=SAFE_BITS)
+            return Val(self.array(e.args[0].id, e).shape[0], (Scalar(I64, True),), bits=EXTENT_BITS)
         args = [self.expr(a) for a in e.args]
         if name in ("min", "max"):
             if len(args) < 2:
@@ -783,18 +932,6 @@ MATH_CHECKS = {
     "sin": lambda x: sm.te.isinf(x), "cos": lambda x: sm.te.isinf(x), "tan": lambda x: sm.te.isinf(x),
     "exp": "range", "sinh": "range", "cosh": "range", "expm1": "range",
 }
-
-
-def _loop_targets_only(loop) -> set:
-    """Names bound only as ``for`` targets of the nest (counters, within the checked range bounds)."""
-    targets = {id(n.target) for n in gast.walk(loop) if isinstance(n, gast.For)}
-    names = {n.target.id for n in gast.walk(loop) if isinstance(n, gast.For)}
-    for n in gast.walk(loop):
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in targets:
-            names.discard(n.id)
-        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-            names.discard(n.target.id)
-    return names
 
 
 def _leaf(expr, dtype):

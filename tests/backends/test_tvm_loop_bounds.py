@@ -1,0 +1,164 @@
+"""Index bounds proven at a loop's entry (backends/tvm/loop_bounds.py): the unchecked copy of a loop
+must behave exactly as the checked one, and both as plain Python, whichever one a call takes.
+
+Each function is called with sizes where the proof holds and where it fails (the last index out of
+bounds, a negative index that wraps, a zero or negative modulus), on one jitted function.
+"""
+
+import numpy as np
+import pytest
+from loop_checks import check
+
+from astjit import jit
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+rng = np.random.default_rng(11)
+
+
+def shifted(x, out, k):
+    n = len(out)
+    for i in range(n):
+        out[i] = x[i + k] * 2.0 - x[i]
+    return out
+
+
+def test_shifted_index_in_and_out_of_bounds():
+    """x[i + k]: in bounds for k <= len(x) - len(out); a larger k raises at the first bad i, after the
+    earlier elements were written; a negative k wraps as Python's."""
+    check(shifted, [(rng.random(10), np.zeros(8), 2), (rng.random(10), np.zeros(8), 3),
+                    (rng.random(10), np.zeros(8), -1), (rng.random(5), np.zeros(5), 0),
+                    (rng.random(4), np.zeros(3), -4), (rng.random(4), np.zeros(3), -5)])
+
+
+def periodic(u, out, n):
+    for i in range(len(out)):
+        out[i] = u[(i - 1) % n] + u[(i + 1) % n]
+    return out
+
+
+def test_modulus_index_positive_zero_negative():
+    """u[(i - 1) % n]: inside [0, n) for n > 0; n == 0 raises ZeroDivisionError; n < 0 gives
+    negative indices that wrap; n above len(u) goes out of bounds."""
+    check(periodic, [(rng.random(6), np.zeros(6), 6), (rng.random(6), np.zeros(4), 3),
+                     (rng.random(6), np.zeros(3), 0), (rng.random(6), np.zeros(5), -2),
+                     (rng.random(4), np.zeros(6), 6)])
+
+
+def stencil_2d(u, v):
+    n, m = u.shape
+    for i in range(n):
+        for j in range(m):
+            v[i, j] = u[i, j] - 0.5 * (u[(i + 1) % n, j] + u[i, (j - 1) % m])
+    return v
+
+
+def test_periodic_stencil_and_layouts():
+    base = rng.random((7, 9))
+    check(stencil_2d, [(base, np.zeros((7, 9))), (base.T, np.zeros((9, 7))), (base[::2, ::3], np.zeros((4, 3))),
+                       (rng.random((1, 1)), np.zeros((1, 1))), (np.zeros((0, 3)), np.zeros((0, 3)))])
+
+
+def scaled_index(x, out, stride, offset):
+    for i in range(len(out)):
+        out[i] = x[2 * i + offset] + x[i * stride // 3]
+    return out
+
+
+def test_scaled_and_floor_divided_indices():
+    check(scaled_index, [(rng.random(20), np.zeros(8), 3, 1), (rng.random(20), np.zeros(8), 3, 5),
+                         (rng.random(20), np.zeros(8), -3, 0), (rng.random(9), np.zeros(4), 6, 0)])
+
+
+def window_sums(x, out, w):
+    for i in range(len(out)):
+        s = 0.0
+        for j in range(i, i + w):
+            s += x[j]
+        out[i] = s
+    return out
+
+
+def test_triangular_inner_ranges():
+    check(window_sums, [(rng.random(10), np.zeros(8), 3), (rng.random(10), np.zeros(8), 4),
+                        (rng.random(3), np.zeros(3), 0)])
+
+
+def counter_moved(x, stop):
+    s = 0.0
+    for i in range(stop):
+        i += 1
+        s += x[i]
+    return s
+
+
+def test_a_counter_assigned_in_the_body_is_not_its_range():
+    check(counter_moved, [(rng.random(6), 4), (rng.random(6), 5), (rng.random(6), 6), (rng.random(3), 2)])
+
+
+def smooth(a, b):
+    for i in range(1, len(a) - 1):
+        b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0
+    return b
+
+
+def in_place_sweep(u):
+    for i in range(1, len(u) - 1):
+        u[i] = 0.5 * (u[i - 1] + u[i + 1])
+    return u
+
+
+VIEWS = [lambda x: (x, x), lambda x: (x[1:], x[:-1]), lambda x: (x[:-2], x[2:]), lambda x: (x[::2], x[1::2]),
+         lambda x: (x[:6], x[6:])]
+
+
+def test_arrays_that_share_memory_run_in_pythons_order():
+    """A kernel is compiled as if its arrays never overlap; arrays that do make the loop run as Python,
+    which reads each element after every earlier write to it."""
+    jitted = jit(smooth)
+    for n in (12, 40, 7):
+        for views in VIEWS:
+            x = rng.random(n)
+            want, got = x.copy(), x.copy()
+            try:
+                smooth(*views(want))
+            except IndexError as exc:
+                with pytest.raises(IndexError, match=str(exc)):
+                    jitted(*views(got))
+            else:
+                jitted(*views(got))
+            assert np.array_equal(want, got), (n, views(np.arange(n)))
+    assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm"]
+    check(in_place_sweep, [(rng.random(9),), (rng.random(2),)])
+
+
+def first_few(x, n):
+    s = 0
+    for i in range(n):
+        s += x[i]
+    return s
+
+
+def count_up(x, start):
+    k = start
+    for i in range(len(x)):
+        k += 1
+        x[i] = k % 7
+    return k
+
+
+def test_huge_extents_and_ints_run_as_python():
+    """Extents and incoming ints at or beyond 2**48 leave the loop to Python: exact Python ints, and
+    the same result or exception."""
+    huge = np.broadcast_to(np.arange(3, dtype=np.int64), (2**50, 3))[:, 1]
+    jitted = jit(first_few)
+    for x, n in ((np.arange(5), 3), (huge, 4), (np.arange(2), 3), (huge, 2)):
+        try:
+            want = first_few(x, n)
+        except IndexError as exc:
+            with pytest.raises(IndexError, match=str(exc)):
+                jitted(x, n)
+        else:
+            got = jitted(x, n)
+            assert got == want and type(got) is type(want)
+    check(count_up, [(np.zeros(3, np.int64), 5), (np.zeros(3, np.int64), 2**62), (np.zeros(2, np.int64), -2**63),
+                     (np.zeros(2, np.int64), 2**47), (np.zeros(4, np.int64), -7)])

@@ -1,0 +1,53 @@
+"""Differential checks for compiled loops: plain Python and ``@jit`` called on copies of the same
+arguments must agree on results, exceptions and the arguments afterwards."""
+
+import math
+
+import numpy as np
+
+from astjit import jit
+
+
+def copies(args):
+    return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+
+
+def run_both(fn, jitted, args):
+    """(plain outcome, jitted outcome): each the result and the arguments afterwards, or the exception."""
+    out = []
+    for f in (fn, jitted):
+        a = copies(args)
+        try:
+            out.append(("ok", f(*a), a))
+        except Exception as exc:
+            out.append(("raised", (type(exc), str(exc)), a))
+    return out
+
+
+def same(x, y) -> bool:
+    if isinstance(x, tuple):
+        return isinstance(y, tuple) and len(x) == len(y) and all(same(a, b) for a, b in zip(x, y))
+    if isinstance(x, np.ndarray):
+        return isinstance(y, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape and np.array_equal(
+            x, y, equal_nan=True) and np.array_equal(np.signbit(x), np.signbit(y))
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, float | np.floating):
+        return (math.isnan(x) and math.isnan(y)) or (x == y and math.copysign(1, x) == math.copysign(1, y))
+    return x == y
+
+
+def check(fn, calls, compiled=True):
+    """Plain and jitted agree on every call: results (values and types), arguments afterwards,
+    exceptions (type and message). With ``compiled``, the loop ran as a kernel."""
+    jitted = jit(fn)
+    for args in calls:
+        (k1, r1, a1), (k2, r2, a2) = run_both(fn, jitted, args)
+        assert k1 == k2, (fn.__name__, args, r1, r2)
+        assert same(r1, r2) if k1 == "ok" else r1 == r2, (fn.__name__, r1, r2)
+        for x, y in zip(a1, a2):
+            assert same(x, y), (fn.__name__, "argument after the call", x, y)
+    loops = [e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
+    if compiled:
+        assert loops and all(e.mode == "tvm" for e in loops), [(e.mode, e.note) for e in loops]
+    return jitted

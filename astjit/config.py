@@ -6,6 +6,9 @@ ASTJIT_LOG=a,b       log these event kinds through the ``astjit`` logger: fragme
 ASTJIT_BACKEND=numpy run every fragment on the numpy reference backend (no TVM).
 ASTJIT_RECOMPILE_LIMIT=N
                      specializations one fragment may hold before it runs as Python (default 16).
+ASTJIT_TINY_LOOP=N   a compiled loop about to execute N statements or fewer runs as written in Python,
+                     which is faster than a kernel call for a few iterations (default 24; 0: always
+                     the kernel).
 """
 
 import logging
@@ -26,6 +29,13 @@ def backend_override() -> str | None:
     if value and value not in BACKENDS:
         raise ValueError(f"ASTJIT_BACKEND must be one of {', '.join(BACKENDS)}, not {value!r}")
     return None if value in ("", "auto") else value
+
+
+def tiny_loop_work() -> int:
+    try:
+        return int(os.environ.get("ASTJIT_TINY_LOOP", "24"))
+    except ValueError:
+        return 24
 
 
 def recompile_limit() -> int:

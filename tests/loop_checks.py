@@ -4,6 +4,7 @@ arguments must agree on results, exceptions and the arguments afterwards."""
 import math
 
 import numpy as np
+import pytest
 
 from astjit import jit
 
@@ -51,3 +52,9 @@ def check(fn, calls, compiled=True):
     if compiled:
         assert loops and all(e.mode == "tvm" for e in loops), [(e.mode, e.note) for e in loops]
     return jitted
+
+
+@pytest.fixture
+def kernels_for_tiny_loops(monkeypatch):
+    """Small test arrays run the kernel too (by default a loop of a few statements runs as Python)."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", "0")

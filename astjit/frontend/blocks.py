@@ -31,6 +31,8 @@ class Block:
     kind: str = "block"                                 # "block" (straight-line graph) or "loop"
     loop_calls: dict = field(default_factory=dict)      # loop regions: call node -> scalar op name
     kernel_loop: object = None                          # loop regions: the loop as written (for lowering)
+    plain: object = None                                # loop regions: that loop as a Python function
+    work: object = None                                 # loop regions: its work estimate (frontend/emit)
 
     @property
     def lineno(self) -> int:

@@ -15,6 +15,8 @@ import types
 import astor
 import gast
 
+from .loops import UNKNOWN_TRIPS, work_expression
+
 
 def load(name):
     return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
@@ -122,13 +124,14 @@ class _HoistedToNames(gast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def fallback_def(block):
+def fallback_def(block, stmts=None, name=None):
     """``def __astjit_block_k(live_in...): <original statements>; return live_out``.
 
     Blocks never assign global/nonlocal names (lowering refuses), and every name they read that is
-    not a module or a function arrives as a parameter, so the body runs unchanged.
+    not a module or a function arrives as a parameter, so the body runs unchanged. ``stmts`` replaces
+    the block's statements (a loop as written, without the Fragments of its body).
     """
-    body = [copy.deepcopy(s) for s in block.stmts]
+    body = [copy.deepcopy(s) for s in (block.stmts if stmts is None else stmts)]
     if block.hoisted:
         body = [_HoistedToNames(block.hoisted).visit(s) for s in body]
     # a live-in passed as UNBOUND is deleted: the statement reading it raises UnboundLocalError itself
@@ -143,9 +146,26 @@ def fallback_def(block):
     else:
         ret = [gast.Return(value=None)]
     gast.copy_location(ret[0], block.stmts[-1])
-    fdef = gast.FunctionDef(name=fallback_name(block), args=_arguments(block.live_in), body=body + ret,
-                            decorator_list=[], returns=None, type_comment=None, type_params=[])
+    fdef = gast.FunctionDef(name=name or fallback_name(block), args=_arguments(block.live_in),
+                            body=body + ret, decorator_list=[], returns=None, type_comment=None, type_params=[])
     return gast.copy_location(fdef, block.stmts[0])
+
+
+def loop_helper_defs(block) -> list:
+    """For a loop region: its loop as plain Python (``_plain``: no Fragment calls inside, the fastest
+    Python for a few iterations) and its work estimate (``_work``, frontend/loops.work_expression;
+    UNKNOWN_TRIPS where it cannot be evaluated)."""
+    plain = fallback_def(block, [block.kernel_loop], fallback_name(block) + "_plain")
+    guarded = gast.Try(body=[gast.Return(value=work_expression(block.kernel_loop))],
+                       handlers=[gast.ExceptHandler(type=load("Exception"), name=None,
+                                                    body=[gast.Return(value=gast.Constant(value=UNKNOWN_TRIPS,
+                                                                                          kind=None))])],
+                       orelse=[], finalbody=[])
+    work = gast.FunctionDef(name=fallback_name(block) + "_work", args=_arguments(block.live_in), body=[guarded],
+                            decorator_list=[], returns=None, type_comment=None, type_params=[])
+    for node in gast.walk(work):
+        gast.copy_location(node, block.stmts[0])
+    return [plain, work]
 
 
 def rewrite(placements) -> None:
@@ -190,6 +210,7 @@ def build(fn, fndef, blocks, fragments: dict):
     freevars = [v for v in fn.__code__.co_freevars if v != "__class__"]
     params = list(dict.fromkeys(freevars + list(fragments)))
     fallbacks = [fallback_def(b) for b in blocks]
+    fallbacks += [d for b in blocks if b.kind == "loop" for d in loop_helper_defs(b)]
     inner = [fndef] + fallbacks
     if "__class__" in fn.__code__.co_freevars:      # zero-argument super() needs a __class__ cell
         # a class name of only underscores turns off name mangling, which would otherwise rename the
@@ -220,6 +241,9 @@ def build(fn, fndef, blocks, fragments: dict):
     for b in blocks:
         fcode = _find_code(module_code, fallback_name(b))
         built_fallbacks[b.index] = make(fcode, fallback_name(b))
+        if b.kind == "loop":
+            b.plain, b.work = (make(_find_code(module_code, fallback_name(b) + suffix), fallback_name(b) + suffix)
+                               for suffix in ("_plain", "_work"))
     return new, built_fallbacks
 
 

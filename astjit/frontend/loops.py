@@ -10,6 +10,7 @@ compiled (backends/tvm/loops.py).
 """
 
 import builtins
+import copy
 import math
 
 import gast
@@ -250,3 +251,43 @@ def _statements(loop):
         yield s
         for name in ("body", "orelse"):
             todo.extend(getattr(s, name, None) or [])
+
+
+UNKNOWN_TRIPS = 1 << 30            # a loop whose range depends on the loop's own variables: assume large
+LEN_NAME, RANGE_NAME = "__astjit_len", "__astjit_range"     # the builtins, whatever the module defines
+
+
+def work_expression(loop):
+    """A Python expression of the loop's live-in names: about how many statements the nest executes.
+
+    Each ``for`` contributes ``len(range(...))`` of its arguments when they read only names the nest
+    does not assign (else UNKNOWN_TRIPS), times the statements of its body. Evaluated before a call,
+    it lets a tiny loop run as Python: a kernel call costs a few microseconds, more than a handful of
+    Python statements."""
+    assigned = assigned_names(loop)
+
+    def trips(node):
+        names = {n.id for a in node.iter.args for n in gast.walk(a) if isinstance(n, gast.Name)}
+        if names & assigned:
+            return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
+        rng = gast.Call(func=_name(RANGE_NAME), args=[copy.deepcopy(a) for a in node.iter.args], keywords=[])
+        return gast.Call(func=_name(LEN_NAME), args=[rng], keywords=[])
+
+    def statements(stmts):
+        total = gast.Constant(value=0, kind=None)
+        for s in stmts:
+            if isinstance(s, gast.For):
+                term = gast.BinOp(left=trips(s), op=gast.Mult(), right=statements(s.body))
+            else:
+                term = gast.Constant(value=1, kind=None)
+                for name in ("body", "orelse"):
+                    if getattr(s, name, None):
+                        term = gast.BinOp(left=term, op=gast.Add(), right=statements(getattr(s, name)))
+            total = gast.BinOp(left=total, op=gast.Add(), right=term)
+        return total
+
+    return gast.BinOp(left=trips(loop), op=gast.Mult(), right=statements(loop.body))
+
+
+def _name(name):
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)

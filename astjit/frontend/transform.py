@@ -17,6 +17,7 @@ from ..runtime.records import Record
 from .blocks import BlockFinder
 from .emit import UNBOUND_ERROR_NAME, UNBOUND_NAME, build, fragment_name, register_source, rewrite, to_source
 from .liveness import FunctionLiveness
+from .loops import LEN_NAME, RANGE_NAME
 from .lower import BlockLowering
 from .prepare import expression_checker, hoist_tests_and_returns
 from .resolve import Resolver
@@ -102,6 +103,8 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     cells = {name: f.dispatch for name, f in fragments.items()}
     if any(b.maybe_unbound for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
+    if any(b.kind == "loop" for b in blocks):
+        cells.update({LEN_NAME: len, RANGE_NAME: range})
     new, fallbacks = build(fn, fndef, blocks, cells)
     for frag in fragments.values():
         frag.fallback = fallbacks[frag.index]

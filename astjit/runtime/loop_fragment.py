@@ -74,17 +74,23 @@ def make_loop_runner(kernel, lowered, fragment):
     Python int beyond int64, an array it writes that shares memory with another array argument: the
     kernel is compiled as if no two arrays overlap, and Python reads each element after every
     earlier write to it)."""
-    from ..backends.tvm.loops import BAIL, STATUS_SIZE, result_of
+    from ..backends.tvm.loops import BAIL, STATUS_SIZE, result_reader
 
     live_in = fragment.live_in
     arrays = [live_in.index(n) for n in lowered.arrays]
     written = {live_in.index(n) for n in lowered.stores}
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
-    out_dtypes = [var.dtype for var in lowered.outputs]
+    status_size = STATUS_SIZE + 2 * len(lowered.outputs)
+    read_results = result_reader(lowered)
     n_out = len(lowered.outputs)
     fallback = fragment.fallback
+    # a loop about to execute this many statements or fewer (frontend/loops.work_expression) runs as
+    # written: a kernel call costs a few microseconds (benchmarks/loops.py's tiny cases)
+    plain, work, tiny = fragment.block.plain, fragment.block.work, config.tiny_loop_work()
 
     def run(*args):
+        if work(*args) <= tiny:
+            return plain(*args)
         for p in written:
             for q in arrays:
                 if q != p and _overlap(args[p], args[q]):
@@ -104,15 +110,14 @@ def make_loop_runner(kernel, lowered, fragment):
             if type(v) is int and not INT64.min <= v <= INT64.max:
                 return fallback(*args)
             call.append(v.item() if isinstance(v, np.generic) else v)
-        status = np.zeros(STATUS_SIZE, np.int64)
-        buffers = [(np.empty(1, d), np.zeros(1, np.int8)) for d in out_dtypes]
-        kernel(*call, status, *[b for pair in buffers for b in pair])
+        status = np.zeros(status_size, np.int64)
+        kernel(*call, status)
         if status[0]:
             if status[0] == BAIL:
                 return fallback(*args)
             site = lowered.sites[status[0] - 1]
-            raise_at(site.raise_([int(v) for v in status[1:]]), fragment.filename, site.line)
-        values = result_of(lowered, [o for o, _ in buffers], [t for _, t in buffers])
+            raise_at(site.raise_([int(v) for v in status[1:STATUS_SIZE]]), fragment.filename, site.line)
+        values = read_results(status)
         if n_out == 0:
             return None
         return values[0] if n_out == 1 else tuple(values)

@@ -7,11 +7,11 @@ bounds, a negative index that wraps, a zero or negative modulus), on one jitted 
 
 import numpy as np
 import pytest
-from loop_checks import check
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
 
 from astjit import jit
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 rng = np.random.default_rng(11)
 
 

@@ -8,9 +8,11 @@ import math
 
 import numpy as np
 import pytest
-from loop_checks import check
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
 
-pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+from astjit import jit
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
 
 rng = np.random.default_rng(7)
@@ -269,9 +271,20 @@ def test_a_counter_read_before_its_loop_holds_any_int():
     """``i`` holds the caller's int on the first outer iteration, not a bounded loop counter, so
     ``i * i`` is checked like any Python-int product: 2**31 squared is exact, 2**40 squared stops with
     the documented OverflowError instead of wrapping."""
-    jitted = check(counter_read_before_its_loop, [(np.zeros(3), 3), (np.zeros(2), 5), (np.zeros(2), 2**31)])
+    jitted = check(counter_read_before_its_loop, [(np.zeros(30), 3), (np.zeros(20), 5), (np.zeros(20), 2**31)])
     with pytest.raises(OverflowError, match="int64"):
-        jitted(np.zeros(2), 2**40)
+        jitted(np.zeros(20), 2**40)
+
+
+def test_a_tiny_loop_runs_as_written(monkeypatch):
+    """By default a loop that executes a few statements runs as plain Python (faster than a kernel call
+    there): Python ints are then exact; a larger loop of the same function runs the kernel."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", "24")
+    jitted = jit(counter_read_before_its_loop)
+    (s, x), (want_s, want_x) = jitted(np.zeros(2), 2**40), counter_read_before_its_loop(np.zeros(2), 2**40)
+    assert s == want_s and np.array_equal(x, want_x)
+    with pytest.raises(OverflowError, match="int64"):
+        jitted(np.zeros(20), 2**40)
 
 
 def int8_plus_python_int(x, v):

@@ -44,6 +44,7 @@ class IndexBounds:
         self.span = span
         self.assigned = assigned
         self.leaf = leaf
+        self.positive_divisors = set()      # ids of ``x % d`` nodes whose interval assumes d > 0
 
     def of(self, node) -> Interval | None:
         if isinstance(node, gast.Name):
@@ -83,6 +84,7 @@ class IndexBounds:
             if d is None:
                 return None
             one = tirx.const(1, I64)
+            self.positive_divisors.add(id(node))
             return Interval(tirx.const(0, I64), d.hi - one, d.bits,
                             d.conditions + (d.lo > tirx.const(0, I64),))
         a, b = self.of(node.left), self.of(node.right)

@@ -52,7 +52,9 @@ EXTENT_BITS = 48               # array extents and incoming int64s below 2**48 (
 FLOAT_INT_LIMIT = float(2**63 - 2**13)   # a float estimate at or above this may be out of int64's range
 EXACT_FLOAT_INT = 2**53        # ints below this convert to float64 exactly (Python's int/int, int < float)
 
-# status buffer: [site + 1 (0: finished, BAIL: not started, run the Python), value, value, value]
+# status buffer: [site + 1 (0: finished, BAIL: not started, run the Python), value, value, value,
+# then per live-out name: its value's bits as int64, the index of its type]; one buffer, because each
+# array argument costs a conversion on every call
 STATUS_SIZE = 4
 BAIL = -1
 
@@ -167,6 +169,7 @@ class LoopLowering:
         self.sites = []
         self.stores = set()
         self.unchecked = set()                 # (access node id, axis) proven in bounds
+        self.positive_divisors = set()         # ids of ``x % d`` nodes with d proven positive
         self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
         self.pending = [[]]
         with IRBuilder() as ib:
@@ -181,7 +184,7 @@ class LoopLowering:
                 params = {}
                 for name, t in self.incoming.items():
                     params[name] = T.arg(name, tirx.Var(name, t.dtype))
-                self.status = T.arg("status", T.Buffer((STATUS_SIZE,), I64, align=1))
+                self.status = T.arg("status", T.Buffer((STATUS_SIZE + 2 * len(self.live_out),), I64, align=1))
                 self.variables = {}
                 for name in sorted(set(self.incoming) | self.assigned):
                     types = ordered(self.var_types.get(name) or {Scalar("float64", True)})
@@ -189,11 +192,7 @@ class LoopLowering:
                     buf = T.alloc_buffer((1,), dtype, scope="global")
                     tag = T.alloc_buffer((1,), "int8", scope="global") if len(types) > 1 else None
                     self.variables[name] = Variable(name, buf, dtype, types, tag)
-                outs = []
-                for k, name in enumerate(self.live_out):
-                    var = self.variables[name]
-                    outs.append((var, T.arg(f"out{k}", T.Buffer((1,), var.dtype, align=1)),
-                                 T.arg(f"tag{k}", T.Buffer((1,), "int8", align=1))))
+                outs = [self.variables[name] for name in self.live_out]
                 self.ok = T.alloc_buffer((1,), "bool", scope="global")
                 T.buffer_store(self.ok, tirx.const(True, "bool"), [0])
                 T.buffer_store(self.status, tirx.const(0, I64), [0])
@@ -207,11 +206,12 @@ class LoopLowering:
                 with T.If(self.ok[0]):
                     with T.Then(), self.scope():
                         self.for_loop(self.loop)
-                for var, out, tag in outs:
-                    T.buffer_store(out, var.buffer[0], [0])
-                    T.buffer_store(tag, var.tag[0] if var.tag is not None else tirx.const(0, "int8"), [0])
+                for k, var in enumerate(outs):
+                    T.buffer_store(self.status, _bits_as_int64(var.buffer[0], var.dtype), [STATUS_SIZE + 2 * k])
+                    tag = var.tag[0] if var.tag is not None else tirx.const(0, "int8")
+                    T.buffer_store(self.status, tag.astype(I64), [STATUS_SIZE + 2 * k + 1])
         return LoopKernel(ib.get(), list(self.arrays), [(n, t.dtype) for n, t in self.incoming.items()],
-                          [v for v, _, _ in outs], self.sites, self.stores)
+                          outs, self.sites, self.stores)
 
     def incoming_bits(self, param, t: Scalar):
         """A bound on an incoming int: its dtype's, or 2**48 for a Python int or int64 (a larger one
@@ -357,18 +357,19 @@ class LoopLowering:
         if proven is None:
             self.checked_loop(loop, start, step, count[0], counter_bits)
             return
-        condition, unchecked = proven
+        condition, unchecked, positive = proven
         with T.If(condition):
             with T.Then(), self.scope():
-                saved = self.unchecked
-                self.unchecked = saved | unchecked
+                saved = self.unchecked, self.positive_divisors
+                self.unchecked = saved[0] | unchecked
+                self.positive_divisors = saved[1] | positive
                 clean = not has_jumps(loop) and not self.dry_run(
                     lambda: self.counted_loop(loop, start, step, count[0], counter_bits))
                 if clean:
                     self.counted_loop(loop, start, step, count[0], counter_bits)
                 else:
                     self.checked_loop(loop, start, step, count[0], counter_bits)
-                self.unchecked = saved
+                self.unchecked, self.positive_divisors = saved
             with T.Else(), self.scope():
                 self.checked_loop(loop, start, step, count[0], counter_bits)
 
@@ -443,7 +444,7 @@ class LoopLowering:
         condition = conditions[0]
         for c in conditions[1:]:
             condition = tirx.And(condition, c)
-        return condition, unchecked
+        return condition, unchecked, bounds.positive_divisors
 
     def pure_leaf(self, node):
         """The value of a name, int constant, extent or ``len()``, which emits no statement; None for
@@ -622,6 +623,11 @@ class LoopLowering:
         if not r.python and r.kind in "iu":
             for v in (a, b):
                 self.check_python_int_fits(v, r.dtype, node)
+        if op == "Mod" and id(node) in self.positive_divisors and r.kind in "iu":
+            # d >= 1 holds here; saying so lets LLVM compute an invariant x % d once, before the loop
+            x, y = _cast(a.expr, a.dtype, r.dtype), _cast(b.expr, b.dtype, r.dtype)
+            return Val(self.bind(tirx.floormod(x, tirx.Max(y, tirx.const(1, r.dtype))), r.dtype), (r,),
+                       bits=b.bits)
         if op in ("Div", "FloorDiv", "Mod"):
             if len({t.python for t in a.types}) > 1 or len({t.python for t in b.types}) > 1:
                 raise _no("a division by or of a value that is a Python number on some iterations only", node)
@@ -670,8 +676,10 @@ class LoopLowering:
         self.fail(tirx.Or(x >= big, x <= tirx.const(0, I64) - big), node, _int_overflow(node.lineno, what))
 
     def int_arithmetic(self, op, a, b, r, node) -> Val:
-        """+, -, * of integers. Python ints and int64 are checked against overflow where their bound is
-        not known to be safe (a float estimate of the result); narrower numpy ints wrap as numpy's do."""
+        """+, -, * of integers. Python ints are checked against overflow where their bound is not known
+        to be safe (a float estimate of the result): Python would go on with a larger int. numpy ints
+        wrap as numpy's do (the kernel emits no warning); an int64 product that may not fit stops the
+        kernel, as wrapping it would need a wider type."""
         loop = r.dtype
         if loop == "uint64":
             raise _no("uint64 arithmetic in a loop", node)
@@ -683,6 +691,8 @@ class LoopLowering:
         bits = None
         if a.bits is not None and b.bits is not None:
             bits = max(a.bits, b.bits) + 1 if op != "Mult" else a.bits + b.bits
+        if (bits is None or bits > 63) and not r.python and op != "Mult":
+            return Val(self.bind(_wrapping_int64(op, x, y), I64), (r,))
         if bits is None or bits > 63:                    # |result| < 2**63 fits int64
             fx, fy = x.astype("float64"), y.astype("float64")
             estimate = {"Add": fx + fy, "Sub": fx - fy, "Mult": fx * fy}[op]
@@ -934,6 +944,20 @@ MATH_CHECKS = {
 }
 
 
+def _wrapping_int64(op, x, y):
+    """``x + y`` or ``x - y`` modulo 2**64, as numpy's int64 gives it. TVM marks 64-bit adds as never
+    overflowing (LLVM may then assume anything of one that does), so the sum is built from 32-bit
+    halves, none of whose sums can overflow."""
+    low_mask = tirx.const(0xFFFFFFFF, I64)
+    shift = tirx.const(32, I64)
+    xl, yl = tirx.bitwise_and(x, low_mask), tirx.bitwise_and(y, low_mask)
+    xh, yh = tirx.shift_right(x, shift), tirx.shift_right(y, shift)
+    low = xl + yl if op == "Add" else xl - yl
+    high = (xh + yh if op == "Add" else xh - yh) + tirx.shift_right(low, shift)
+    return tirx.bitwise_or(tirx.shift_left(tirx.bitwise_and(high, low_mask), shift),
+                           tirx.bitwise_and(low, low_mask))
+
+
 def _leaf(expr, dtype):
     return sm.shielded(expr, dtype)
 
@@ -991,14 +1015,38 @@ def _int_overflow(line, what="an int result beyond the int64 range"):
     return make
 
 
-def result_of(kernel: LoopKernel, out, tags) -> list:
-    """The live-out values as Python would hold them, from the kernel's output buffers."""
-    values = []
-    for var, o, t in zip(kernel.outputs, out, tags):
-        typ = var.types[int(t[0])]
-        v = o[0]
-        values.append(typ.type(v.item()) if typ.python else typ.type(v))
-    return values
+def _bits_as_int64(v, dtype):
+    """A scalar's bits in an int64 (read back by ``result_of``)."""
+    kind, size = np.dtype(dtype).kind, np.dtype(dtype).itemsize
+    if kind == "f":
+        same_width = tirx.reinterpret(f"int{8 * size}", v)
+        return same_width if size == 8 else same_width.astype(I64)
+    if dtype == "uint64":
+        return tirx.reinterpret(I64, v)
+    return _cast(v, dtype, I64)
 
 
-__all__ = ["LoopLowering", "LoopKernel", "result_of", "type_of_result"]
+def result_reader(kernel: LoopKernel):
+    """``read(status)``: the live-out values as Python would hold them, from the status buffer's tail."""
+    readers = []
+    for k, var in enumerate(kernel.outputs):
+        at = STATUS_SIZE + 2 * k
+        dtype = np.dtype(var.dtype)
+        if dtype.kind == "f" or dtype == np.uint64:
+            width = np.dtype(f"int{8 * dtype.itemsize}")
+            readers.append((at, var.types, lambda st, at=at, w=width, d=dtype: st[at:at + 1].astype(w).view(d)[0]))
+        else:
+            readers.append((at, var.types, lambda st, at=at, d=dtype: st[at:at + 1].astype(d)[0]))
+
+    def read(status) -> list:
+        values = []
+        for at, types, value_of in readers:
+            typ = types[status[at + 1]]
+            v = value_of(status)
+            values.append(typ.type(v.item()) if typ.python else typ.type(v))
+        return values
+
+    return read
+
+
+__all__ = ["LoopLowering", "LoopKernel", "result_reader", "type_of_result"]

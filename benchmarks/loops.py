@@ -101,11 +101,17 @@ def cases():
         ("forward subst 300", forward_substitution, (lower, rng.random(300), np.zeros(300))),
         ("convolve 10k x 16", convolve, (rng.random(10_000), rng.random(16), np.zeros(10_000))),
         ("life 128x128", life, ((rng.random((128, 128)) < 0.3).astype(np.int64), np.zeros((128, 128), np.int64))),
-        # tiny loops: the kernel call has a fixed cost that a few Python iterations may not cover
+        # tiny and small loops: a kernel call costs a few microseconds, more than a few Python
+        # statements; a loop of at most ASTJIT_TINY_LOOP statements runs as written
         ("recurrence 4", recurrence, (rng.random(4), np.zeros(4), 0.3)),
+        ("recurrence 30", recurrence, (rng.random(30), np.zeros(30), 0.3)),
         ("jacobi 4x4", jacobi, (rng.random((4, 4)), np.zeros((4, 4)))),
+        ("jacobi 8x8", jacobi, (rng.random((8, 8)), np.zeros((8, 8)))),
         ("histogram 8", histogram, (rng.random(8), np.zeros(4, np.int64), 0.0, 0.25)),
+        ("histogram 20", histogram, (rng.random(20), np.zeros(4, np.int64), 0.0, 0.25)),
         ("convolve 8 x 3", convolve, (rng.random(8), rng.random(3), np.zeros(8))),
+        ("forward subst 4", forward_substitution, (np.tril(rng.random((4, 4))) + np.eye(4), rng.random(4),
+                                                   np.zeros(4))),
     ]
 
 

@@ -12,10 +12,12 @@ def _names(n):
     return [f"a{i}" for i in range(n)]
 
 
-def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="shape"):
+def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="shape", loop=None):
     """``dispatch(a0, .., an)``: count the call, look the key up in ``cache`` and call its runner, else
     ``miss(args)`` (which counts the call itself). Inside ``with np.errstate(all="raise")`` (numpy's
-    error state not a quiet one) the block's Python runs instead: ``as_python(args)``."""
+    error state not a quiet one) the block's Python runs instead: ``as_python(args)``. For a loop
+    region (``loop``: its Block), a loop about to execute at most ``config.tiny_loop_work()``
+    statements runs as written (``loop.plain``) before any of that: cheaper than a kernel call."""
     from .fpstate import current_state, kernels_allowed, last_quiet
     from .keys import KEY_CODE
 
@@ -23,7 +25,14 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     params = ", ".join(names)
     packed = f"({params}{',' if n else ''})"
     key = ", ".join(KEY_CODE[key_by].format(x=x) for x in names)
-    src = (f"def dispatch({params}):\n"
+    tiny = ""
+    if loop is not None:
+        from ..config import tiny_loop_work
+
+        tiny = (f"    if loop.work({params}) <= {tiny_loop_work()}:\n"
+                f"        counter[0] += 1\n"
+                f"        return loop.plain({params})\n")
+    src = (f"def dispatch({params}):\n" + tiny +
            f"    if fp_state() is not fp_quiet[0] and not fp_allowed():\n"
            f"        counter[0] += 1\n"
            f"        return as_python({packed})\n"
@@ -34,7 +43,7 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
            f"    return miss({packed})\n")
     namespace = {"ndarray": np.ndarray, "cache_get": cache.get, "miss": miss, "counter": counter,
                  "fp_state": current_state, "fp_quiet": last_quiet, "fp_allowed": kernels_allowed,
-                 "as_python": as_python}
+                 "as_python": as_python, "loop": loop}
     exec(compile(src, "<astjit dispatch>", "exec"), namespace)
     return namespace["dispatch"]
 

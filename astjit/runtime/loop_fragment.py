@@ -55,7 +55,10 @@ def specialize_loop(fragment, key, args) -> Specialization:
     lowered = lowering.lower()
     tvm = tvm_module()
     try:
-        module = compile_module(tvm.IRModule({"main": lowered.func}), host_target())
+        # compacting buffers has nothing to do on one-element scalars and grows with their number
+        # times the nesting of the checks: 6.7 s of a 6.8 s compile for the game-of-life kernel
+        module = compile_module(tvm.IRModule({"main": lowered.func}), host_target(),
+                                disabled_passes=("s_tir.CompactBufferAllocation",))
     except Exception as exc:
         raise Unsupported(f"TVM could not compile this loop ({type(exc).__name__}: "
                           f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
@@ -84,13 +87,8 @@ def make_loop_runner(kernel, lowered, fragment):
     read_results = result_reader(lowered)
     n_out = len(lowered.outputs)
     fallback = fragment.fallback
-    # a loop about to execute this many statements or fewer (frontend/loops.work_expression) runs as
-    # written: a kernel call costs a few microseconds (benchmarks/loops.py's tiny cases)
-    plain, work, tiny = fragment.block.plain, fragment.block.work, config.tiny_loop_work()
 
-    def run(*args):
-        if work(*args) <= tiny:
-            return plain(*args)
+    def run(*args):                # (a tiny loop never gets here: runtime/dispatch runs it as written)
         for p in written:
             for q in arrays:
                 if q != p and _overlap(args[p], args[q]):

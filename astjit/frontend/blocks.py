@@ -9,6 +9,7 @@ import copy
 from dataclasses import dataclass, field
 
 import gast
+import numpy as np
 
 from ..errors import NotTraceable
 from .bound import DefinitelyBound
@@ -125,7 +126,7 @@ class BlockFinder:
             if name not in bound:
                 return note(f"{name!r} may be unbound after the loop, which keeps it in Python", loop)
         # a name the loop may leave unchanged (an empty range) is passed in, so its old value comes back
-        live_in = list(dict.fromkeys(live_in + live_out))
+        live_in = list(dict.fromkeys(live_in + live_out + self.free_values(loop)))
         maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
         for name in maybe_unbound:
             if name in assigned:       # no longer a local of the rewritten function: no unbound check
@@ -138,6 +139,19 @@ class BlockFinder:
         # cannot take, such as arrays reassigned in the loop) runs the loop with them, as before
         self.recurse(loop)
         return True
+
+    def free_values(self, loop) -> list:
+        """Global and closure names the loop reads as numbers or arrays (``DT``, ``GRID``): passed in as
+        arguments, so each call reads their current values (no guard, no recompile when they change)."""
+        funcs = {id(n.func) for n in gast.walk(loop) if isinstance(n, gast.Call)}
+        names = []
+        for n in gast.walk(loop):
+            if (isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in funcs
+                    and n.id not in self.liveness.local_names):
+                value = self.resolver.lookup(n.id)
+                if isinstance(value, bool | int | float | np.generic | np.ndarray):
+                    names.append(n.id)
+        return list(dict.fromkeys(names))
 
     def note_untraceable_expression(self, stmt) -> None:
         """A return value or an if/while test that stays Python because of an unsupported call is worth

@@ -314,3 +314,35 @@ def test_nan_inf_and_signed_zero_follow_python(dtype):
     special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, -1.0, 2.0], dtype)
     check(signed_sums, [(special, np.zeros(7, dtype)), (np.zeros(0, dtype), np.zeros(0, dtype)),
                         (special[3:], np.zeros(4, dtype)), (-special, np.zeros(7, dtype))])
+
+
+DT, SCALE = 0.1, 3
+
+
+def diffuse(u, out):
+    for i in range(1, len(u) - 1):
+        out[i] = u[i] + DT * (u[i - 1] - 2.0 * u[i] + u[i + 1]) * SCALE
+    return out
+
+
+def test_globals_and_closure_values_are_read_at_each_call(monkeypatch):
+    """Module globals and closure variables the loop reads are passed in: a changed value (or type)
+    is seen by the next call, with no guard to trip; the loop still compiles."""
+    u = rng.random(40)
+    jitted = check(diffuse, [(u, np.zeros(40))])
+    for dt, scale in ((0.5, 2.5), (np.float32(0.25), 2), (1e300, 1e10)):
+        monkeypatch.setitem(globals(), "DT", dt)
+        monkeypatch.setitem(globals(), "SCALE", scale)
+        want, got = diffuse(u, np.zeros(40)), jitted(u, np.zeros(40))
+        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), (dt, scale)
+    assert all(e.mode == "tvm" for f in jitted.fragments if f.block.kind == "loop" for e in f.entries)
+
+    def make(factor):
+        def scaled(x, out):
+            for i in range(len(x)):
+                out[i] = x[i] * factor
+            return out
+        return scaled
+
+    check(make(2.0), [(rng.random(30), np.zeros(30))])
+    check(make(3), [(np.arange(30), np.zeros(30, np.int64)), (np.arange(5), np.zeros(5, np.int64))])

@@ -115,7 +115,7 @@ class LoopChecker:
         self.refuse("an assignment target other than a name or an array element", t)
 
     def index(self, node) -> None:
-        items = node.elts if isinstance(node, gast.Tuple) else [node]
+        items = index_items(node)
         for item in items:
             if isinstance(item, gast.Slice) or (isinstance(item, gast.Constant) and item.value in (None, Ellipsis)):
                 self.refuse("a slice, None or ... in an index (only one integer per axis)", item)
@@ -193,6 +193,11 @@ def _hashable(obj) -> bool:
     except TypeError:
         return False
     return True
+
+
+def index_items(index) -> list:
+    """The per-axis items of a subscript's index (``a[i, j]``: i and j; ``a[i]``: i)."""
+    return index.elts if isinstance(index, gast.Tuple) else [index]
 
 
 def assigned_names(loop) -> set:

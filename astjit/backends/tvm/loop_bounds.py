@@ -99,13 +99,12 @@ class IndexBounds:
                 return Interval(a.lo + b.lo, a.hi + b.hi, bits, conditions)
             return Interval(a.lo - b.hi, a.hi - b.lo, bits, conditions)
         if op == "Mult":
-            constant = _constant(node.right) if _constant(node.right) is not None else _constant(node.left)
+            x, constant = (a, _constant(node.right)) if _constant(node.right) is not None else (b, _constant(node.left))
             if constant is None:
                 return None
             bits = a.bits + b.bits
             if bits > MAX_BITS:
                 return None
-            x = a if _constant(node.right) is not None else b
             c = tirx.const(constant, I64)
             ends = (x.lo * c, x.hi * c) if constant >= 0 else (x.hi * c, x.lo * c)
             return Interval(*ends, bits, conditions)

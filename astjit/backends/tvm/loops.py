@@ -21,7 +21,7 @@ import gast
 import numpy as np
 
 from ...errors import Unsupported
-from ...frontend.loops import MATH_FUNCTIONS, assigned_names
+from ...frontend.loops import MATH_FUNCTIONS, assigned_names, index_items
 from . import scalar_math as sm
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
 from .loop_types import (
@@ -224,10 +224,7 @@ class LoopLowering:
         if t.dtype != I64:
             return np.iinfo(t.dtype).bits - (t.kind == "i")
         limit = tirx.const(2**EXTENT_BITS, I64)
-        with T.If(tirx.Or(param >= limit, param <= tirx.const(0, I64) - limit)):
-            with T.Then():
-                T.buffer_store(self.status, tirx.const(BAIL, I64), [0])
-                T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
+        self.bail_if(tirx.Or(param >= limit, param <= tirx.const(0, I64) - limit))
         return EXTENT_BITS
 
     def bail_on_huge_extents(self) -> None:
@@ -238,7 +235,12 @@ class LoopLowering:
         for buf in self.arrays.values():
             for extent in buf.shape:
                 huge = tirx.Or(huge, extent >= limit)
-        with T.If(huge):
+        self.bail_if(huge)
+
+    def bail_if(self, cond) -> None:
+        """Before the loop starts: where ``cond`` holds, stop without effects and let the runner run
+        the loop's Python (status BAIL)."""
+        with T.If(cond):
             with T.Then():
                 T.buffer_store(self.status, tirx.const(BAIL, I64), [0])
                 T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
@@ -429,7 +431,7 @@ class LoopLowering:
         conditions, unchecked = [], set()
         for node in element_accesses(loop.body):
             buf = self.arrays.get(node.value.id)
-            items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+            items = index_items(node.slice)
             if buf is None or len(items) != len(buf.shape):
                 continue
             for axis, item in enumerate(items):
@@ -515,7 +517,7 @@ class LoopLowering:
     def element(self, node):
         """The buffer and checked int64 indices of ``a[i, j]`` (negative indices wrap, as Python's)."""
         buf = self.array(node.value.id, node)
-        items = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+        items = index_items(node.slice)
         if len(items) != len(buf.shape):
             raise _no(f"{node.value.id!r} has {len(buf.shape)} axes and is indexed with {len(items)} "
                               "(only single elements are read and written in a compiled loop)", node)

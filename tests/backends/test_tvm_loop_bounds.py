@@ -162,3 +162,21 @@ def test_huge_extents_and_ints_run_as_python():
             assert got == want and type(got) is type(want)
     check(count_up, [(np.zeros(3, np.int64), 5), (np.zeros(3, np.int64), 2**62), (np.zeros(2, np.int64), -2**63),
                      (np.zeros(2, np.int64), 2**47), (np.zeros(4, np.int64), -7)])
+
+
+def wrapping_sums(x, y):
+    s = x[0]
+    for i in range(len(y)):
+        s = s + y[i]
+        s = s - x[i]
+    return s
+
+
+def test_numpy_int64_sums_wrap_as_numpys():
+    """numpy int64 + and - wrap modulo 2**64 (numpy warns; a kernel does not): every carry and borrow
+    between the 32-bit halves the kernel builds them from, at the int64 limits."""
+    values = np.array([0, 1, -1, 2**31, -2**31, 2**32 - 1, 2**32, 2**62, -2**62, 2**63 - 1, -2**63,
+                       12345678901234, -98765432109876], np.int64)
+    calls = [(rng.choice(values, 6), rng.choice(values, 6)) for _ in range(40)]
+    calls += [(np.array([2**63 - 1, 0]), np.array([1, 1])), (np.array([-2**63, 1]), np.array([-1, 0]))]
+    check(wrapping_sums, calls)

@@ -34,6 +34,7 @@ class Block:
     kernel_loop: object = None                          # loop regions: the loop as written (for lowering)
     plain: object = None                                # loop regions: that loop as a Python function
     work: object = None                                 # loop regions: its work estimate (frontend/emit)
+    in_loop: bool = False                               # inside a loop's body (that stays Python)
 
     @property
     def lineno(self) -> int:
@@ -64,6 +65,7 @@ class BlockFinder:
         self.loop_notes: list[SkippedStatement] = []      # loops that stay Python, and why
         self.placements: list[tuple[list, int, int, Block]] = []
         self.protected = 0       # depth inside try/with bodies, where a handler may see partial state
+        self.loop_depth = 0      # depth inside the bodies of loops that stay Python
 
     def run(self) -> list[Block]:
         self.bound = DefinitelyBound(self.fndef, self.never_suppresses)
@@ -177,9 +179,12 @@ class BlockFinder:
                 guarded = name == "body" and (isinstance(stmt, gast.Try | gast.TryStar)
                                               or isinstance(stmt, gast.With | gast.AsyncWith)
                                               and not self.never_suppresses(stmt))
+                looped = name == "body" and isinstance(stmt, gast.For | gast.While | gast.AsyncFor)
                 self.protected += guarded
+                self.loop_depth += looped
                 self.body(sub)
                 self.protected -= guarded
+                self.loop_depth -= looped
         for handler in getattr(stmt, "handlers", []) or []:
             self.body(handler.body)
         for case in getattr(stmt, "cases", []) or []:
@@ -219,7 +224,7 @@ class BlockFinder:
         bound = self.bound(run[0])
         maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
         block = Block(len(self.blocks), run, graph, live_in, live["live_out"], dict(lowering.hoisted),
-                      maybe_unbound)
+                      maybe_unbound, in_loop=self.loop_depth > 0)
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))
 

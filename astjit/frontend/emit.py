@@ -44,6 +44,15 @@ UNBOUND_NAME = "__astjit_unbound"
 UNBOUND_ERROR_NAME = "__astjit_unbound_error"
 
 
+# cells of the factory: the builtin next, and per straight-line block an iterator that says whether to
+# run the block's own statements inline instead of calling its Fragment (runtime/fragment.settle_python)
+NEXT_NAME = "__astjit_next"
+
+
+def python_switch_name(block) -> str:
+    return f"__astjit_as_python_{block.index}"
+
+
 def checked_name(name) -> str:
     return f"__astjit_in_{name}"
 
@@ -104,6 +113,12 @@ def fragment_call(block) -> list:
     drop = [_delete([checked_name(n) for n in block.maybe_unbound])] if checks else []
     anchor = block.stmts[0]
     stmts = checks + [stmt] + drop
+    if block.in_loop:
+        # a block that settled on Python runs its statements here: a Fragment call per loop iteration
+        # costs several times a few scalar statements (runtime/fragment.settle_python)
+        test = gast.Call(func=load(NEXT_NAME), args=[load(python_switch_name(block))], keywords=[])
+        stmts = [gast.If(test=test, body=[copy.deepcopy(s) for s in block.stmts], orelse=stmts)]
+        keep |= {id(m) for s in stmts[0].body for m in gast.walk(s)}
     for s in stmts:
         for n in gast.walk(s):
             if isinstance(n, gast.expr | gast.stmt | gast.excepthandler) and id(n) not in keep:
@@ -174,8 +189,20 @@ def rewrite(placements) -> None:
         stmts[start:end] = fragment_call(block)
 
 
+class _WithoutSwitches(gast.NodeTransformer):
+    """The rewritten function as ``show`` prints it: each block as its Fragment call, without the switch
+    to its inline statements (same code either way, but the switch doubles every block's text)."""
+
+    def visit_If(self, node):
+        test = node.test
+        if isinstance(test, gast.Call) and isinstance(test.func, gast.Name) and test.func.id == NEXT_NAME:
+            return [self.visit(s) for s in node.orelse]
+        return self.generic_visit(node)
+
+
 def to_source(fndef) -> str:
     """The rewritten function as text: astor where it round-trips, ast.unparse otherwise."""
+    fndef = _WithoutSwitches().visit(copy.deepcopy(fndef))
     tree = gast.gast_to_ast(gast.Module(body=[fndef], type_ignores=[]))
     try:
         text = astor.to_source(tree, pretty_source="".join)
@@ -225,7 +252,8 @@ def build(fn, fndef, blocks, fragments: dict):
     filename = fn.__code__.co_filename
     module_code = compile(tree, filename, "exec", dont_inherit=True)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    cells.update({k: types.CellType(v) for k, v in fragments.items()})
+    # a cell given as a cell stays shared with its owner, which may swap its contents (a switch)
+    cells.update({k: v if isinstance(v, types.CellType) else types.CellType(v) for k, v in fragments.items()})
 
     def make(code, name, defaults=None, kwdefaults=None):
         closure = tuple(cells[v] if v in cells else types.CellType() for v in code.co_freevars)

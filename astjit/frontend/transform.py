@@ -15,7 +15,17 @@ from ..runtime.fragment import UNBOUND, Fragment
 from ..runtime.loop_fragment import LoopFragment
 from ..runtime.records import Record
 from .blocks import BlockFinder
-from .emit import UNBOUND_ERROR_NAME, UNBOUND_NAME, build, fragment_name, register_source, rewrite, to_source
+from .emit import (
+    NEXT_NAME,
+    UNBOUND_ERROR_NAME,
+    UNBOUND_NAME,
+    build,
+    fragment_name,
+    python_switch_name,
+    register_source,
+    rewrite,
+    to_source,
+)
 from .liveness import FunctionLiveness
 from .loops import LEN_NAME, RANGE_NAME
 from .lower import BlockLowering
@@ -101,6 +111,8 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     text = to_source(fndef)
     source_name = register_source(fn.__qualname__, text)
     cells = {name: f.dispatch for name, f in fragments.items()}
+    cells.update({python_switch_name(f.block): f.python_switch for f in fragments.values()})
+    cells[NEXT_NAME] = next
     if any(b.maybe_unbound for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
     if any(b.kind == "loop" for b in blocks):

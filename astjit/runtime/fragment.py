@@ -6,9 +6,11 @@ compiles, and stores the runner. Anything that cannot be specialized stores the 
 the reason, so the block runs as the original Python from then on for those types.
 """
 
+import itertools
 import linecache
 import threading
 import time
+import types
 
 from .. import config
 from ..errors import StrictModeError, Unsupported
@@ -27,6 +29,14 @@ class _Unbound:
 
 
 UNBOUND = _Unbound()
+
+# Inside a loop that stays Python, the rewritten function asks ``next(switch)`` before each block: True
+# runs the block's own statements inline, False calls its Fragment. A block whose call chose Python
+# answers True for the next SETTLED_CALLS calls, then False until a call chooses Python again: a few
+# scalar statements cost about a tenth of a Fragment call, and new argument types are still looked at
+# every SETTLED_CALLS iterations (the block's Python is right for any of them, only maybe slower).
+SETTLED_CALLS = 63
+_DISPATCH = itertools.repeat(False)
 
 
 class Fragment:
@@ -50,6 +60,7 @@ class Fragment:
         self.entries: list = []              # Specialization objects, in compile order
         self.records: list[Record] = []
         self._counter = [0]
+        self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
         from .dispatch import make_dispatch
 
         # what the rewritten function calls: a generated fixed-arity cache lookup
@@ -92,6 +103,13 @@ class Fragment:
     def _run_python(self, args):
         return self.fallback(*args)
 
+    def settle_python(self, *args):
+        """The runner of a specialization that chose Python: run the block's statements, and let the
+        rewritten function run them inline for the next SETTLED_CALLS calls."""
+        if not self.strict:
+            self.python_switch.cell_contents = itertools.chain(itertools.repeat(True, SETTLED_CALLS), _DISPATCH)
+        return self.fallback(*args)
+
     def _miss(self, args):
         self.calls += 1
         if any(a is UNBOUND for a in args):   # not a type to specialize on: the block's Python raises
@@ -114,6 +132,8 @@ class Fragment:
         key = self.make_key(args)
         spec = self._specialize(key, args)
         spec.fragment = self
+        if spec.runner is self.fallback:
+            spec.runner = self.settle_python
         existing = self.guarded.get(key)
         if existing is not None:
             existing.add(spec)
@@ -137,7 +157,7 @@ class Fragment:
         started = time.perf_counter()
         try:
             spec = self.make_specialization(key, args)
-            if spec.mode in ("tvm", "mixed") and not spec.effects and self.backend is None \
+            if spec.mode in ("tvm", "mixed") and spec.measure and self.backend is None \
                     and config.backend_override() is None:
                 from .measure import measuring_runner
 
@@ -189,6 +209,7 @@ class Specialization:
         self.compile_seconds = 0.0
         self.fragment = None             # the Fragment this entry belongs to (for rendering)
         self.effects = bool(ctx.effects) if ctx is not None else False
+        self.measure = True              # time it against the block's Python on its first call
         self.measured = None             # (compiled seconds, python seconds) once measured
         self.mode_chosen = None
 

@@ -66,7 +66,8 @@ def specialize_loop(fragment, key, args) -> Specialization:
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel")
     spec.segments = [LoopSegment(lowered.func, module)]
     spec.loop = lowered
-    spec.effects = True          # never measured: timing the loop's Python would cost more than the loop
+    spec.effects = True
+    spec.measure = False         # timing the loop's Python would cost more than the loop
     config.log("compiles", "loop kernel for %s line %s", fragment.owner_name, block.lineno)
     return spec
 

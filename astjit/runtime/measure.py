@@ -2,9 +2,11 @@
 
 DESIGN section 4: where two backends can run the same work, measure on first use and remember the
 choice with the cache entry. A kernel is not always faster: libm calls such as float32 ``exp`` are
-scalar in a kernel but SIMD in numpy, and a one-op fragment gains nothing from fusion. Only blocks
-without in-place effects are measured (running them twice is harmless); the compiled result of the
-first run is what the call returns.
+scalar in a kernel but SIMD in numpy, and a one-op fragment gains nothing from fusion. The compiled
+result of the first run is what the call returns; the timed runs after it work on copies of the array
+arguments when the block writes into arrays (``out[i] = a[i] * 2.0`` in a loop), so the user's arrays
+see each effect once. Blocks that write into arrays too large to copy cheaply, or that receive other
+mutable objects, keep the compiled code unmeasured.
 """
 
 import time
@@ -17,16 +19,42 @@ MARGIN = 0.75         # Python must be clearly faster to be chosen: timings on a
 
 
 LONG = 5e-2          # above this, one timed run each: measuring must not cost more than the work
+COPY_BYTES = 1 << 25  # a block writing into more array bytes than this is not measured (copies cost)
+_IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype, type)
 
 
-def _best(fn, args, repeats):
-    """Best time of ``repeats`` runs; numpy's warnings stay quiet (the user saw the real run's)."""
+def _copier(args):
+    """A function returning fresh copies of ``args``' arrays (other values as they are), or None when
+    something else could be written or the copies would cost too much."""
+    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+    if sum(args[i].nbytes for i in arrays) > COPY_BYTES:
+        return None
+
+    def immutable(a):
+        return isinstance(a, _IMMUTABLE) or (type(a) is tuple and all(immutable(x) for x in a))
+
+    if not all(immutable(a) for i, a in enumerate(args) if i not in arrays):
+        return None
+
+    def fresh():
+        out = list(args)
+        for i in arrays:
+            out[i] = np.copy(args[i], order="K")
+        return out
+
+    return fresh
+
+
+def _best(fn, args, repeats, fresh=None):
+    """Best time of ``repeats`` runs (on ``fresh()`` copies each, when given); numpy's warnings stay
+    quiet (the user saw the real run's)."""
     best = float("inf")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(repeats):
+            run_args = fresh() if fresh is not None else args
             start = time.perf_counter()
-            fn(*args)
+            fn(*run_args)
             best = min(best, time.perf_counter() - start)
     return best
 
@@ -37,14 +65,23 @@ def measuring_runner(fragment, spec, key):
 
     def first_call(*args):
         result = compiled(*args)                        # warm-up (thread pool, page faults); returned
-        t_compiled = _best(compiled, args, 1)
+        fresh = _copier(args) if spec.effects else None
+        if spec.effects and fresh is None:
+            spec.runner, spec.mode_chosen = compiled, spec.mode
+            if fragment.cache.get(key) is first_call:
+                fragment.cache[key] = compiled
+            return result
+        t_compiled = _best(compiled, args, 1, fresh)
         repeats = 5 if t_compiled < SHORT else (3 if t_compiled < LONG else 1)
-        t_python = _best(fragment.fallback, args, repeats)
+        try:
+            t_python = _best(fragment.fallback, args, repeats, fresh)
+        except Exception:     # Python raising where the kernel did not: keep the kernel, unmeasured
+            t_python = float("inf")
         if repeats > 1:   # interleaved after Python's runs, so a burst of load hits both sides
-            t_compiled = min(t_compiled, _best(compiled, args, repeats - 1))
+            t_compiled = min(t_compiled, _best(compiled, args, repeats - 1, fresh))
         spec.measured = (t_compiled, t_python)
         if t_python < MARGIN * t_compiled:
-            spec.runner = fragment.fallback
+            spec.runner = fragment.settle_python
             spec.mode_chosen = "python"
             fragment._record("measured", f"the block's Python ({t_python * 1e6:.1f} us) beat the compiled "
                                          f"{spec.mode} code ({t_compiled * 1e6:.1f} us): it runs as Python")

@@ -1,0 +1,80 @@
+"""Blocks inside loops that stay Python: measured against their own statements (also when they write
+into arrays), and run inline once they settle on Python, without a Fragment call per iteration."""
+
+import numpy as np
+import pytest
+from differential import assert_same_as_numpy
+
+from astjit import jit
+from astjit.runtime.fragment import SETTLED_CALLS
+
+rng = np.random.default_rng(11)
+
+
+def rows_in_place(a, out):
+    for i in range(a.shape[0]):
+        out[i] += a[i] * 2.0 + 1.0          # a row: the loop stays Python, the block writes into `out`
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_block_writing_into_an_array_is_measured_on_copies_and_applies_once(dtype):
+    jf = jit(rows_in_place)
+    for shape in ((40, 8), (3, 5), (40, 8), (1, 1)):
+        a = rng.random(shape).astype(dtype)
+        out = rng.random(shape).astype(dtype)
+        assert_same_as_numpy(rows_in_place, a, out, jitted=jf)
+    measured = [e for f in jf.fragments for e in f.entries if e.measured is not None]
+    assert measured, "the in-place block was never measured"
+    assert all(e.mode_chosen in ("python", e.mode) for e in measured)
+
+
+def scalar_loop(x, n):
+    total = 0.0
+    k = 0
+    while k < n:
+        total = total + x * k - 0.5          # scalar blocks: Python is faster than any Fragment call
+        k += 1
+    return total, k
+
+
+def test_scalar_blocks_settle_on_python_and_run_inline():
+    jf = jit(scalar_loop)
+    for x, n in ((1.5, 500), (2.0, 0), (-3.0, 7), (0.25, 1000)):
+        assert_same_as_numpy(scalar_loop, x, n, jitted=jf)
+    calls = sum(f.calls for f in jf.fragments)
+    # without the inline switch every iteration would call a Fragment (3014 calls in all)
+    assert 0 < calls < 2 * 1507 // SETTLED_CALLS + 16
+
+
+def changes_type(values):
+    acc = 0.0
+    for v in values:
+        acc = acc * 0.5 + v                  # floats for a while, then arrays: the block looks again
+    return acc
+
+
+def test_a_settled_block_sees_new_argument_types():
+    values = [float(i) for i in range(200)] + [rng.random(1000) for _ in range(200)]
+    jf = assert_same_as_numpy(changes_type, values)
+    assert_same_as_numpy(changes_type, values[::-1], jitted=jf)
+    keys = {e.key for f in jf.fragments for e in f.entries}
+    assert len(keys) >= 2, "the block never looked at the arrays"
+
+
+def raises_midway(a, stop):
+    out = 0.0
+    for i in range(10):
+        out = out + a[i] * 2.0
+        if i == stop:
+            out = out + a[i + 100]           # IndexError at the user's line, inline or not
+    return out
+
+
+def test_inline_statements_raise_at_the_users_line():
+    jf = jit(raises_midway)
+    a = rng.random(10)
+    assert_same_as_numpy(raises_midway, a, 20, jitted=jf)
+    with pytest.raises(IndexError) as info:
+        jf(a, 5)
+    assert info.traceback[-1].lineno + 1 == raises_midway.__code__.co_firstlineno + 5

@@ -83,7 +83,11 @@ class DefinitelyBound:
             start = bound - _deleted(s.body)
             loop_vars = _stored([s.target]) if isinstance(s, gast.For | gast.AsyncFor) else set()
             self._body(s.body, start | loop_vars)
-            return _meet(self._body(s.orelse, start), start)       # left by the else, or by a break
+            end = _meet(self._body(s.orelse, start), start)        # left by the else, or by a break
+            if isinstance(s, gast.For) and isinstance(s.iter, gast.Tuple) and s.iter.elts and not any(
+                    isinstance(e, gast.Starred) for e in s.iter.elts):
+                end |= loop_vars - _deleted(s.body)                # a non-empty tuple binds the target
+            return end
         if isinstance(s, gast.Try) or type(s).__name__ == "TryStar":
             normal = self._body(s.orelse, self._body(s.body, bound))
             raised = bound - _deleted(s.body) - _deleted(s.orelse)  # an exception anywhere in the body

@@ -2,7 +2,8 @@
 
 A loop qualifies when every statement of its body is scalar work on array elements: element reads and
 writes with one integer index per axis, scalar temporaries, ``if``/``elif``/``else``, nested
-``for ... in range(...)`` loops, ``break``/``continue``, and calls of scalar functions (``abs``,
+``for ... in range(...)`` loops and loops over small tuples of constants (``for di in (-1, 0, 1)``),
+``break``/``continue``, and calls of scalar functions (``abs``,
 ``min``, ``max``, ``int``, ``float``, ``len``, ``math.*``, numpy ufuncs). This module decides that
 from the syntax alone and names the first line that keeps a loop in Python; the types of the values
 (which arrays, which dtypes) are checked again on every new set of argument types, when the loop is
@@ -29,6 +30,8 @@ NUMPY_UFUNCS = ("sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "absolute", "
                 "isnan", "isinf", "isfinite")
 SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS,
                 **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
+
+TUPLE_LOOP_ITEMS = 64   # ``for d in (...)`` with at most this many constants of one type runs in a kernel
 
 OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.BitAnd,
              gast.BitOr, gast.BitXor)
@@ -94,6 +97,12 @@ class LoopChecker:
             self.refuse("for ... else", loop)
         if not isinstance(loop.target, gast.Name):
             self.refuse("a loop target that is not one name", loop)
+        if isinstance(loop.iter, gast.Tuple):
+            if constant_items(loop.iter) is None:
+                self.refuse(f"a loop over a tuple that is not 1 to {TUPLE_LOOP_ITEMS} constants of one type "
+                            "(int, float or bool)", loop.iter)
+            self.body(loop.body)
+            return
         call = loop.iter
         if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and not call.keywords
                 and 1 <= len(call.args) <= 3 and self.resolved(call.func) is builtins.range):
@@ -195,6 +204,23 @@ def _hashable(obj) -> bool:
     return True
 
 
+def constant_items(node):
+    """The values of a tuple display of 1 to TUPLE_LOOP_ITEMS constants of one type (``(-1, 0, 1)``,
+    ``(0.5, 1.0)``), else None."""
+    values = []
+    for e in node.elts:
+        negative = isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub | gast.UAdd)
+        c = e.operand if negative else e
+        if not isinstance(c, gast.Constant) or type(c.value) not in (int, float, bool):
+            return None
+        if negative and type(c.value) is bool:
+            return None                     # -True is an int: keep to what reads plainly
+        values.append(-c.value if negative and isinstance(e.op, gast.USub) else c.value)
+    if not 1 <= len(values) <= TUPLE_LOOP_ITEMS or len({type(v) for v in values}) != 1:
+        return None
+    return values
+
+
 def index_items(index) -> list:
     """The per-axis items of a subscript's index (``a[i, j]``: i and j; ``a[i]``: i)."""
     return index.elts if isinstance(index, gast.Tuple) else [index]
@@ -272,6 +298,8 @@ def work_expression(loop):
     assigned = assigned_names(loop)
 
     def trips(node):
+        if isinstance(node.iter, gast.Tuple):
+            return gast.Constant(value=len(node.iter.elts), kind=None)
         names = {n.id for a in node.iter.args for n in gast.walk(a) if isinstance(n, gast.Name)}
         if names & assigned:
             return gast.Constant(value=UNKNOWN_TRIPS, kind=None)

@@ -51,8 +51,14 @@ def specialize_loop(fragment, key, args) -> Specialization:
     from ..backends.tvm.runtime import compile_module, host_target, tvm_module
 
     block = fragment.block
-    lowering = LoopLowering(block.kernel_loop, fragment.live_in, fragment.live_out, args, block.loop_calls)
-    lowered = lowering.lower()
+    try:
+        lowering = LoopLowering(block.kernel_loop, fragment.live_in, fragment.live_out, args, block.loop_calls)
+        lowered = lowering.lower()
+    except Unsupported:
+        raise
+    except Exception as exc:      # a case the lowering does not foresee: the loop runs as Python, explained
+        raise Unsupported(f"astjit could not lower this loop ({type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
     tvm = tvm_module()
     try:
         # compacting buffers has nothing to do on one-element scalars and grows with their number

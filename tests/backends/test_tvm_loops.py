@@ -346,3 +346,78 @@ def test_globals_and_closure_values_are_read_at_each_call(monkeypatch):
 
     check(make(2.0), [(rng.random(30), np.zeros(30))])
     check(make(3), [(np.arange(30), np.zeros(30, np.int64)), (np.arange(5), np.zeros(5, np.int64))])
+
+
+def life_with_offsets(grid, new):
+    n, m = grid.shape
+    for i in range(n):
+        for j in range(m):
+            c = 0
+            for di in (-1, 0, 1):
+                for dj in (-1, 0, 1):
+                    if di != 0 or dj != 0:
+                        c += grid[(i + di) % n, (j + dj) % m]
+            new[i, j] = 1 if c == 3 or (c == 2 and grid[i, j]) else 0
+    return new
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_loops_over_constant_tuples(dtype):
+    calls = [((rng.random(shape) < 0.4).astype(dtype), np.zeros(shape, dtype)) for shape in ((6, 7), (1, 1), (9, 3))]
+    check(life_with_offsets, calls)
+
+
+def smooth(a, out, weights_sum):
+    n = a.shape[0]
+    for i in range(n):
+        s = 0.0
+        for d in (-2, -1, 0, 1, 2):
+            if 0 <= i + d < n:
+                s += a[i + d]
+        for w in (0.5, -0.0, 2.0):        # floats, -0.0 included
+            s = s * w + weights_sum
+        for flag in (True, False):
+            if flag:
+                s = -s
+        out[i] = s
+    return out
+
+
+def offsets_out_of_range(a, out):
+    for i in range(len(a)):
+        for d in (-1, 1):
+            out[i] += a[i + d]           # a[-1] wraps; a[len(a)] raises after the earlier writes
+    return out
+
+
+def last_offset(a):
+    total = 0.0
+    for i in range(len(a)):
+        for d in (3, -7):
+            total += a[i] * d
+        if d == -7:
+            total += 1
+    return total
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_tuple_items_of_each_type_and_errors(dtype):
+    check(smooth, [(rng.random(n).astype(dtype), np.zeros(n, dtype), s) for n, s in ((10, 1.0), (3, -2.5), (1, 0.0))])
+    check(offsets_out_of_range, [(rng.random(n).astype(dtype), np.zeros(n, dtype)) for n in (5, 1, 8)])
+    check(last_offset, [(rng.random(n).astype(dtype),) for n in (4, 0, 9)])
+
+
+def counts_and_compares(g, stop):
+    c = 0                                 # a Python int, then a numpy int once an element is added
+    r = False
+    for i in range(len(g)):
+        r = c == 3                        # bool or numpy bool, as c is
+        if i < stop:
+            c += g[i]
+    return r, c
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int16", "uint8"])
+def test_a_comparison_of_a_python_or_numpy_int_keeps_its_type(dtype):
+    calls = [(np.ones(n, dtype), stop) for n, stop in ((10, 0), (10, 3), (0, 2), (10, 9))]
+    check(counts_and_compares, calls)

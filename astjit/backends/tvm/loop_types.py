@@ -99,12 +99,15 @@ UFUNC_OF_BINARY = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "
 
 def storage_dtype(types) -> str:
     """One dtype that holds every value of a variable whose type may change in the loop: its single
-    dtype, or float64 for a mix of float32 and float64 (float32 values widen exactly)."""
+    dtype; float64 for a mix of bools, float32 and float64; int64 for a mix of bools and ints up to
+    int64 or uint32 (``c == 2 and grid[i, j]``): each widens exactly, and the tag says which it is."""
     dtypes = {t.dtype for t in types}
     if len(dtypes) == 1:
         return dtypes.pop()
-    if dtypes <= {"float32", "float64"}:
+    if dtypes <= {"bool", "float32", "float64"}:
         return "float64"
+    if dtypes <= {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}:
+        return "int64"
     raise Unsupported("a variable takes values of " + " and ".join(sorted(map(str, types))))
 
 

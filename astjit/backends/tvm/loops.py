@@ -21,12 +21,13 @@ import gast
 import numpy as np
 
 from ...errors import Unsupported
-from ...frontend.loops import MATH_FUNCTIONS, assigned_names, index_items
+from ...frontend.loops import MATH_FUNCTIONS, assigned_names, constant_items, index_items
 from . import scalar_math as sm
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
 from .loop_types import (
     BINARY,
     COMPARE,
+    PYTHON_DTYPES,
     UFUNC_OF_BINARY,
     UFUNC_OF_COMPARE,
     Array,
@@ -130,9 +131,9 @@ class LoopLowering:
         for name in self.assigned & set(self.array_types):
             raise _no(f"the loop assigns {name!r}, an array")
         self.var_types = {n: {t} for n, t in self.incoming.items()}
-        for n in gast.walk(loop):                  # range() gives Python ints
+        for n in gast.walk(loop):                  # range() gives Python ints, a tuple its items' type
             if isinstance(n, gast.For):
-                self.var_types.setdefault(n.target.id, set()).add(Scalar(I64, True))
+                self.var_types.setdefault(n.target.id, set()).add(counter_type(n))
         self.var_bits = {}                         # name -> bound on an int variable's magnitude
 
     # -- driver ---------------------------------------------------------------------------------
@@ -330,6 +331,9 @@ class LoopLowering:
             T.buffer_store(brk if isinstance(s, gast.Break) else cont, tirx.const(True, "bool"), [0])
 
     def for_loop(self, loop) -> None:
+        if isinstance(loop.iter, gast.Tuple):
+            self.tuple_loop(loop)
+            return
         values = [self.expr(a) for a in loop.iter.args]
         for a in values:
             for t in a.types:
@@ -353,11 +357,27 @@ class LoopLowering:
         down = tirx.Select(start > stop, tirx.floordiv(start - stop - step - one, tirx.Max(zero - step, one)),
                            zero)
         T.buffer_store(count, tirx.Select(step > zero, up, down), [0])
-        if self.var_types.get(loop.target.id, set()) - {Scalar(I64, True)}:
+        last = start + (count[0] - one) * step
+        self.run_loop(loop, start, step, count[0], counter_bits,
+                      Interval(tirx.Min(start, last), tirx.Max(start, last), counter_bits))
+
+    def tuple_loop(self, loop) -> None:
+        """``for d in (-1, 0, 1)``: a counted loop over the positions, ``d`` the constant at each."""
+        items = constant_items(loop.iter)
+        bits = max(abs(int(v)).bit_length() for v in items) if type(items[0]) is not float else None
+        span = (Interval(tirx.const(min(items), I64), tirx.const(max(items), I64), bits)
+                if type(items[0]) is int else None)
+        self.run_loop(loop, tirx.const(0, I64), tirx.const(1, I64), tirx.const(len(items), I64), bits, span)
+
+    def run_loop(self, loop, start, step, count, counter_bits, span) -> None:
+        """The loop over ``count`` positions from ``start`` by ``step``: counted where its accesses are
+        proven in bounds at its entry (``span``: the interval of its variable, None if not an int
+        counter), checked otherwise."""
+        if self.var_types.get(loop.target.id, set()) - {counter_type(loop)}:
             raise _no(f"the loop variable {loop.target.id!r} also holds other types", loop)
-        proven = self.proven_in_bounds(loop, start, step, count[0], counter_bits)
+        proven = self.proven_in_bounds(loop, span) if span is not None else None
         if proven is None:
-            self.checked_loop(loop, start, step, count[0], counter_bits)
+            self.checked_loop(loop, start, step, count, counter_bits)
             return
         condition, unchecked, positive = proven
         with T.If(condition):
@@ -366,19 +386,28 @@ class LoopLowering:
                 self.unchecked = saved[0] | unchecked
                 self.positive_divisors = saved[1] | positive
                 clean = not has_jumps(loop) and not self.dry_run(
-                    lambda: self.counted_loop(loop, start, step, count[0], counter_bits))
+                    lambda: self.counted_loop(loop, start, step, count, counter_bits))
                 if clean:
-                    self.counted_loop(loop, start, step, count[0], counter_bits)
+                    self.counted_loop(loop, start, step, count, counter_bits)
                 else:
-                    self.checked_loop(loop, start, step, count[0], counter_bits)
+                    self.checked_loop(loop, start, step, count, counter_bits)
                 self.unchecked, self.positive_divisors = saved
             with T.Else(), self.scope():
-                self.checked_loop(loop, start, step, count[0], counter_bits)
+                self.checked_loop(loop, start, step, count, counter_bits)
 
     def set_counter(self, loop, value, counter_bits) -> None:
+        """Assign the loop variable its value at position ``value`` (the range's int, or the tuple's
+        item at that index)."""
         target = self.variables[loop.target.id]
-        T.buffer_store(target.buffer, _cast(value, I64, target.dtype), [0])
-        self.seen[loop.target.id].add(Scalar(I64, True))
+        t = counter_type(loop)
+        if isinstance(loop.iter, gast.Tuple):
+            items = constant_items(loop.iter)
+            item = tirx.const(items[-1], t.dtype)
+            for k in range(len(items) - 2, -1, -1):
+                item = tirx.Select(tirx.EQ(value, tirx.const(k, I64)), tirx.const(items[k], t.dtype), item)
+            value = item
+        T.buffer_store(target.buffer, _cast(value, t.dtype, target.dtype), [0])
+        self.seen[loop.target.id].add(t)
         self.note_bits(loop.target.id, counter_bits)
 
     def checked_loop(self, loop, start, step, count, counter_bits) -> None:
@@ -417,14 +446,11 @@ class LoopLowering:
                 finally:
                     self.sites = sites
 
-    def proven_in_bounds(self, loop, start, step, count, counter_bits):
+    def proven_in_bounds(self, loop, span):
         """(condition, accesses): the element indices of an innermost loop that lie in their arrays
         on every iteration when ``condition`` holds at the loop's entry (loop_bounds)."""
-        if not innermost(loop) or counter_bits > SAFE_BITS:
+        if not innermost(loop) or span.bits > SAFE_BITS:
             return None
-        one = tirx.const(1, I64)
-        last = start + (count - one) * step
-        span = Interval(tirx.Min(start, last), tirx.Max(start, last), counter_bits)
         in_body = set().union(*(assigned_names(s) for s in loop.body))
         counter = loop.target.id if loop.target.id not in in_body else None    # ``i += 1`` in the body
         bounds = IndexBounds(counter, span, assigned_names(loop), self.pure_leaf)
@@ -620,7 +646,10 @@ class LoopLowering:
         if op == "Pow":
             return self.power(a, b, node)
         fn = BINARY[op]
-        r = self.common(fn, (a, b), f"the operator {op}", node)
+        types, tag = self.result_types(fn, (a, b), f"the operator {op}")
+        if len(types) > 1:
+            return self.float_of_either_kind(op, a, b, types, tag, node)
+        r = types[0]
         loop = r.dtype
         if not r.python and r.kind in "iu":
             for v in (a, b):
@@ -653,6 +682,24 @@ class LoopLowering:
             expr = self.bind(expr, loop)
             bits = a.bits if op == "FloorDiv" else b.bits      # |a // b| <= |a|, |a % b| < |b|
         return Val(expr, (r,), bits=bits)
+
+    def float_of_either_kind(self, op, a, b, types, tag, node) -> Val:
+        """``s * w`` where ``s`` is a Python float on some iterations and a numpy float on others
+        (``s = 0.0`` then ``s += a[i]``): computed in each result type's dtype, the tag picks one.
+        Division (Python's raises where numpy's gives inf) and ints (Python's grow, numpy's wrap)
+        stay refused."""
+        if op in ("Div", "FloorDiv", "Mod") or any(t.kind != "f" for t in types):
+            raise _no(f"the operator {op} gives {' or '.join(map(str, types))} depending on the types the "
+                      "variables hold", node)
+        storage = storage_dtype(types)
+        rule = UFUNC_RULES[UFUNC_OF_BINARY[op]]
+        per_type = [_cast(rule(t.dtype)(_cast(a.expr, a.dtype, t.dtype), _cast(b.expr, b.dtype, t.dtype)),
+                          t.dtype, storage) for t in types]
+        expr = per_type[-1]
+        for k in range(len(types) - 2, -1, -1):
+            if per_type[k] is not per_type[-1]:
+                expr = tirx.Select(tirx.EQ(tag, tirx.const(k, "int8")), per_type[k], expr)
+        return Val(expr, types, tag)
 
     def check_python_division(self, op, a, b, node) -> None:
         """Python numbers divided by zero raise; the exception is the one Python raises for these types."""
@@ -720,23 +767,22 @@ class LoopLowering:
             return Val(tirx.Not(self.truth(v)), (Scalar("bool", True),))
         if any(t.kind == "b" for t in v.types):
             raise _no(f"unary {op} of a bool", e)
-        if all(t.kind == "f" for t in v.types):
-            r = self.common({"USub": lambda x: -x, "UAdd": lambda x: +x}[op], (v,), f"unary {op}", e)
-            if len(v.types) > 1:
-                raise _no(f"unary {op} of a value that is a Python number on some iterations only", e)
-            return Val(UFUNC_RULES["negative"](v.dtype)(v.expr) if op == "USub" else v.expr, (r,))
+        if all(t.kind == "f" for t in v.types):      # a float keeps its type (and tag), exactly
+            return Val(UFUNC_RULES["negative"](v.dtype)(v.expr) if op == "USub" else v.expr, v.types, v.tag)
         zero = Val(tirx.const(0, I64), (Scalar(I64, True),), bits=0)
         return self.binary("Sub" if op == "USub" else "Add", zero, v, e)
 
     def compare(self, e) -> Val:
-        """``a < b < c``: ``c`` is evaluated only if ``a < b``; the value is the last comparison made."""
+        """``a < b < c``: ``c`` is evaluated only if ``a < b``; the value is the last comparison made.
+        One comparison of a variable that is a Python int on some iterations and a numpy int on others
+        (``c = 0`` then ``c += grid[i, j]``) gives a bool or a numpy bool: its tag says which."""
         out = T.alloc_buffer((1,), "bool", scope="global")
-        types = set()
+        steps = []
 
         def step(left, k):
             right = self.expr(e.comparators[k])
             op = type(e.ops[k]).__name__
-            types.add(self.common(COMPARE[op], (left, right), f"the comparison {op}", e))
+            steps.append(self.result_types(COMPARE[op], (left, right), f"the comparison {op}"))
             T.buffer_store(out, self.compare_pair(op, left, right, e), [0])
             if k + 1 < len(e.ops):
                 with T.If(out[0]):
@@ -744,9 +790,33 @@ class LoopLowering:
                         step(right, k + 1)
 
         step(self.expr(e.left), 0)
+        if len(steps) == 1:
+            types, tag = steps[0]
+            return Val(out[0], types, tag)
+        types = {t for types, _ in steps for t in types}
         if len(types) != 1:
             raise _no("a chained comparison of Python and numpy values", e)
         return Val(out[0], (types.pop(),))
+
+    def result_types(self, fn, operands, what):
+        """(types, tag) of ``fn``'s result over the operands' possible types: one type and no tag, or
+        several and the tag expression choosing among them from the operands' own tags."""
+        combos = [()]
+        for v in operands:
+            combos = [c + (t,) for c in combos for t in v.types]
+        results = {c: result_type(fn, c, what) for c in combos}
+        types = ordered(set(results.values()))
+        if len(types) == 1:
+            return types, None
+        tag = None
+        for combo, r in results.items():
+            holds = tirx.const(True, "bool")
+            for v, t in zip(operands, combo):
+                if v.tag is not None:
+                    holds = tirx.And(holds, tirx.EQ(v.tag, tirx.const(v.types.index(t), "int8")))
+            index = tirx.const(types.index(r), "int8")
+            tag = index if tag is None else tirx.Select(holds, index, tag)
+        return types, self.bind(tag, "int8")          # the operands' tags as they are now
 
     def compare_pair(self, op, a: Val, b: Val, node):
         kinds = {t.kind for t in a.types + b.types}
@@ -928,6 +998,13 @@ class LoopLowering:
         if name == "absolute" and loop == I64:
             self.fail(tirx.EQ(xs[0], tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
         return Val(self.bind(UFUNC_RULES[name](loop)(*xs), r.dtype), (r,))
+
+
+def counter_type(loop) -> Scalar:
+    """What a ``for`` gives its variable: a Python int for a range, the items' type for a tuple."""
+    if isinstance(loop.iter, gast.Tuple):
+        return Scalar(PYTHON_DTYPES[type(constant_items(loop.iter)[0])], True)
+    return Scalar(I64, True)
 
 
 def _no(reason, node=None) -> Unsupported:

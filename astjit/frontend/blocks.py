@@ -37,6 +37,10 @@ class Block:
     in_loop: bool = False                               # inside a loop's body (that stays Python)
 
     @property
+    def is_while(self) -> bool:
+        return isinstance(self.kernel_loop, gast.While)
+
+    @property
     def lineno(self) -> int:
         return self.stmts[0].lineno
 
@@ -96,7 +100,7 @@ class BlockFinder:
                                                          getattr(node, "end_col_offset", None), exc.reason))
             self.close(stmts, start, run, lowering)
             run, lowering = [], None
-            if isinstance(stmt, gast.For) and self.loop_region(stmts, i, stmt):
+            if isinstance(stmt, gast.For | gast.While) and self.loop_region(stmts, i, stmt):
                 continue
             self.note_untraceable_expression(stmt)
             self.recurse(stmt)
@@ -133,6 +137,8 @@ class BlockFinder:
         for name in maybe_unbound:
             if name in assigned:       # no longer a local of the rewritten function: no unbound check
                 return note(f"{name!r} may be read before the loop assigns it, which keeps it in Python", loop)
+            if isinstance(loop, gast.While):   # its first iterations run as Python, then hand over
+                return note(f"{name!r} may be unbound when the loop starts, which keeps it in Python", loop)
         block = Block(len(self.blocks), [loop], None, live_in, live_out, {}, maybe_unbound,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop)
         self.blocks.append(block)

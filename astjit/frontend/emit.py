@@ -169,8 +169,12 @@ def fallback_def(block, stmts=None, name=None):
 def loop_helper_defs(block) -> list:
     """For a loop region: its loop as plain Python (``_plain``: no Fragment calls inside, the fastest
     Python for a few iterations) and its work estimate (``_work``, frontend/loops.work_expression;
-    UNKNOWN_TRIPS where it cannot be evaluated)."""
-    plain = fallback_def(block, [block.kernel_loop], fallback_name(block) + "_plain")
+    UNKNOWN_TRIPS where it cannot be evaluated). A ``while`` loop's count is not known before it runs:
+    its ``_plain`` runs the first iterations as Python and hands the loop over (while_plain_def)."""
+    if isinstance(block.kernel_loop, gast.While):
+        plain = while_plain_def(block)
+    else:
+        plain = fallback_def(block, [block.kernel_loop], fallback_name(block) + "_plain")
     guarded = gast.Try(body=[gast.Return(value=work_expression(block.kernel_loop))],
                        handlers=[gast.ExceptHandler(type=load("Exception"), name=None,
                                                     body=[gast.Return(value=gast.Constant(value=UNKNOWN_TRIPS,
@@ -181,6 +185,41 @@ def loop_helper_defs(block) -> list:
     for node in gast.walk(work):
         gast.copy_location(node, block.stmts[0])
     return [plain, work]
+
+
+TRIPS_NAME = "__astjit_trips"
+
+
+def while_plain_def(block):
+    """``_plain`` of a ``while`` region: the loop as written, counting its iterations. It returns
+    ``(True, live-out values)`` when the loop ends within ``config.tiny_loop_work()`` iterations,
+    else ``(False, live-in values)`` at the start of the next iteration: the kernel goes on from
+    there, evaluating the test again (a test has no effects in a loop region), so a short loop costs
+    no kernel call and a long one runs compiled after a few iterations."""
+    from ..config import tiny_loop_work
+
+    loop = copy.deepcopy(block.kernel_loop)
+    anchor = loop.body[0]
+    state = gast.Tuple(elts=[load(n) for n in block.live_in], ctx=gast.Load())
+    handover = gast.If(test=gast.Compare(left=load(TRIPS_NAME), ops=[gast.GtE()],
+                                         comparators=[gast.Constant(value=tiny_loop_work(), kind=None)]),
+                       body=[gast.Return(value=gast.Tuple(elts=[gast.Constant(value=False, kind=None), state],
+                                                          ctx=gast.Load()))], orelse=[])
+    count = gast.AugAssign(target=store(TRIPS_NAME), op=gast.Add(), value=gast.Constant(value=1, kind=None))
+    for node in (handover, count):
+        for n in gast.walk(node):
+            gast.copy_location(n, anchor)
+    loop.body = [handover, count] + loop.body
+    fdef = fallback_def(block, [_assign(TRIPS_NAME, gast.Constant(value=0, kind=None)), loop],
+                        fallback_name(block) + "_plain")
+    ret = fdef.body[-1]
+    ret.value = gast.Tuple(elts=[gast.Constant(value=True, kind=None),
+                                 ret.value if ret.value is not None else gast.Constant(value=None, kind=None)],
+                           ctx=gast.Load())
+    for n in gast.walk(fdef):
+        if not hasattr(n, "lineno") and isinstance(n, gast.expr | gast.stmt):
+            gast.copy_location(n, block.stmts[-1])
+    return fdef
 
 
 def rewrite(placements) -> None:

@@ -1,4 +1,5 @@
-"""Loop regions: ``for ... in range(...)`` nests whose whole body can run inside one compiled kernel.
+"""Loop regions: ``for ... in range(...)`` and ``while`` nests whose whole body can run inside one
+compiled kernel.
 
 A loop qualifies when every statement of its body is scalar work on array elements: element reads and
 writes with one integer index per axis, scalar temporaries, ``if``/``elif``/``else``, nested
@@ -55,6 +56,9 @@ class LoopChecker:
         self.calls: dict = {}
 
     def check(self, loop) -> None:
+        if isinstance(loop, gast.While):      # scalar iterations (``while err > tol``) compile too
+            self.while_loop(loop)
+            return
         self.for_loop(loop)
         if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) for n in gast.walk(loop)):
             # no element is read or written: whole-array work (``z = z * 0.9 + a``), whose blocks compile
@@ -71,6 +75,8 @@ class LoopChecker:
     def statement(self, s) -> None:
         if isinstance(s, gast.For):
             self.for_loop(s)
+        elif isinstance(s, gast.While):
+            self.while_loop(s)
         elif isinstance(s, gast.If):
             self.expr(s.test)
             self.body(s.body)
@@ -110,6 +116,12 @@ class LoopChecker:
         self.calls[call] = "range"
         for a in call.args:
             self.expr(a)
+        self.body(loop.body)
+
+    def while_loop(self, loop) -> None:
+        if loop.orelse:
+            self.refuse("while ... else", loop)
+        self.expr(loop.test)
         self.body(loop.body)
 
     def target(self, t, stmt) -> None:
@@ -309,7 +321,9 @@ def work_expression(loop):
     def statements(stmts):
         total = gast.Constant(value=0, kind=None)
         for s in stmts:
-            if isinstance(s, gast.For):
+            if isinstance(s, gast.While):
+                term = gast.Constant(value=UNKNOWN_TRIPS, kind=None)
+            elif isinstance(s, gast.For):
                 term = gast.BinOp(left=trips(s), op=gast.Mult(), right=statements(s.body))
             else:
                 term = gast.Constant(value=1, kind=None)
@@ -319,6 +333,8 @@ def work_expression(loop):
             total = gast.BinOp(left=total, op=gast.Add(), right=term)
         return total
 
+    if isinstance(loop, gast.While):
+        return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
     return gast.BinOp(left=trips(loop), op=gast.Mult(), right=statements(loop.body))
 
 

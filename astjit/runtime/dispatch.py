@@ -17,7 +17,8 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     ``miss(args)`` (which counts the call itself). Inside ``with np.errstate(all="raise")`` (numpy's
     error state not a quiet one) the block's Python runs instead: ``as_python(args)``. For a loop
     region (``loop``: its Block), a loop about to execute at most ``config.tiny_loop_work()``
-    statements runs as written (``loop.plain``) before any of that: cheaper than a kernel call."""
+    statements runs as written (``loop.plain``) before any of that: cheaper than a kernel call. A
+    ``while`` region runs its first iterations that way, and the rest from the state it hands over."""
     from .fpstate import current_state, kernels_allowed, last_quiet
     from .keys import KEY_CODE
 
@@ -26,7 +27,14 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     packed = f"({params}{',' if n else ''})"
     key = ", ".join(KEY_CODE[key_by].format(x=x) for x in names)
     tiny = ""
-    if loop is not None:
+    if loop is not None and loop.is_while:
+        # its first iterations run as Python; a loop still going hands its variables over
+        tiny = (f"    done, values = loop.plain({params})\n"
+                f"    if done:\n"
+                f"        counter[0] += 1\n"
+                f"        return values\n"
+                f"    {params}{',' if n == 1 else ''} = values\n") if n else ""
+    elif loop is not None:
         from ..config import tiny_loop_work
 
         tiny = (f"    if loop.work({params}) <= {tiny_loop_work()}:\n"

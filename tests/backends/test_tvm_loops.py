@@ -421,3 +421,102 @@ def counts_and_compares(g, stop):
 def test_a_comparison_of_a_python_or_numpy_int_keeps_its_type(dtype):
     calls = [(np.ones(n, dtype), stop) for n, stop in ((10, 0), (10, 3), (0, 2), (10, 9))]
     check(counts_and_compares, calls)
+
+
+# -- while loops ------------------------------------------------------------------------------------
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps, n
+
+
+def newton_sqrt(x0, target, tol):
+    x = x0
+    it = 0
+    while abs(x * x - target) > tol:
+        x = x - (x * x - target) / (2.0 * x)
+        it += 1
+        if it >= 100:
+            break
+    return x, it
+
+
+def first_at_least(a, x):
+    i = 0
+    n = len(a)
+    while i < n and a[i] < x:
+        i += 1
+    return i
+
+
+def scan_past_the_end(a, x):
+    i = 0
+    while a[i] < x:                       # IndexError at the end, as in Python
+        i += 1
+    return i
+
+
+def bisect_rows(m, x, out):
+    for r in range(m.shape[0]):
+        lo, hi = 0, m.shape[1]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if m[r, mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[r] = lo
+    return out
+
+
+def integrate(y, h, t_end):
+    t = 0.0
+    while t < t_end:
+        y = y + h * (-0.5 * y)
+        t += h
+    return y, t
+
+
+@pytest.mark.parametrize("tiny", ["0", "5", "24"])
+def test_while_loops_hand_over_from_python_at_any_iteration(tiny, monkeypatch):
+    """The first iterations run as Python, the rest in the kernel from the state they left."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", tiny)
+    compiled = tiny == "0"            # else a short call may never reach the kernel
+    check(collatz_steps, [(27,), (1,), (2**40 + 1,), (97,), (6,)], compiled=compiled)
+    check(newton_sqrt, [(1.0, 2.0, 1e-12), (3.0, 9.0, 0.0), (1.0, -1.0, 1e-9), (0.5, 1e6, 1e-3), (0.0, 2.0, 1e-9)],
+          compiled=compiled)                       # the last: ZeroDivisionError, as Python
+    sorted_values = np.sort(rng.random(200))
+    check(first_at_least, [(sorted_values, 0.5), (sorted_values, 2.0), (sorted_values[:0], 0.1),
+                           (sorted_values.astype(np.float32), 0.9)], compiled=compiled)
+    check(scan_past_the_end, [(sorted_values, 0.3), (sorted_values[:40], 5.0), (np.arange(3.0), 9.0)],
+          compiled=compiled)
+    m = np.sort(rng.random((30, 50)), axis=1)
+    check(bisect_rows, [(m, 0.5, np.zeros(30, np.int64)), (m[:3, :7], 0.1, np.zeros(3, np.int64)),
+                        (m, 2.0, np.zeros(30, np.int64))], compiled=compiled)
+    check(integrate, [(1.0, 0.01, 1.0), (2.5, 0.001, 0.5), (1.0, 0.5, 0.0)], compiled=compiled)
+
+
+def test_a_while_loop_over_arrays_it_reassigns_stays_python():
+    jitted = check(integrate, [(np.ones(3), 0.01, 1.0), (np.ones(5), 0.1, 0.5)], compiled=False)
+    assert any("assigns 'y', an array" in r.message for r in jitted.records())
+
+
+def while_else(a):
+    i = 0
+    while i < len(a):
+        if a[i] < 0:
+            break
+        i += 1
+    else:
+        i = -1
+    return i
+
+
+def test_while_else_stays_python_and_says_why():
+    jitted = check(while_else, [(np.array([1.0, -1.0]),), (np.ones(3),)], compiled=False)
+    assert "while ... else" in str(jitted.explain())

@@ -206,7 +206,7 @@ class LoopLowering:
                         T.buffer_store(var.tag, tirx.const(var.types.index(t), "int8"), [0])
                 with T.If(self.ok[0]):
                     with T.Then(), self.scope():
-                        self.for_loop(self.loop)
+                        self.statement(self.loop)
                 for k, var in enumerate(outs):
                     T.buffer_store(self.status, _bits_as_int64(var.buffer[0], var.dtype), [STATUS_SIZE + 2 * k])
                     tag = var.tag[0] if var.tag is not None else tirx.const(0, "int8")
@@ -296,6 +296,8 @@ class LoopLowering:
     def statement(self, s) -> None:
         if isinstance(s, gast.For):
             self.for_loop(s)
+        elif isinstance(s, gast.While):
+            self.while_loop(s)
         elif isinstance(s, gast.If):
             test = self.truth(self.expr(s.test))
             with T.If(test):
@@ -425,6 +427,19 @@ class LoopLowering:
             self.body(loop.body)
             self.flags.pop()
             T.buffer_store(k, k[0] + one, [0])
+
+    def while_loop(self, loop) -> None:
+        """``while test: body``: each iteration evaluates the test (with its checks) and runs the body
+        only while it holds; a false test ends the loop as a ``break`` does."""
+        brk = T.alloc_buffer((1,), "bool", scope="global")
+        cont = T.alloc_buffer((1,), "bool", scope="global")
+        T.buffer_store(brk, tirx.const(False, "bool"), [0])
+        with T.While(tirx.And(self.ok[0], tirx.Not(brk[0]))), self.scope():
+            T.buffer_store(cont, tirx.const(False, "bool"), [0])
+            T.buffer_store(brk, tirx.Not(self.truth(self.expr(loop.test))), [0])
+            self.flags.append((brk, cont))
+            self.body(loop.body)
+            self.flags.pop()
 
     def counted_loop(self, loop, start, step, count, counter_bits) -> None:
         """The loop as a plain counted ``for`` (LLVM can unroll and vectorize it): only for a body with

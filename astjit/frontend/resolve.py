@@ -65,6 +65,15 @@ class Resolver:
         """A generated ``guard() -> bool``, cheap enough for every call: every guarded name and attribute
         chain still resolves to the same object, the function's defaults are the same tuples and, given
         ``(current_state, [quiet_state])``, numpy's floating-point error state is one known to be quiet."""
+        body, namespace = self.guard_expression(defaults, quiet_floating_point)
+        src = (f"def guard():\n    try:\n        return {body}\n"
+               "    except (ValueError, AttributeError):\n        return False\n")
+        exec(compile(src, "<astjit guard>", "exec"), namespace)
+        return namespace["guard"]
+
+    def guard_expression(self, defaults=None, quiet_floating_point=None):
+        """(Python expression, its namespace) of the guard: what ``compiled_guard`` wraps in a
+        function, and what a generated call (api.JitFunction) checks inline."""
         terms, namespace = [], {"g": self.fn.__globals__, "b": self.builtins, "M": _MISSING, "fn": self.fn}
         if quiet_floating_point is not None:
             namespace["fp_state"], namespace["fp_quiet"] = quiet_floating_point
@@ -85,12 +94,7 @@ class Resolver:
         if defaults is not None:
             namespace["d0"], namespace["d1"] = defaults
             terms.append("fn.__defaults__ is d0 and fn.__kwdefaults__ is d1")
-        body = " and ".join(terms) or "True"
-        src = (f"def guard():\n    try:\n        return {body}\n"
-               "    except (ValueError, AttributeError):\n        return False\n")
-        exec(compile(src, "<astjit guard>", "exec"), namespace)
-        return namespace["guard"]
-
+        return " and ".join(terms) or "True", namespace
 
     def _load_code(self, name, k, namespace) -> str:
         """Python code reading the free name ``name`` now (a closure cell, a global or a builtin)."""

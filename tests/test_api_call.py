@@ -1,0 +1,57 @@
+"""The generated call of a jitted function (api.JitFunction._install_call): the original's parameters,
+the guard inline, and the same behaviour as the generic path."""
+
+import numpy as np
+import pytest
+from differential import assert_same_as_numpy
+
+from astjit import jit
+
+SCALE = 2.0
+
+
+def named_like_the_guard(g, b, fn, M, o0, d0):
+    return g * SCALE + b - fn * M + o0 - d0
+
+
+def test_parameters_named_like_the_guards_own_names():
+    args = [np.arange(4.0), 1.5, np.ones(4), 3.0, 0.5, np.full(4, 2.0)]
+    jf = assert_same_as_numpy(named_like_the_guard, *args)
+    assert_same_as_numpy(named_like_the_guard, *[a * 2 if isinstance(a, float) else a for a in args], jitted=jf)
+    assert type(jf).__call__.__name__ == "named_like_the_guard"
+
+
+def scaled(a, b):
+    return a * SCALE + b
+
+
+def test_keywords_errors_and_a_rebound_global(monkeypatch):
+    jf = jit(scaled)
+    a = np.arange(5.0)
+    np.testing.assert_array_equal(jf(a, 1.0), scaled(a, 1.0))
+    np.testing.assert_array_equal(jf(b=2.0, a=a), scaled(a, 2.0))
+    with pytest.raises(TypeError, match=r"scaled\(\) missing 1 required positional argument: 'b'"):
+        jf(a)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
+        jf(a, 1.0, c=3)
+    monkeypatch.setitem(globals(), "SCALE", -1.0)     # the guard sees it: the next call reads -1.0
+    np.testing.assert_array_equal(jf(a, 1.0), a * -1.0 + 1.0)
+    with np.errstate(all="raise"):                    # numpy's error state asks for errors: Python runs
+        with pytest.raises(FloatingPointError):
+            jf(np.array([np.inf]), -np.inf)           # inf * 2 - inf: invalid
+
+
+def with_defaults(a, b=1.0, *rest, c=2.0):
+    return a * b + c + len(rest)
+
+
+def test_signatures_with_defaults_and_varargs_keep_the_generic_call():
+    jf = jit(with_defaults)
+    a = np.arange(3.0)
+    np.testing.assert_array_equal(jf(a), with_defaults(a))
+    np.testing.assert_array_equal(jf(a, 3.0, 1, 2, c=0.5), with_defaults(a, 3.0, 1, 2, c=0.5))
+    with_defaults.__defaults__ = (10.0,)
+    try:
+        np.testing.assert_array_equal(jf(a), with_defaults(a))
+    finally:
+        with_defaults.__defaults__ = (1.0,)

@@ -38,7 +38,7 @@ def test_keywords_errors_and_a_rebound_global(monkeypatch):
     np.testing.assert_array_equal(jf(a, 1.0), a * -1.0 + 1.0)
     with np.errstate(all="raise"):                    # numpy's error state asks for errors: Python runs
         with pytest.raises(FloatingPointError):
-            jf(np.array([np.inf]), -np.inf)           # inf * 2 - inf: invalid
+            jf(np.array([np.inf]), np.inf)            # -inf + inf: invalid
 
 
 def with_defaults(a, b=1.0, *rest, c=2.0):

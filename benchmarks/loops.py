@@ -90,6 +90,47 @@ def life(grid, new):
     return new
 
 
+def life_offsets(grid, new):
+    n, m = grid.shape
+    for i in range(n):
+        for j in range(m):
+            alive = 0
+            for di in (-1, 0, 1):
+                for dj in (-1, 0, 1):
+                    if di != 0 or dj != 0:
+                        alive += grid[(i + di) % n, (j + dj) % m]
+            new[i, j] = 1 if alive == 3 or (alive == 2 and grid[i, j] == 1) else 0
+    return new
+
+
+def decay(y, h, t_end):
+    t = 0.0
+    while t < t_end:
+        y = y + h * (-0.5 * y + math.sin(t))
+        t += h
+    return y
+
+
+def bisect_rows(m, x, out):
+    for r in range(m.shape[0]):
+        lo, hi = 0, m.shape[1]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if m[r, mid] < x[r]:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[r] = lo
+    return out
+
+
+def newton(x0, target, tol):
+    x = x0
+    while abs(x * x - target) > tol:
+        x = x - (x * x - target) / (2.0 * x)
+    return x
+
+
 def cases():
     rng = np.random.default_rng(0)
     lower = np.tril(rng.random((300, 300))) + np.eye(300) * 300
@@ -101,6 +142,12 @@ def cases():
         ("forward subst 300", forward_substitution, (lower, rng.random(300), np.zeros(300))),
         ("convolve 10k x 16", convolve, (rng.random(10_000), rng.random(16), np.zeros(10_000))),
         ("life 128x128", life, ((rng.random((128, 128)) < 0.3).astype(np.int64), np.zeros((128, 128), np.int64))),
+        ("life offsets 128^2", life_offsets, ((rng.random((128, 128)) < 0.3).astype(np.int64),
+                                              np.zeros((128, 128), np.int64))),
+        ("while: decay 20k", decay, (1.0, 1e-4, 2.0)),
+        ("while: bisect 2kx1k", bisect_rows, (np.sort(rng.random((2000, 1000)), axis=1), rng.random(2000),
+                                              np.zeros(2000, np.int64))),
+        ("while: newton", newton, (1.0, 2.0, 1e-12)),
         # tiny and small loops: a kernel call costs a few microseconds, more than a few Python
         # statements; a loop of at most ASTJIT_TINY_LOOP statements runs as written
         ("recurrence 4", recurrence, (rng.random(4), np.zeros(4), 0.3)),

@@ -84,7 +84,11 @@ class LoopChecker:
         elif isinstance(s, gast.Assign):
             if len(s.targets) != 1:
                 self.refuse("chained assignment", s)
-            self.expr(s.value)
+            if isinstance(s.value, gast.Tuple) and isinstance(s.targets[0], gast.Tuple):
+                for e in s.value.elts:
+                    self.expr(e)
+            else:
+                self.expr(s.value)
             self.target(s.targets[0], s)
         elif isinstance(s, gast.AugAssign):
             if not isinstance(s.op, OPERATORS):
@@ -133,6 +137,10 @@ class LoopChecker:
         if isinstance(t, gast.Tuple) and isinstance(stmt, gast.Assign) and all(
                 isinstance(e, gast.Name) for e in t.elts) and self.is_shape(stmt.value):
             return                                                # n, m = x.shape
+        if isinstance(t, gast.Tuple) and isinstance(stmt, gast.Assign) and all(
+                isinstance(e, gast.Name) for e in t.elts) and isinstance(stmt.value, gast.Tuple) and len(
+                stmt.value.elts) == len(t.elts):
+            return                                                # lo, hi = 0, n  (the values were checked)
         self.refuse("an assignment target other than a name or an array element", t)
 
     def index(self, node) -> None:

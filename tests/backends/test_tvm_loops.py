@@ -520,3 +520,17 @@ def while_else(a):
 def test_while_else_stays_python_and_says_why():
     jitted = check(while_else, [(np.array([1.0, -1.0]),), (np.ones(3),)], compiled=False)
     assert "while ... else" in str(jitted.explain())
+
+
+def fibonacci_pairs(out):
+    a, b = 0, 1
+    for i in range(len(out)):
+        out[i] = a
+        a, b = b, a + b                   # both values first, then the names
+    return out, a, b
+
+
+def test_tuple_assignment_evaluates_every_value_first():
+    check(fibonacci_pairs, [(np.zeros(n, np.int64),) for n in (10, 0, 50, 3)])
+    m = np.sort(rng.random((20, 30)), axis=1)
+    check(bisect_rows, [(m, 0.5, np.zeros(20, np.int64)), (m[:2], 0.0, np.zeros(2, np.int64))])

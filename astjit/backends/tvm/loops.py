@@ -308,6 +308,11 @@ class LoopLowering:
                         self.body(s.orelse)
         elif isinstance(s, gast.Assign):
             target = s.targets[0]
+            if isinstance(target, gast.Tuple) and isinstance(s.value, gast.Tuple):
+                values = [self.settled(self.expr(e)) for e in s.value.elts]   # all first (a, b = b, a)
+                for name, value in zip(target.elts, values):
+                    self.assign(name.id, value, s)
+                return
             if isinstance(target, gast.Tuple):
                 self.unpack_shape(target, s.value)
                 return
@@ -540,6 +545,12 @@ class LoopLowering:
             expr = tirx.Select(tirx.EQ(value.tag, tirx.const(k, "int8")),
                                tirx.const(types.index(value.types[k]), "int8"), expr)
         return expr
+
+    def settled(self, v: Val) -> Val:
+        """``v`` computed now into locals: reading a variable gives a load, which a later assignment
+        to that variable would change."""
+        tag = self.bind(v.tag, "int8") if v.tag is not None else None
+        return Val(self.bind(v.expr, v.dtype), v.types, tag, v.bits)
 
     def unpack_shape(self, target, value) -> None:
         array = self.array(value.value.id, value)

@@ -65,31 +65,34 @@ def measuring_runner(fragment, spec, key):
 
     def first_call(*args):
         result = compiled(*args)                        # warm-up (thread pool, page faults); returned
-        fresh = _copier(args) if spec.effects else None
-        if spec.effects and fresh is None:
-            spec.runner, spec.mode_chosen = compiled, spec.mode
-            if fragment.cache.get(key) is first_call:
-                fragment.cache[key] = compiled
-            return result
-        t_compiled = _best(compiled, args, 1, fresh)
-        repeats = 5 if t_compiled < SHORT else (3 if t_compiled < LONG else 1)
         try:
-            t_python = _best(fragment.fallback, args, repeats, fresh)
-        except Exception:     # Python raising where the kernel did not: keep the kernel, unmeasured
-            t_python = float("inf")
-        if repeats > 1:   # interleaved after Python's runs, so a burst of load hits both sides
-            t_compiled = min(t_compiled, _best(compiled, args, repeats - 1, fresh))
-        spec.measured = (t_compiled, t_python)
-        if t_python < MARGIN * t_compiled:
+            python_wins = _python_is_faster(args)
+        except Exception:   # a timed run raising (on copies taken after the real run's effects): keep the kernel
+            python_wins = False
+        if python_wins:
             spec.runner = fragment.settle_python
             spec.mode_chosen = "python"
-            fragment._record("measured", f"the block's Python ({t_python * 1e6:.1f} us) beat the compiled "
-                                         f"{spec.mode} code ({t_compiled * 1e6:.1f} us): it runs as Python")
         else:
             spec.runner = compiled
             spec.mode_chosen = spec.mode
         if fragment.cache.get(key) is first_call:
             fragment.cache[key] = spec.runner
         return result
+
+    def _python_is_faster(args) -> bool:
+        fresh = _copier(args) if spec.effects else None
+        if spec.effects and fresh is None:
+            return False
+        t_compiled = _best(compiled, args, 1, fresh)
+        repeats = 5 if t_compiled < SHORT else (3 if t_compiled < LONG else 1)
+        t_python = _best(fragment.fallback, args, repeats, fresh)
+        if repeats > 1:   # interleaved after Python's runs, so a burst of load hits both sides
+            t_compiled = min(t_compiled, _best(compiled, args, repeats - 1, fresh))
+        spec.measured = (t_compiled, t_python)
+        if t_python < MARGIN * t_compiled:
+            fragment._record("measured", f"the block's Python ({t_python * 1e6:.1f} us) beat the compiled "
+                                         f"{spec.mode} code ({t_compiled * 1e6:.1f} us): it runs as Python")
+            return True
+        return False
 
     return first_call

@@ -78,3 +78,16 @@ def test_inline_statements_raise_at_the_users_line():
     with pytest.raises(IndexError) as info:
         jf(a, 5)
     assert info.traceback[-1].lineno + 1 == raises_midway.__code__.co_firstlineno + 5
+
+
+def moves_its_own_index(a, b):
+    idx = int(a[0])
+    a[0] = 10.0                              # a second run of this block reads index 10: IndexError
+    b[idx] = b[idx] * 2.0 + 1.0
+    return a, b
+
+
+def test_a_block_whose_rerun_would_raise_keeps_its_first_result():
+    jf = jit(moves_its_own_index)
+    for n in (5, 3):
+        assert_same_as_numpy(moves_its_own_index, np.zeros(n), np.zeros(n), jitted=jf)

@@ -82,20 +82,27 @@ class JitFunction:
         params = code.co_varnames[:code.co_argcount]
         plain = (not self.original.__defaults__ and not code.co_kwonlyargcount and not code.co_posonlyargcount
                  and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
-        if not plain:
+        if not plain:     # (defaults set since the last transform: back to the generic call)
+            self.__class__ = JitFunction
             return
         body, namespace = resolver.guard_expression(
             (self.original.__defaults__, self.original.__kwdefaults__),
             quiet_floating_point=(fpstate.current_state, fpstate.last_quiet))
         body, namespace = _prefixed(body, namespace, "__astjit_")   # apart from the parameters' names
         namespace["__astjit_function"] = function
+        # each parameter defaults to a marker: a default set on the original later (which the guard
+        # sees) takes the generic path, by keywords, with only the arguments given
+        namespace["__astjit_missing"] = missing = object()
         names = ", ".join(params)
-        packed = f"({names}{',' if len(params) == 1 else ''})"
-        src = (f"def __call__(__astjit_self{', ' if params else ''}{names}):\n"
-               f"    try:\n        __astjit_ok = {body}\n"
+        signature = "".join(f", {p}=__astjit_missing" for p in params)
+        given = "".join(f" and {p} is not __astjit_missing" for p in params)
+        keywords = "{" + ", ".join(f"{p!r}: {p}" for p in params) + "}"
+        namespace["__astjit_given"] = lambda kw: {k: v for k, v in kw.items() if v is not missing}
+        src = (f"def __call__(__astjit_self{signature}):\n"
+               f"    try:\n        __astjit_ok = {body}{given}\n"
                "    except (ValueError, AttributeError):\n        __astjit_ok = False\n"
                f"    if __astjit_ok:\n        return __astjit_function({names})\n"
-               f"    return __astjit_self._slow_call({packed}, {{}})\n")
+               f"    return __astjit_self._slow_call((), __astjit_given({keywords}))\n")
         exec(compile(src, "<astjit call>", "exec"), namespace)
         call = namespace["__call__"]
         call.__name__, call.__qualname__ = self.original.__name__, self.original.__qualname__  # its errors

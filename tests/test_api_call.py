@@ -6,6 +6,7 @@ import pytest
 from differential import assert_same_as_numpy
 
 from astjit import jit
+from astjit.api import JitFunction
 
 SCALE = 2.0
 
@@ -55,3 +56,20 @@ def test_signatures_with_defaults_and_varargs_keep_the_generic_call():
         np.testing.assert_array_equal(jf(a), with_defaults(a))
     finally:
         with_defaults.__defaults__ = (1.0,)
+
+
+def later_defaults(a, b):
+    return a * b
+
+
+def test_defaults_set_after_the_first_call_go_back_to_the_generic_call():
+    jf = jit(later_defaults)
+    a = np.arange(3.0)
+    np.testing.assert_array_equal(jf(a, 2.0), a * 2.0)
+    later_defaults.__defaults__ = (5.0,)
+    try:
+        for _ in range(3):
+            np.testing.assert_array_equal(jf(a), a * 5.0)
+        assert type(jf).__call__ is JitFunction.__call__
+    finally:
+        later_defaults.__defaults__ = None

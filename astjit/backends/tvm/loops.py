@@ -659,10 +659,7 @@ class LoopLowering:
 
     def common(self, fn, operands, what, node) -> Scalar:
         """The single result type of ``fn`` over every combination of the operands' possible types."""
-        combos = [()]
-        for v in operands:
-            combos = [c + (t,) for c in combos for t in v.types]
-        results = {result_type(fn, c, what) for c in combos}
+        results = set(possible_results(fn, operands, what).values())
         if len(results) != 1:
             raise _no(f"{what} gives {' or '.join(sorted(map(str, results)))} depending on the "
                               "types the variables hold", node)
@@ -827,10 +824,7 @@ class LoopLowering:
     def result_types(self, fn, operands, what):
         """(types, tag) of ``fn``'s result over the operands' possible types: one type and no tag, or
         several and the tag expression choosing among them from the operands' own tags."""
-        combos = [()]
-        for v in operands:
-            combos = [c + (t,) for c in combos for t in v.types]
-        results = {c: result_type(fn, c, what) for c in combos}
+        results = possible_results(fn, operands, what)
         types = ordered(set(results.values()))
         if len(types) == 1:
             return types, None
@@ -1024,6 +1018,14 @@ class LoopLowering:
         if name == "absolute" and loop == I64:
             self.fail(tirx.EQ(xs[0], tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
         return Val(self.bind(UFUNC_RULES[name](loop)(*xs), r.dtype), (r,))
+
+
+def possible_results(fn, operands, what) -> dict:
+    """The result type of ``fn`` for each combination of the operands' possible types."""
+    combos = [()]
+    for v in operands:
+        combos = [c + (t,) for c in combos for t in v.types]
+    return {c: result_type(fn, c, what) for c in combos}
 
 
 def counter_type(loop) -> Scalar:

@@ -530,7 +530,16 @@ def fibonacci_pairs(out):
     return out, a, b
 
 
+def swaps(a, x, y):
+    for i in range(len(a)):
+        x, y = y, x                       # plain reads: y must not see the x just assigned
+        a[i] = x - y
+    return a, x, y
+
+
 def test_tuple_assignment_evaluates_every_value_first():
     check(fibonacci_pairs, [(np.zeros(n, np.int64),) for n in (10, 0, 50, 3)])
+    check(swaps, [(np.zeros(n), x, y) for n, x, y in ((5, 1.0, -2.5), (4, np.nan, -0.0), (0, 1.0, 2.0),
+                                                      (3, np.inf, 1.0))])
     m = np.sort(rng.random((20, 30)), axis=1)
     check(bisect_rows, [(m, 0.5, np.zeros(20, np.int64)), (m[:2], 0.0, np.zeros(2, np.int64))])

@@ -423,6 +423,71 @@ def test_a_comparison_of_a_python_or_numpy_int_keeps_its_type(dtype):
     check(counts_and_compares, calls)
 
 
+def weighted_sum(a, w):
+    total = 0                             # a Python int until the first float is added
+    for i in range(a.shape[0]):
+        total += a[i] * w
+    return total
+
+
+def mean_of_positives(a):
+    s = 0
+    n = 0
+    for i in range(len(a)):
+        if a[i] > 0:
+            s += a[i]
+            n += 1
+    return s / n                          # Python's ZeroDivisionError while s is still an int
+
+
+def running_max_and_ratio(a, start):
+    best = start                          # an int argument, then elements
+    for i in range(len(a)):
+        v = a[i] * 2
+        if v > best:
+            best = v
+    r = best / len(a) if len(a) else 0
+    return best, r, best > 0, best == start
+
+
+def fraction_left(a, budget):
+    left = budget                         # int or float, then float: left / budget per iteration
+    r = 0.0
+    for i in range(len(a)):
+        r = left / budget                 # a Python zero divisor raises, a numpy float one gives inf
+        left = left - a[i]
+    return left, r
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "bool"])
+def test_a_variable_that_holds_an_int_then_floats(dtype):
+    """``total = 0`` then float additions: the int is stored exactly in a float64 local and keeps its
+    type (an empty loop returns the int 0); division raises only where both operands are Python's."""
+    values = [rng.normal(0, 5, n).astype(dtype) for n in (10, 0, 3, 1)]
+    check(weighted_sum, [(a, w) for a in values for w in (2, 0.5, np.float32(1.5))], compiled=dtype != "bool")
+    check(mean_of_positives, [(a,) for a in values] + [(values[0] * 0,)])
+    # an int64 element may not be exact in a float64 local that also holds 7.5: that loop stays Python
+    check(running_max_and_ratio, [(a, s) for a in values for s in (0, 3, -2**40, 7.5, np.int64(4))],
+          compiled=dtype != "int64")
+    floats = [v for v in values if v.dtype.kind == "f"] or [values[0].astype("float64")]
+    check(fraction_left, [(a, b) for a in floats for b in (0, 0.0, 10, 2.5, np.float64(0.0), np.float32(4))])
+
+
+def big_start(a, start):
+    best = start
+    for i in range(len(a)):
+        if a[i] > best:
+            best = a[i]
+    return best
+
+
+def test_an_int_that_may_not_be_exact_as_a_float_keeps_the_loop_in_python():
+    """int64 elements in a variable that also holds a float: a float64 local would round 2**62 + 1."""
+    calls = [(np.array([2**62 + 1, 5]), 0.5), (np.array([3, -2**60 - 1]), -1.5), (np.arange(4), 2.5)]
+    jitted = check(big_start, calls, compiled=False)
+    assert "an int that may reach 2**53, in a variable that also holds floats" in str(jitted.explain())
+
+
 # -- while loops ------------------------------------------------------------------------------------
 def collatz_steps(n):
     steps = 0

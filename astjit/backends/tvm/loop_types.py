@@ -99,16 +99,24 @@ UFUNC_OF_BINARY = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "
 
 def storage_dtype(types) -> str:
     """One dtype that holds every value of a variable whose type may change in the loop: its single
-    dtype; float64 for a mix of bools, float32 and float64; int64 for a mix of bools and ints up to
-    int64 or uint32 (``c == 2 and grid[i, j]``): each widens exactly, and the tag says which it is."""
+    dtype; int64 for a mix of bools and ints up to int64 or uint32 (``c == 2 and grid[i, j]``);
+    float64 for a mix with floats (``total = 0`` then ``total += a[i]``): floats and bools widen
+    exactly, an int is stored only where it is known to be below 2**53 (``exact_in``), and the tag
+    says which type the value has."""
     dtypes = {t.dtype for t in types}
     if len(dtypes) == 1:
         return dtypes.pop()
-    if dtypes <= {"bool", "float32", "float64"}:
-        return "float64"
-    if dtypes <= {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}:
+    ints = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
+    if dtypes <= ints:
         return "int64"
+    if dtypes <= ints | {"float32", "float64"}:
+        return "float64"
     raise Unsupported("a variable takes values of " + " and ".join(sorted(map(str, types))))
+
+
+def holds_ints_as_floats(types) -> bool:
+    """Whether a variable of these types stores its int values in a float64 (see ``storage_dtype``)."""
+    return any(t.kind in "iu" for t in types) and storage_dtype(types) == "float64"
 
 
 def ordered(types) -> tuple:

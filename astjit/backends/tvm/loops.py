@@ -32,6 +32,7 @@ from .loop_types import (
     UFUNC_OF_COMPARE,
     Array,
     Scalar,
+    holds_ints_as_floats,
     ordered,
     quietly,
     result_type,
@@ -51,7 +52,8 @@ I64 = "int64"
 SAFE_BITS = 62                 # range() arguments stay below 2**62 (checked where not known)
 EXTENT_BITS = 48               # array extents and incoming int64s below 2**48 (else the loop runs as Python)
 FLOAT_INT_LIMIT = float(2**63 - 2**13)   # a float estimate at or above this may be out of int64's range
-EXACT_FLOAT_INT = 2**53        # ints below this convert to float64 exactly (Python's int/int, int < float)
+EXACT_FLOAT_BITS = 53
+EXACT_FLOAT_INT = 2**EXACT_FLOAT_BITS   # ints below this convert to float64 exactly (int/int, int < float)
 
 # status buffer: [site + 1 (0: finished, BAIL: not started, run the Python), value, value, value,
 # then per live-out name: its value's bits as int64, the index of its type]; one buffer, because each
@@ -135,6 +137,7 @@ class LoopLowering:
             if isinstance(n, gast.For):
                 self.var_types.setdefault(n.target.id, set()).add(counter_type(n))
         self.var_bits = {}                         # name -> bound on an int variable's magnitude
+        self.final = False                         # the last build: the bounds seen are trusted
 
     # -- driver ---------------------------------------------------------------------------------
     def lower(self) -> LoopKernel:
@@ -154,6 +157,7 @@ class LoopLowering:
                 if kernel is None:
                     raise _no(f"{stale.name!r} is read before the loop assigns it", stale.node)
                 self.var_bits = dict(self.seen_bits)
+                self.final = True
                 kernel, _ = self.build_pass()
                 return kernel
         raise _no("the types of the loop's variables do not settle")
@@ -516,8 +520,9 @@ class LoopLowering:
             raise _no(f"{name!r} is not a scalar the loop can read", node)
         if not self.var_types.get(name):
             raise _Stale(name, node)
+        bits = EXACT_FLOAT_BITS if holds_ints_as_floats(var.types) else self.var_bits.get(name)
         return Val(_leaf(var.buffer[0], var.dtype), var.types, var.tag[0] if var.tag is not None else None,
-                   self.var_bits.get(name))
+                   bits)
 
     def assign(self, name, value: Val, node) -> None:
         var = self.variables[name]
@@ -525,9 +530,18 @@ class LoopLowering:
         self.note_bits(name, value.bits)
         if not set(value.types) <= set(var.types):
             return                                   # this pass's layout is stale; the next one fits
+        self.exact_in(value, var.dtype, node)
         T.buffer_store(var.buffer, _cast(value.expr, value.dtype, var.dtype), [0])
         if var.tag is not None:
             T.buffer_store(var.tag, self.retag(value, var.types), [0])
+
+    def exact_in(self, value: Val, dtype, node) -> None:
+        """An int stored in a float64 local (a variable that holds ints and floats) must be exact there:
+        known to be below 2**53. Earlier builds only learn the types; the last one knows the bounds."""
+        if not self.final or dtype != "float64" or not any(t.kind in "iu" for t in value.types):
+            return
+        if value.bits is None or value.bits > EXACT_FLOAT_BITS:
+            raise _no("an int that may reach 2**53, in a variable that also holds floats", node)
 
     def note_bits(self, name, bits) -> None:
         """Record a bound on what ``name`` is assigned: the largest one seen, or None if one is unknown."""
@@ -683,10 +697,7 @@ class LoopLowering:
             return Val(self.bind(tirx.floormod(x, tirx.Max(y, tirx.const(1, r.dtype))), r.dtype), (r,),
                        bits=b.bits)
         if op in ("Div", "FloorDiv", "Mod"):
-            if len({t.python for t in a.types}) > 1 or len({t.python for t in b.types}) > 1:
-                raise _no("a division by or of a value that is a Python number on some iterations only", node)
-            if a.types[0].python and b.types[0].python:      # Python raises; numpy scalars give inf/nan
-                self.check_python_division(op, a, b, node)
+            self.check_python_division(op, a, b, node)
         if r.kind in "iu" and op in ("Add", "Sub", "Mult"):
             return self.int_arithmetic(op, a, b, r, node)
         x, y = _cast(a.expr, a.dtype, loop), _cast(b.expr, b.dtype, loop)
@@ -709,11 +720,16 @@ class LoopLowering:
     def float_of_either_kind(self, op, a, b, types, tag, node) -> Val:
         """``s * w`` where ``s`` is a Python float on some iterations and a numpy float on others
         (``s = 0.0`` then ``s += a[i]``): computed in each result type's dtype, the tag picks one.
-        Division (Python's raises where numpy's gives inf) and ints (Python's grow, numpy's wrap)
-        stay refused."""
-        if op in ("Div", "FloorDiv", "Mod") or any(t.kind != "f" for t in types):
+        Ints (Python's grow, numpy's wrap) and ``//``, ``%`` stay refused; ``/`` raises where both
+        operands are Python numbers on that iteration."""
+        if op in ("FloorDiv", "Mod") or any(t.kind != "f" for t in types):
             raise _no(f"the operator {op} gives {' or '.join(map(str, types))} depending on the types the "
                       "variables hold", node)
+        if op == "Div":
+            self.check_python_division(op, a, b, node)
+            for v in (a, b):                          # Python's int / float is exact-rounded
+                if any(t.python and t.kind in "iu" for t in v.types):
+                    self.check_exact_as_float(v, node, "an int above 2**53 divided")
         storage = storage_dtype(types)
         rule = UFUNC_RULES[UFUNC_OF_BINARY[op]]
         per_type = [_cast(rule(t.dtype)(_cast(a.expr, a.dtype, t.dtype), _cast(b.expr, b.dtype, t.dtype)),
@@ -725,9 +741,32 @@ class LoopLowering:
         return Val(expr, types, tag)
 
     def check_python_division(self, op, a, b, node) -> None:
-        """Python numbers divided by zero raise; the exception is the one Python raises for these types."""
-        fn, sample, divisor = BINARY[op], a.types[0].sample(), b.types[0].type(0)
-        self.fail(tirx.Not(self.truth(b)), node, lambda v: _raised(fn, sample, divisor))
+        """Python numbers divided by zero raise, numpy scalars give inf or nan: on an iteration where
+        both operands are Python numbers, a zero divisor raises what Python raises for their types."""
+        combos = [c for c in possible_results(BINARY[op], (a, b), f"the operator {op}")
+                  if c[0].python and c[1].python]
+        if not combos:
+            return
+        which = tirx.const(0, I64)                   # the index of the combination that holds now
+        for k in range(1, len(combos)):
+            which = tirx.Select(self.combination_holds((a, b), combos[k]), tirx.const(k, I64), which)
+        python = tirx.const(False, "bool")
+        for c in combos:
+            python = tirx.Or(python, self.combination_holds((a, b), c))
+        fn = BINARY[op]
+        self.fail(tirx.And(python, tirx.Not(self.truth(b))), node,
+                  lambda v: _raised(fn, combos[v[0]][0].sample(), combos[v[0]][1].type(0)), (which,))
+
+    @staticmethod
+    def combination_holds(operands, combo):
+        """Whether the operands have the types ``combo`` now (their tags, where they have several)."""
+        holds = tirx.const(True, "bool")
+        for v, t in zip(operands, combo):
+            if v.tag is not None:
+                holds = tirx.And(holds, tirx.EQ(v.tag, tirx.const(v.types.index(t), "int8")))
+            elif t not in v.types:
+                return tirx.const(False, "bool")
+        return holds
 
     def check_python_int_fits(self, v: Val, dtype, node) -> None:
         """numpy (NEP 50) raises OverflowError for a Python int operand outside the other operand's
@@ -758,7 +797,8 @@ class LoopLowering:
         if loop != I64:
             x, y = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
             wide = {"Add": x + y, "Sub": x - y, "Mult": x * y}[op]
-            return Val(self.bind(sm.wrap_int(self.bind(wide, I64), I64, loop), loop), (r,))
+            return Val(self.bind(sm.wrap_int(self.bind(wide, I64), I64, loop), loop), (r,),
+                       bits=np.iinfo(loop).bits - (r.kind == "i"))
         x, y = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
         bits = None
         if a.bits is not None and b.bits is not None:
@@ -830,12 +870,8 @@ class LoopLowering:
             return types, None
         tag = None
         for combo, r in results.items():
-            holds = tirx.const(True, "bool")
-            for v, t in zip(operands, combo):
-                if v.tag is not None:
-                    holds = tirx.And(holds, tirx.EQ(v.tag, tirx.const(v.types.index(t), "int8")))
             index = tirx.const(types.index(r), "int8")
-            tag = index if tag is None else tirx.Select(holds, index, tag)
+            tag = index if tag is None else tirx.Select(self.combination_holds(operands, combo), index, tag)
         return types, self.bind(tag, "int8")          # the operands' tags as they are now
 
     def compare_pair(self, op, a: Val, b: Val, node):
@@ -849,10 +885,15 @@ class LoopLowering:
         for x, y in ((a, b), (b, a)):
             if any(t.python and t.kind in "iu" for t in x.types) and any(t.python and t.kind == "f" for t in y.types):
                 self.check_exact_as_float(x, node, "an int above 2**53 compared with a float")
-        loop = self.common(BINARY["Add"], (a, b), "promotion", node).dtype
-        return UFUNC_RULES[UFUNC_OF_COMPARE[op]](loop)(_cast(a.expr, a.dtype, loop), _cast(b.expr, b.dtype, loop))
+        rule = UFUNC_RULES[UFUNC_OF_COMPARE[op]]
+        promoted = possible_results(BINARY["Add"], (a, b), "promotion")
+        expr = None                      # compared in the type the operands promote to on each iteration
+        for combo, r in promoted.items():
+            here = rule(r.dtype)(_cast(a.expr, a.dtype, r.dtype), _cast(b.expr, b.dtype, r.dtype))
+            expr = here if expr is None else tirx.Select(self.combination_holds((a, b), combo), here, expr)
+        return expr
 
-    def choice(self, values):
+    def choice(self, values, node):
         """A local for a value chosen at run time among ``values``: ``put(v)`` stores one (with its tag
         where the types differ), ``current()`` reads what was stored last."""
         types = ordered({t for v in values for t in v.types})
@@ -861,6 +902,7 @@ class LoopLowering:
         tag = T.alloc_buffer((1,), "int8", scope="global") if len(types) > 1 else None
 
         def put(v):
+            self.exact_in(v, dtype, node)
             T.buffer_store(out, _cast(v.expr, v.dtype, dtype), [0])
             if tag is not None:
                 T.buffer_store(tag, self.retag(v, types), [0])
@@ -870,9 +912,9 @@ class LoopLowering:
 
         return put, current
 
-    def merged(self, values, produce) -> Val:
+    def merged(self, values, produce, node) -> Val:
         """A value chosen at run time among ``values``, each emitted by ``produce(put)`` into a local."""
-        put, current = self.choice(values)
+        put, current = self.choice(values, node)
         produce(put)
         return current()
 
@@ -891,13 +933,13 @@ class LoopLowering:
                     values.append(v)
                     put(v)
 
-        return self._twice(produce, values)
+        return self._twice(produce, values, e)
 
-    def _twice(self, produce, values):
+    def _twice(self, produce, values, node):
         """Lower ``produce`` once to learn the values' types, then for real into a local of those."""
         self.dry_run(lambda: produce(lambda v: None))
         probe, values[:] = list(values), []
-        return self.merged(probe, produce)
+        return self.merged(probe, produce, node)
 
     def bool_op(self, e) -> Val:
         """``a and b`` is a if a is false, else b (the value, not a bool); b is evaluated only then."""
@@ -914,7 +956,7 @@ class LoopLowering:
                     with T.Then(), self.scope():
                         produce(put, k + 1)
 
-        return self._twice(produce, values)
+        return self._twice(produce, values, e)
 
     def call(self, e) -> Val:
         name = self.calls.get(e)
@@ -960,7 +1002,7 @@ class LoopLowering:
         if len({t for v in args for t in v.types}) > 1:
             raise _no(f"{name}() of Python and numpy values", e)
         op = "Lt" if name == "min" else "Gt"
-        put, current = self.choice(args)
+        put, current = self.choice(args, e)
         put(args[0])
         for v in args[1:]:
             with T.If(self.compare_pair(op, v, current(), e)):

@@ -132,7 +132,7 @@ class BlockFinder:
             if name not in bound:
                 return note(f"{name!r} may be unbound after the loop, which keeps it in Python", loop)
         # a name the loop may leave unchanged (an empty range) is passed in, so its old value comes back
-        live_in = list(dict.fromkeys(live_in + live_out + self.free_values(loop)))
+        live_in = list(dict.fromkeys(live_in + live_out + self.free_values(loop, checker.free_names)))
         maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
         for name in maybe_unbound:
             if name in assigned:       # no longer a local of the rewritten function: no unbound check
@@ -148,17 +148,19 @@ class BlockFinder:
         self.recurse(loop)
         return True
 
-    def free_values(self, loop) -> list:
-        """Global and closure names the loop reads as numbers or arrays (``DT``, ``GRID``): passed in as
-        arguments, so each call reads their current values (no guard, no recompile when they change)."""
+    def free_values(self, loop, callee_names=()) -> list:
+        """Global and closure names the loop (and the functions it inlines: ``callee_names``) reads as
+        numbers or arrays (``DT``, ``GRID``): passed in as arguments, so each call reads their current
+        values (no guard, no recompile when they change)."""
         funcs = {id(n.func) for n in gast.walk(loop) if isinstance(n, gast.Call)}
+        read = [n.id for n in gast.walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
+                and id(n) not in funcs]
         names = []
-        for n in gast.walk(loop):
-            if (isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and id(n) not in funcs
-                    and n.id not in self.liveness.local_names):
-                value = self.resolver.lookup(n.id)
+        for name in read + list(callee_names):
+            if name not in self.liveness.local_names:
+                value = self.resolver.lookup(name)
                 if isinstance(value, bool | int | float | np.generic | np.ndarray):
-                    names.append(n.id)
+                    names.append(name)
         return list(dict.fromkeys(names))
 
     def note_untraceable_expression(self, stmt) -> None:

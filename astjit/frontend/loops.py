@@ -4,8 +4,9 @@ compiled kernel.
 A loop qualifies when every statement of its body is scalar work on array elements: element reads and
 writes with one integer index per axis, scalar temporaries, ``if``/``elif``/``else``, nested
 ``for ... in range(...)`` loops and loops over small tuples of constants (``for di in (-1, 0, 1)``),
-``break``/``continue``, and calls of scalar functions (``abs``,
-``min``, ``max``, ``int``, ``float``, ``len``, ``math.*``, numpy ufuncs). This module decides that
+``break``/``continue``, calls of scalar functions (``abs``,
+``min``, ``max``, ``int``, ``float``, ``len``, ``math.*``, numpy ufuncs) and of the user's own
+functions whose bodies qualify (frontend/inline). This module decides that
 from the syntax alone and names the first line that keeps a loop in Python; the types of the values
 (which arrays, which dtypes) are checked again on every new set of argument types, when the loop is
 compiled (backends/tvm/loops.py).
@@ -18,6 +19,7 @@ import math
 import gast
 import numpy as np
 
+from .inline import INLINE_DEPTH, NotInlinable, callee_function, code_path, parse_callee
 from .lower import attribute_chain
 
 # Python and math functions a loop body may call on scalars, by the object the name resolves to
@@ -48,12 +50,16 @@ class NotALoopRegion(Exception):
 
 
 class LoopChecker:
-    """Check the syntax of a ``for`` statement; ``calls`` maps each call node to its scalar op name."""
+    """Check the syntax of a ``for`` statement; ``calls`` maps each call node to its scalar op name
+    or to the Inlined callee; ``free_names`` are the globals the callees read."""
 
     def __init__(self, resolver, local_names):
         self.resolver = resolver
         self.local_names = local_names
         self.calls: dict = {}
+        self.free_names: list = []
+        self.depth = 0                      # how many inlined callees the statements checked are in
+        self.sites = 0
 
     def check(self, loop) -> None:
         if isinstance(loop, gast.While):      # scalar iterations (``while err > tol``) compile too
@@ -73,10 +79,14 @@ class LoopChecker:
             self.statement(s)
 
     def statement(self, s) -> None:
+        if isinstance(s, gast.For | gast.While) and self.depth:
+            self.refuse("a loop inside a called function", s)
         if isinstance(s, gast.For):
             self.for_loop(s)
         elif isinstance(s, gast.While):
             self.while_loop(s)
+        elif isinstance(s, gast.Return) and self.depth and s.value is not None:
+            self.expr(s.value)
         elif isinstance(s, gast.If):
             self.expr(s.test)
             self.body(s.body)
@@ -99,6 +109,8 @@ class LoopChecker:
             pass
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant):
             pass                                                  # a docstring or a bare constant
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            self.call(s.value)                                    # ``bump(a, i)``: its value unused
         else:
             self.refuse(f"a {type(s).__name__.lower()} statement", s)
 
@@ -196,12 +208,43 @@ class LoopChecker:
         chain = attribute_chain(e.func)
         fn = self.resolved(e.func) if chain is not None else None
         name = SCALAR_CALLS.get(fn) if fn is not None and _hashable(fn) else None
+        callee = callee_function(fn) if fn is not None and name is None else None
+        if callee is not None:
+            self.inline(e, chain, fn, callee)
+            return
         if name is None or e.keywords:
             what = ".".join(chain) if chain else "this call"
             self.refuse(f"a call of {what} (only scalar functions run inside a compiled loop)", e)
         self.calls[e] = name
         for a in e.args:
             self.expr(a)
+
+    def inline(self, e, chain, obj, fn) -> None:
+        """A call of the user's own function: its body is checked as the loop's, renamed apart."""
+        what = ".".join(chain)
+        if self.depth >= INLINE_DEPTH:
+            self.refuse(f"calls of user functions nested more than {INLINE_DEPTH} deep (or recursive)", e)
+        try:
+            callee = parse_callee(fn, e, self.sites, self.resolver.fn.__globals__)
+        except NotInlinable as exc:
+            self.refuse(f"a call of {what} ({exc})", e)
+        self.sites += 1
+        self.resolver.guards[tuple(chain) + code_path(obj)] = fn.__code__
+        for name in callee.free_names:
+            if name in self.local_names or name in self.resolver.cells:
+                self.refuse(f"a call of {what}, which reads the global {name!r}: a local of this function too", e)
+        for a in e.args:
+            self.expr(a)
+        self.depth += 1
+        try:
+            self.body(callee.body)
+        except NotALoopRegion as exc:
+            line = getattr(exc.node, "lineno", None)
+            self.refuse(f"{exc.reason} in {what} (at {callee.filename}:{line})", e)
+        finally:
+            self.depth -= 1
+        self.calls[e] = callee
+        self.free_names.extend(callee.free_names)
 
     def resolved(self, func):
         from .resolve import MISSING

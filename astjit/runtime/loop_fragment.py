@@ -121,7 +121,8 @@ def make_loop_runner(kernel, lowered, fragment):
             if status[0] == BAIL:
                 return fallback(*args)
             site = lowered.sites[status[0] - 1]
-            raise_at(site.raise_([int(v) for v in status[1:STATUS_SIZE]]), fragment.filename, site.line)
+            raise_at(site.raise_([int(v) for v in status[1:STATUS_SIZE]]), site.filename or fragment.filename,
+                     site.line)
         values = read_results(status)
         if n_out == 0:
             return None

@@ -14,6 +14,7 @@ leave that range, the kernel checks it and stops with an OverflowError that says
 would have gone on with a larger int).
 """
 
+import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ import gast
 import numpy as np
 
 from ...errors import Unsupported
+from ...frontend.inline import Inlined, inlined_names
 from ...frontend.loops import MATH_FUNCTIONS, assigned_names, constant_items, index_items
 from . import scalar_math as sm
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
@@ -76,6 +78,7 @@ class ErrorSite:
     """One place the kernel may stop: what Python raises there, built from the status values."""
     line: int
     raise_: object                 # callable(values) -> an exception instance
+    filename: str | None = None    # a line of an inlined function's file (else the loop's)
 
 
 @dataclass
@@ -129,7 +132,7 @@ class LoopLowering:
                 self.array_types[name] = t
             else:
                 self.incoming[name] = t
-        self.assigned = assigned_names(loop)
+        self.assigned = assigned_names(loop) | inlined_names(calls)
         for name in self.assigned & set(self.array_types):
             raise _no(f"the loop assigns {name!r}, an array")
         self.var_types = {n: {t} for n, t in self.incoming.items()}
@@ -173,9 +176,11 @@ class LoopLowering:
     def build(self) -> LoopKernel:
         self.sites = []
         self.stores = set()
+        self.array_origin = {}                 # an inlined function's array parameter -> the loop's array
         self.unchecked = set()                 # (access node id, axis) proven in bounds
         self.positive_divisors = set()         # ids of ``x % d`` nodes with d proven positive
         self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
+        self.returns = []                      # per enclosing inlined call: what ``return`` does
         self.pending = [[]]
         with IRBuilder() as ib:
             with T.prim_func(), self.scope():
@@ -215,7 +220,7 @@ class LoopLowering:
                     T.buffer_store(self.status, _bits_as_int64(var.buffer[0], var.dtype), [STATUS_SIZE + 2 * k])
                     tag = var.tag[0] if var.tag is not None else tirx.const(0, "int8")
                     T.buffer_store(self.status, tag.astype(I64), [STATUS_SIZE + 2 * k + 1])
-        return LoopKernel(ib.get(), list(self.arrays), [(n, t.dtype) for n, t in self.incoming.items()],
+        return LoopKernel(ib.get(), list(self.array_types), [(n, t.dtype) for n, t in self.incoming.items()],
                           outs, self.sites, self.stores)
 
     def incoming_bits(self, param, t: Scalar):
@@ -262,7 +267,8 @@ class LoopLowering:
         """Stop the kernel where ``cond`` holds: Python raises ``raise_(values)`` at ``node``. Whatever
         the enclosing scope emits after this runs only if the check passed (an index is checked before
         the load that uses it)."""
-        self.sites.append(ErrorSite(getattr(node, "lineno", self.loop.lineno), raise_))
+        self.sites.append(ErrorSite(getattr(node, "lineno", self.loop.lineno), raise_,
+                                    getattr(node, "astjit_file", None)))
         with T.If(cond):
             with T.Then():
                 T.buffer_store(self.status, tirx.const(len(self.sites), I64), [0])
@@ -335,6 +341,12 @@ class LoopLowering:
             else:
                 old = self.read(s.target.id, s)
                 self.assign(s.target.id, self.binary(op, old, self.expr(s.value), s), s)
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
+            self.call(s.value)
+        elif isinstance(s, gast.Return):
+            if not self.returns:
+                raise _no("return outside an inlined function", s)
+            self.returns[-1](s)
         elif isinstance(s, gast.Break | gast.Continue):
             if not self.flags:
                 raise _no("break/continue outside a loop")
@@ -619,7 +631,7 @@ class LoopLowering:
                 raise _no(f"storing a {t} into an array of {dtype}", target)
         if kind in "iu":
             self.check_python_int_fits(value, dtype, target)
-        self.stores.add(target.value.id)
+        self.stores.add(self.array_origin.get(target.value.id, target.value.id))
         if kind == "b":
             expr = sm.truthy(value.expr, value.dtype)
         else:
@@ -960,6 +972,8 @@ class LoopLowering:
 
     def call(self, e) -> Val:
         name = self.calls.get(e)
+        if isinstance(name, Inlined):
+            return self.inlined(name, e)
         if name == "len":
             if len(e.args) != 1 or not isinstance(e.args[0], gast.Name):
                 raise _no("len() of something other than an array", e)
@@ -996,6 +1010,45 @@ class LoopLowering:
         if name.startswith("np."):
             return self.ufunc(name[3:], args, e)
         raise _no(f"the call {name}", e)
+
+    def inlined(self, callee, e) -> Val:
+        """A call of the user's function: the arguments evaluated in order and bound to its (renamed)
+        parameters, then its body, where ``return value`` stores the call's value and skips the rest."""
+        values = []
+        for param, arg in zip(callee.params, e.args):
+            if isinstance(arg, gast.Name) and arg.id in self.arrays:      # an array passed on: its buffer
+                if any(isinstance(n, gast.Name) and n.id == param and isinstance(n.ctx, gast.Store)
+                       for s in callee.body for n in gast.walk(s)):
+                    raise _no(f"{callee.name} assigns its array parameter", e)
+                values.append((self.arrays[arg.id], self.array_origin.get(arg.id, arg.id)))
+            else:
+                values.append(self.settled(self.expr(arg)))
+        for param, v in zip(callee.params, values):
+            if isinstance(v, Val):
+                self.assign(param, v, e)
+            else:
+                self.arrays[param], self.array_origin[param] = v
+        returned = []
+
+        def produce(put):
+            done = T.alloc_buffer((1,), "bool", scope="global")
+            T.buffer_store(done, tirx.const(False, "bool"), [0])
+
+            def return_(s):
+                v = self.expr(s.value)
+                returned.append(v)
+                put(v)
+                T.buffer_store(done, tirx.const(True, "bool"), [0])
+
+            self.flags.append((done, done))
+            self.returns.append(return_)
+            try:
+                self.body(callee.body)
+            finally:
+                self.flags.pop()
+                self.returns.pop()
+
+        return self._twice(produce, returned, e)
 
     def min_max(self, name, args, e) -> Val:
         """Python's min/max: the first extreme argument, comparing with < or > (a NaN first stays)."""
@@ -1078,9 +1131,10 @@ def counter_type(loop) -> Scalar:
 
 
 def _no(reason, node=None) -> Unsupported:
-    """Why the loop cannot compile, with the line that stops it."""
+    """Why the loop cannot compile, with the line that stops it (and its file, in an inlined function)."""
     line = getattr(node, "lineno", None)
-    return Unsupported(f"{reason} (line {line})" if line else reason)
+    where = f"{os.path.basename(node.astjit_file)}:{line}" if hasattr(node, "astjit_file") else f"line {line}"
+    return Unsupported(f"{reason} ({where})" if line else reason)
 
 
 MATH_FUNCTIONS_BY_NAME = {name: fn for fn, name in MATH_FUNCTIONS.items()}

@@ -1,0 +1,115 @@
+"""Calls of the user's own functions inside a loop region: the callee's body runs in the loop kernel.
+
+A numba user writes small helpers (``def sq(x): return x * x``) and calls them in a loop; compiling
+the loop must not stop at the call. The callee's source is parsed, its local names are renamed apart
+(per call site, so nested and repeated calls never share a variable) and its statements are checked
+like the loop's own (frontend/loops). The kernel lowers the body where the call is, after the
+arguments are evaluated, as Python would run it. The loop's Python fallback calls the function as
+written.
+
+A callee qualifies when it is a plain ``def`` (or a jitted one) with positional parameters only,
+called with one positional argument per parameter, with no closure, reading globals of the caller's
+own module, and whose body is scalar statements (assignments, ``if``) where every path ends in
+``return value``. Its identity and its code object are guarded: rebinding the name or assigning
+``__code__`` transforms the caller again.
+"""
+
+import types
+from dataclasses import dataclass
+
+import gast
+
+from ..errors import AstjitError
+from .source import parse_function
+
+INLINE_DEPTH = 4           # calls nested deeper than this (or recursion) keep the loop in Python
+
+
+@dataclass(eq=False)
+class Inlined:
+    """A call site's callee, ready to be lowered where the call is."""
+    name: str              # the function's name, for messages
+    params: list           # its parameters, renamed
+    body: list             # its statements, every local renamed
+    filename: str          # where its lines are (errors inside it point there)
+    free_names: list       # globals its body reads (not calls): passed to the kernel as the caller's
+
+
+def callee_function(obj):
+    """The plain function a call runs, or None: a ``def`` function, or the original of a jitted one."""
+    from ..api import JitFunction
+
+    if isinstance(obj, JitFunction):
+        obj = obj.original
+    if isinstance(obj, types.FunctionType) and obj.__name__ != "<lambda>":
+        return obj
+    return None
+
+
+def code_path(obj) -> tuple:
+    """Attributes from a resolved callable to the code object its calls run (guarded)."""
+    from ..api import JitFunction
+
+    return ("original", "__code__") if isinstance(obj, JitFunction) else ("__code__",)
+
+
+def parse_callee(fn, call, site: int, caller_globals) -> Inlined:
+    """The callee of ``call`` renamed apart for call site number ``site``; raises NotInlinable."""
+    if fn.__globals__ is not caller_globals:
+        raise NotInlinable(f"{fn.__name__} is defined in another module")
+    if fn.__code__.co_freevars:
+        raise NotInlinable(f"{fn.__name__} is a closure")
+    try:
+        _, fndef = parse_function(fn)
+    except AstjitError as exc:
+        raise NotInlinable(f"no source for {fn.__name__} ({exc})") from None
+    args = fndef.args
+    if args.vararg or args.kwarg or args.kwonlyargs:
+        raise NotInlinable(f"{fn.__name__} takes *args, **kwargs or keyword-only parameters")
+    params = [a.id for a in args.posonlyargs + args.args]
+    if call.keywords or len(call.args) != len(params) or any(isinstance(a, gast.Starred) for a in call.args):
+        raise NotInlinable(f"the call passes other than one positional argument per parameter of {fn.__name__}")
+    for n in (n for s in fndef.body for n in gast.walk(s)):
+        if isinstance(n, gast.Global | gast.Nonlocal | gast.FunctionDef | gast.Lambda | gast.ClassDef
+                      | gast.Yield | gast.YieldFrom | gast.Await):
+            raise NotInlinable(f"{fn.__name__} has a {type(n).__name__.lower()}")
+    if not always_returns(fndef.body):
+        raise NotInlinable(f"{fn.__name__} may end without 'return value' (it would return None)")
+    local = set(params) | {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name)
+                           and isinstance(n.ctx, gast.Store | gast.Del)}
+    prefix = f"__astjit_{site}_{fn.__name__}_"
+    free = []
+    for n in gast.walk(fndef):
+        if isinstance(n, gast.Name):
+            if n.id in local:
+                n.id = prefix + n.id
+            elif isinstance(n.ctx, gast.Load):
+                free.append(n.id)
+        n.astjit_file = fn.__code__.co_filename
+    return Inlined(fn.__name__, [prefix + p for p in params], fndef.body, fn.__code__.co_filename,
+                   list(dict.fromkeys(free)))
+
+
+def always_returns(stmts) -> bool:
+    """Whether every path through ``stmts`` ends in ``return value`` (no loops: the checker refuses them)."""
+    for s in stmts:
+        if isinstance(s, gast.Return):
+            return s.value is not None
+        if isinstance(s, gast.If) and always_returns(s.body) and always_returns(s.orelse):
+            return True
+    return False
+
+
+def inlined_names(calls) -> set:
+    """Every variable of the inlined callees of a loop (their parameters and locals, renamed)."""
+    out = set()
+    for callee in calls.values():
+        if isinstance(callee, Inlined):
+            out.update(callee.params)
+            for s in callee.body:
+                out.update(n.id for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+    return out
+
+
+class NotInlinable(Exception):
+    """Why a call of a user function cannot run inside a loop kernel."""

@@ -1,0 +1,223 @@
+"""Calls of the user's own functions inside compiled loops (frontend/inline): their bodies run in the
+loop kernel, with Python's results, types, errors and effects."""
+
+import math
+import types
+
+import numpy as np
+import pytest
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+
+from astjit import jit
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
+
+rng = np.random.default_rng(11)
+SCALE = 3.0
+
+
+def sq(x):
+    return x * x
+
+
+def dist(x1, y1, x2, y2):
+    """Nested calls, locals and a math function."""
+    dx = x2 - x1
+    dy = y2 - y1
+    return math.sqrt(sq(dx) + sq(dy))
+
+
+def clip01(v):
+    if v < 0:
+        return 0                          # an int on this path, the value's own type on the others
+    elif v > 1:
+        return 1.0
+    return v
+
+
+def scaled(v):
+    return v * SCALE                      # a global read at each call
+
+
+def at(a, i):
+    return a[i]                           # an array parameter, indexed: IndexError raised here
+
+
+def bump(a, i, by):
+    a[i] += by                            # writes through an array parameter
+    return a[i]
+
+
+def squares_plus_one(a, out):
+    for i in range(len(a)):
+        out[i] = sq(a[i]) + 1.0
+    return out
+
+
+def pairwise_total(x, y):
+    n = len(x)
+    total = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            total += dist(x[i], y[i], x[j], y[j])
+    return total
+
+
+def mixed_helpers(a, k):
+    s = 0.0
+    for i in range(len(a)):
+        s += clip01(a[i]) + scaled(a[i]) + at(a, len(a) - 1 - i)
+        bump(a, i, k)
+    return s
+
+
+def reads_past_the_end(a, shift):
+    s = 0.0
+    for i in range(len(a)):
+        s += at(a, i + shift)
+        a[i] = s
+    return s
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_user_functions_run_inside_the_loop_kernel(dtype):
+    values = [(rng.normal(0.5, 1, n) * (3 if dtype == "int32" else 1)).astype(dtype) for n in (6, 0, 1, 17)]
+    check(squares_plus_one, [(a, np.zeros(len(a))) for a in values])
+    check(pairwise_total, [(a, a[::-1].copy()) for a in values])
+    check(mixed_helpers, [(a, k) for a in values for k in (1, 0.5, np.float32(2))],
+          compiled=dtype != "int32")       # an int32 array += 0.5 stays Python: it raises (casting)
+
+
+def test_an_error_inside_a_called_function_is_raised_at_its_line_with_the_same_effects():
+    jitted = check(reads_past_the_end, [(rng.random(n), s) for n, s in ((5, 0), (5, 2), (4, -9), (3, 1))])
+    a = np.arange(4.0)
+    with pytest.raises(IndexError) as info:
+        jitted(a, 1)
+    frame = info.traceback[-1]
+    assert str(frame.path) == __file__ and frame.lineno + 1 == at.__code__.co_firstlineno + 1
+    assert list(a) == [1.0, 3.0, 6.0, 3.0]            # the writes before the failing read happened
+
+
+def test_a_rebound_or_redefined_function_is_called_as_it_is_now():
+    global sq
+    jitted = jit(squares_plus_one)
+    a = rng.random(5)
+    before = sq
+    try:
+        assert np.array_equal(jitted(a, np.zeros(5)), squares_plus_one(a, np.zeros(5)))
+        sq = lambda x: x + 100.0             # noqa: E731 - rebinding the name
+        assert np.array_equal(jitted(a, np.zeros(5)), a + 101.0)
+        sq = before
+        assert np.array_equal(jitted(a, np.zeros(5)), a * a + 1.0)
+        code = sq.__code__
+        sq.__code__ = (lambda x: x - 1.0).__code__      # the same object, another body
+        assert np.array_equal(jitted(a, np.zeros(5)), a)
+        sq.__code__ = code
+        assert np.array_equal(jitted(a, np.zeros(5)), a * a + 1.0)
+    finally:
+        sq = before
+
+
+def fact(n):
+    return 1 if n <= 1 else n * fact(n - 1)
+
+
+def no_return(x):
+    x + 1
+
+
+def scale_by(x, k=2.0):
+    return x * k
+
+
+def looped(x):
+    for _ in range(2):
+        x = x * 2
+    return x
+
+
+def with_closure(y):
+    def inner(x):
+        return x + y
+    return inner
+
+
+closure = with_closure(2.0)
+other_module = types.ModuleType("other")
+exec("def triple(x):\n    return 3 * x\n", other_module.__dict__)
+triple = other_module.triple
+
+
+def recursive_loop(a, out):
+    for i in range(len(a)):
+        out[i] = fact(a[i])
+    return out
+
+
+def no_return_loop(a, out):
+    for i in range(len(a)):
+        out[i] = no_return(a[i]) is None
+    return out
+
+
+def keyword_loop(a, out):
+    for i in range(len(a)):
+        out[i] = scale_by(a[i], k=3.0)
+    return out
+
+
+def looped_loop(a, out):
+    for i in range(len(a)):
+        out[i] = looped(a[i])
+    return out
+
+
+def closure_loop(a, out):
+    for i in range(len(a)):
+        out[i] = closure(a[i])
+    return out
+
+
+def other_module_loop(a, out):
+    for i in range(len(a)):
+        out[i] = triple(a[i])
+    return out
+
+
+@pytest.mark.parametrize("loop, reason", [
+    (recursive_loop, "nested more than 4 deep (or recursive)"),
+    (no_return_loop, "may end without 'return value'"),
+    (keyword_loop, "one positional argument per parameter"),
+    (looped_loop, "a loop inside a called function"),
+    (closure_loop, "is a closure"),
+    (other_module_loop, "defined in another module"),
+])
+def test_calls_that_cannot_be_inlined_keep_the_loop_in_python_and_say_why(loop, reason):
+    calls_ = [(np.arange(n, dtype="int64" if loop is recursive_loop else "float64"), np.zeros(n)) for n in (4, 0, 6)]
+    jitted = check(loop, calls_, compiled=False)
+    assert reason in str(jitted.explain()), str(jitted.explain())
+
+
+@jit
+def jitted_sq(x):
+    return x * x
+
+
+def jitted_callee_loop(a, out):
+    for i in range(len(a)):
+        out[i] = jitted_sq(a[i]) - 1.0
+    return out
+
+
+def argument_order(a, b, i, j):
+    s = 0.0
+    for _ in range(2):
+        s += dist(a[i], b[j], a[j], b[i])       # each argument evaluated before the call, in order
+    return s
+
+
+def test_a_jitted_callee_and_argument_order():
+    check(jitted_callee_loop, [(rng.random(n), np.zeros(n)) for n in (3, 0, 8)])
+    a, b = rng.random(4), rng.random(3)
+    check(argument_order, [(a, b, 0, 2), (a, b, 3, 1), (a, b, 5, 7), (a, b, -1, -3), (a, b, 1, -9)])
+

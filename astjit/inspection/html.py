@@ -10,7 +10,7 @@ import inspect
 
 from ..runtime.keys import describe_key
 from .graph_svg import render_graph_html, segment_colors
-from .text import render_mode, subgraph_lines
+from .text import enclosing_loop, is_loop, mark_loop_calls, render_mode, subgraph_lines
 
 # one pastel per fragment in the original source, with a stronger edge colour
 FRAGMENT_COLORS = (("#e7f0ff", "#4a7fd6"), ("#e8f6ea", "#3f9a55"), ("#f3ebff", "#8a5cd1"),
@@ -26,9 +26,18 @@ PRE = (f"margin:0;padding:6px 8px;font-family:{MONO};font-size:12px;line-height:
        "border:1px solid #d0d7de;border-radius:4px;overflow-x:auto;white-space:pre")
 CODE = f"font-family:{MONO};font-size:12px"
 MUTED = "color:#6a737d"
-TABLE = "border-collapse:collapse;font-size:12px;margin:2px 0"
-TH = "text-align:left;padding:3px 10px;border-bottom:2px solid #d0d7de;background:#f6f8fa;font-weight:600"
-TD = "text-align:left;padding:3px 10px;border-bottom:1px solid #e4e8ec;vertical-align:top"
+# Jupyter's own stylesheets (classic nbconvert exports, JupyterLab) style every table of an output:
+# fixed layout, centred, cells right-aligned and middle-aligned, striped and highlighted rows. Every
+# table and cell here states those properties itself, so the view looks the same inside Jupyter.
+TABLE = ("border-collapse:collapse;font-size:12px;margin:2px 0;table-layout:auto;width:auto;"
+         "border:none;color:#1f2328")
+CELL = "line-height:1.45;white-space:normal;max-width:none;border:none"
+TH = (f"{CELL};text-align:left;vertical-align:top;padding:3px 10px;border-bottom:2px solid #d0d7de;"
+      "background:#f6f8fa;font-weight:600")
+TD = f"{CELL};text-align:left;padding:3px 10px;border-bottom:1px solid #e4e8ec;vertical-align:top"
+TR = "background:#ffffff"
+SOURCE_TABLE = ("border-collapse:collapse;width:100%;table-layout:auto;margin:0;border:1px solid #d0d7de;"
+                "background:#fafbfc;color:#1f2328;font-size:12px")
 
 
 def esc(text) -> str:
@@ -87,7 +96,8 @@ def _lines_text(frag) -> str:
 
 # -- the original source with fragment ranges ----------------------------------------------------------
 def original_source_html(jf) -> str:
-    """The function as written, each fragment's line range shaded and labelled."""
+    """The function as written, each fragment's line range shaded and labelled; a loop region is also
+    drawn as a bar beside all of its lines (the fragments inside it run when it runs as Python)."""
     try:
         lines, start = inspect.getsourcelines(jf.original)
     except (OSError, TypeError):
@@ -96,31 +106,42 @@ def original_source_html(jf) -> str:
     if start == 0:
         start = 1
     frags = jf.fragments
+    loops = [f for f in frags if is_loop(f)]
     highlighted = highlight_lines(lines)
+    cell = f"{CELL};vertical-align:top;text-align:left"
     rows = []
     for i, code in enumerate(highlighted):
         lineno = start + i
         here = [f for f in frags if f.lines[0] <= lineno <= f.lines[1]]
+        loop_here = [f for f in loops if f.lines[0] <= lineno <= f.lines[1]]
+        loop_bar = f"background:{_fragment_color(loop_here[-1])[1]}" if loop_here else "background:transparent"
         for frag in (f for f in here if f.lines[0] == lineno):
             bg, edge = _fragment_color(frag)
+            what = "loop region" if is_loop(frag) else "fragment"
+            outer = enclosing_loop(frag, frags)
+            inside = f" &middot; inside the loop of {esc(outer.name)}" if outer is not None else ""
             rows.append(
-                f'<tr><td></td><td style="background:{edge};width:4px;padding:0"></td>'
-                f'<td style="background:{bg};padding:2px 8px;font-size:11px;border-top:1px solid {edge}">'
-                f'<b style="{CODE};font-size:11px;color:{edge}">{esc(frag.name)}</b> &middot; '
-                f'{_lines_text(frag)} &middot; {_flow(frag)} &middot; {esc(_mode_summary(frag))} &middot; '
-                f'{frag.calls} calls</td></tr>')
+                f'<tr style="{TR}"><td style="{cell};padding:0;width:1%"></td>'
+                f'<td style="{cell};{loop_bar};width:4px;padding:0"></td>'
+                f'<td style="{cell};background:{edge};width:4px;padding:0"></td>'
+                f'<td style="{cell};background:{bg};padding:2px 8px;font-size:11px;border-top:1px solid {edge}">'
+                f'<b style="{CODE};font-size:11px;color:{edge}">{esc(frag.name)}</b> &middot; {what} &middot; '
+                f'{_lines_text(frag)}{inside} &middot; {_flow(frag)} &middot; {esc(_mode_summary(frag))} '
+                f'&middot; {frag.calls} calls</td></tr>')
         if here:
             bg, edge = _fragment_color(here[-1])
             marker = f"background:{edge}"
         else:
             bg, marker = "transparent", "background:transparent"
         rows.append(
-            f'<tr><td style="{MUTED};{CODE};text-align:right;padding:0 8px 0 4px;user-select:none">'
-            f'{lineno}</td><td style="{marker};width:4px;padding:0"></td>'
-            f'<td style="background:{bg};padding:0 8px"><pre style="margin:0;{CODE};line-height:1.45;'
-            f'background:transparent;white-space:pre">{code or " "}</pre></td></tr>')
-    return (f'<table style="border-collapse:collapse;width:100%;border:1px solid #d0d7de;'
-            f'background:#fafbfc">{"".join(rows)}</table>')
+            f'<tr style="{TR}"><td style="{cell};{MUTED};{CODE};text-align:right;padding:0 8px 0 4px;'
+            f'user-select:none;width:1%;white-space:nowrap">{lineno}</td>'
+            f'<td style="{cell};{loop_bar};width:4px;padding:0"></td>'
+            f'<td style="{cell};{marker};width:4px;padding:0"></td>'
+            f'<td style="{cell};background:{bg};padding:0 8px"><pre style="margin:0;padding:0;border:none;'
+            f'{CODE};line-height:1.45;background:transparent;white-space:pre;overflow:visible;text-align:left">'
+            f'{code or " "}</pre></td></tr>')
+    return f'<table style="{SOURCE_TABLE}"><tbody>{"".join(rows)}</tbody></table>'
 
 
 # -- cache tables and subgraphs ------------------------------------------------------------------------
@@ -158,12 +179,12 @@ def cache_table_html(frag, entries=None) -> str:
     for entry in entries:
         k = frag.entries.index(entry) if entry in frag.entries else "&ndash;"
         rows.append(
-            f'<tr><td style="{TD}">{k}</td><td style="{TD}">{_key_cells(names, entry.key)}</td>'
+            f'<tr style="{TR}"><td style="{TD}">{k}</td><td style="{TD}">{_key_cells(names, entry.key)}</td>'
             f'<td style="{TD}">{_mode_badge(entry)}</td>'
             f'<td style="{TD};text-align:right">{entry.compile_seconds * 1e3:.1f}</td>'
             f'<td style="{TD};{CODE}">{_guards(names, entry)}</td>'
             f'<td style="{TD}">{esc(entry.note) if entry.note else ""}</td></tr>')
-    return caption + f'<table style="{TABLE}"><tr>{head}</tr>{"".join(rows)}</table>'
+    return caption + f'<table style="{TABLE}"><tbody><tr style="{TR}">{head}</tr>{"".join(rows)}</tbody></table>'
 
 
 MODE_COLORS = {"tvm": "#cfe3ff", "mixed": "#e3d9ff", "numpy": "#ffdcae", "python": "#eeeeee"}
@@ -210,7 +231,7 @@ def _graph_block(frag, entry) -> str:
 def _fragment_body(frag, source=True) -> str:
     bg, edge = _fragment_color(frag)
     parts = [f'<div style="{H2};{CODE};font-size:14px;color:{edge}">{esc(frag.name)}</div>',
-             f'<div style="font-size:12px">{_lines_text(frag)} of <span style="{CODE}">{esc(frag.filename)}'
+             f'<div style="font-size:12px">{"loop region, " if is_loop(frag) else ""}{_lines_text(frag)} of <span style="{CODE}">{esc(frag.filename)}'
              f'</span> &middot; {_flow(frag)} &middot; {esc(_mode_summary(frag))}</div>']
     if source:
         parts.append(f'<div style="{H3}">Source</div>')
@@ -268,7 +289,7 @@ def render_function_html(jf) -> str:
     fn = jf.original
     filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
     frags = jf.fragments
-    source = jf.source
+    source = mark_loop_calls(jf.source, frags)
     parts = [f'<div style="{H2}">astjit: <span style="{CODE};font-size:14px">{esc(fn.__qualname__)}</span></div>',
              f'<div style="{MUTED};font-size:12px">{esc(filename)} &middot; {len(frags)} '
              f'{"fragment" if len(frags) == 1 else "fragments"}</div>',

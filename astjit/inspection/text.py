@@ -4,19 +4,52 @@ from ..runtime.keys import describe_key
 
 
 def render_function(jf, fragments: bool = False, code: str | None = None, color: bool = False) -> str:
-    source = jf.source.rstrip()
+    source = mark_loop_calls(jf.source.rstrip(), jf.fragments)
     if color:
         source = highlight_python(source)
     out = [f"# {jf.original.__qualname__}, as astjit runs it ({jf.original.__code__.co_filename})", source]
     for frag in jf.fragments:
         out.append("")
-        out.append(render_fragment(frag, graph=fragments, code=code))
+        out.append(render_fragment(frag, graph=fragments, code=code, frags=jf.fragments))
     return "\n".join(out)
 
 
-def render_fragment(frag, graph: bool = True, code: str | None = None) -> str:
+def is_loop(frag) -> bool:
+    return frag.block.kind == "loop"
+
+
+def enclosing_loop(frag, frags):
+    """The innermost loop region whose lines hold ``frag`` (its blocks run when that loop runs as
+    Python), or None."""
     first, last = frag.lines
-    lines = [f"# {frag.name}: lines {first}-{last}; live-in ({', '.join(frag.live_in)}) -> "
+    around = [f for f in frags if f is not frag and is_loop(f) and f.lines[0] <= first and last <= f.lines[1]]
+    return max(around, key=lambda f: f.lines[0], default=None)
+
+
+def region_text(frag, frags) -> str:
+    """``loop region, lines 7-11`` / ``lines 8-8, inside the loop of __astjit_fragment_0``."""
+    first, last = frag.lines
+    text = f"{'loop region, ' if is_loop(frag) else ''}lines {first}-{last}"
+    outer = enclosing_loop(frag, frags)
+    if outer is not None:
+        text += f", inside the loop of {outer.name} (runs when that loop runs as Python)"
+    return text
+
+
+def mark_loop_calls(source: str, frags) -> str:
+    """The transformed source with each call of a loop region marked: ``# loop region, lines 7-11``."""
+    marks = {f"{f.name}(": f"  # loop region, lines {f.lines[0]}-{f.lines[1]}" for f in frags if is_loop(f)}
+    if not marks:
+        return source
+    out = []
+    for line in source.split("\n"):
+        mark = next((m for call, m in marks.items() if call in line and not line.lstrip().startswith("#")), None)
+        out.append(line + mark if mark else line)
+    return "\n".join(out)
+
+
+def render_fragment(frag, graph: bool = True, code: str | None = None, frags=()) -> str:
+    lines = [f"# {frag.name}: {region_text(frag, frags)}; live-in ({', '.join(frag.live_in)}) -> "
              f"live-out ({', '.join(frag.live_out)}); {frag.calls} calls"]
     if graph:
         latest = frag.entries[-1] if frag.entries else None

@@ -175,3 +175,52 @@ def test_user_text_is_escaped():
     for page in pages:
         assert_self_contained(page)
         assert "<b>" not in page
+
+
+def histogram(values, counts, lo, width):
+    for i in range(len(values)):
+        b = int((values[i] - lo) / width)
+        if 0 <= b < len(counts):
+            counts[b] += 1
+    return counts
+
+
+def test_a_loop_region_is_drawn_and_named_in_the_original_source():
+    f = jit(histogram)
+    f(np.random.default_rng(1).random(50), np.zeros(10, np.int64), 0.0, 0.1)
+    loop = next(frag for frag in f.fragments if frag.block.kind == "loop")
+    inner = [frag for frag in f.fragments if frag is not loop]
+    page = render_function_html(f)
+    transformed, original = page.split("Fragments in the original source", 1)
+    assert f"# loop region, lines {loop.lines[0]}-{loop.lines[1]}" in transformed
+    assert f"{loop.name}</b> &middot; loop region" in original
+    assert inner and all(f"inside the loop of {loop.name}" in original for _ in inner)
+    edge = html_edge(loop)
+    for line in range(loop.lines[0], loop.lines[1] + 1):          # the bar beside every line of the loop
+        row = original.split(f">{line}</td>", 1)[1].split("</tr>", 1)[0]
+        assert f"background:{edge};width:4px" in row
+    from astjit.inspection.text import render_function
+    text = render_function(f)
+    assert f"{loop.name}: loop region, lines {loop.lines[0]}-{loop.lines[1]}" in text
+    assert all(f"{frag.name}: lines {frag.lines[0]}-{frag.lines[1]}, inside the loop of {loop.name}" in text
+               for frag in inner)
+
+
+def html_edge(frag):
+    from astjit.inspection.html import _fragment_color
+    return _fragment_color(frag)[1]
+
+
+@pytest.mark.parametrize("page_of", [render_function_html, lambda f: render_fragment_html(f.fragments[0])])
+def test_tables_hold_their_layout_inside_jupyters_stylesheet(jf, page_of):
+    """Jupyter (nbconvert exports, JupyterLab) styles every output table: fixed layout, centred, cells
+    right-aligned. Each table and cell states its own layout and alignment."""
+    page = page_of(jf)
+    tables = re.findall(r"<table([^>]*)>", page)
+    assert tables
+    for attrs in tables:
+        assert "table-layout:auto" in attrs
+    cells = re.findall(r"<t[dh]( [^>]*)?>", page)
+    assert cells
+    for attrs in cells:
+        assert attrs and "text-align:" in attrs and "vertical-align:" in attrs, attrs

@@ -156,10 +156,13 @@ class LoopChecker:
         self.refuse("an assignment target other than a name or an array element", t)
 
     def index(self, node) -> None:
-        items = index_items(node)
+        """One integer per axis, or leading integers and then whole axes (``a[i, :]``, a row)."""
+        items = list(index_items(node))
+        while items and _whole_slice(items[-1]):
+            items.pop()
         for item in items:
             if isinstance(item, gast.Slice) or (isinstance(item, gast.Constant) and item.value in (None, Ellipsis)):
-                self.refuse("a slice, None or ... in an index (only one integer per axis)", item)
+                self.refuse("a slice other than whole trailing axes, None or ... in an index", item)
             self.expr(item)
 
     def is_shape(self, node) -> bool:
@@ -213,7 +216,8 @@ class LoopChecker:
             self.inline(e, chain, fn, callee)
             return
         if name is None or e.keywords:
-            what = ".".join(chain) if chain else "this call"
+            what = ".".join(chain) if chain else (
+                f"the method .{e.func.attr}()" if isinstance(e.func, gast.Attribute) else "this call")
             self.refuse(f"a call of {what} (only scalar functions run inside a compiled loop)", e)
         self.calls[e] = name
         for a in e.args:
@@ -265,6 +269,10 @@ def _hashable(obj) -> bool:
     except TypeError:
         return False
     return True
+
+
+def _whole_slice(item) -> bool:
+    return isinstance(item, gast.Slice) and item.lower is None and item.upper is None and item.step is None
 
 
 def constant_items(node):

@@ -26,6 +26,7 @@ from ...frontend.inline import Inlined, inlined_names
 from ...frontend.loops import MATH_FUNCTIONS, assigned_names, constant_items, index_items
 from . import scalar_math as sm
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
+from .loop_rows import RowStatements, is_row_statement
 from .loop_types import (
     BINARY,
     COMPARE,
@@ -60,7 +61,7 @@ EXACT_FLOAT_INT = 2**EXACT_FLOAT_BITS   # ints below this convert to float64 exa
 # status buffer: [site + 1 (0: finished, BAIL: not started, run the Python), value, value, value,
 # then per live-out name: its value's bits as int64, the index of its type]; one buffer, because each
 # array argument costs a conversion on every call
-STATUS_SIZE = 4
+STATUS_SIZE = 8                # status[0]: what stopped the kernel; then values for its message
 BAIL = -1
 
 
@@ -114,7 +115,7 @@ class LoopKernel:
     stores: set = field(default_factory=set)     # arrays the loop writes
 
 
-class LoopLowering:
+class LoopLowering(RowStatements):
     def __init__(self, loop, live_in, live_out, args, calls):
         self.loop = loop
         self.live_in = live_in
@@ -304,7 +305,9 @@ class LoopLowering:
             self.guarded(lambda s=s: self.statement(s))
 
     def statement(self, s) -> None:
-        if isinstance(s, gast.For):
+        if is_row_statement(self, s):
+            self.row_statement(s)
+        elif isinstance(s, gast.For):
             self.for_loop(s)
         elif isinstance(s, gast.While):
             self.while_loop(s)
@@ -596,9 +599,13 @@ class LoopLowering:
         """The buffer and checked int64 indices of ``a[i, j]`` (negative indices wrap, as Python's)."""
         buf = self.array(node.value.id, node)
         items = index_items(node.slice)
-        if len(items) != len(buf.shape):
+        if len(items) != len(buf.shape) or any(isinstance(item, gast.Slice) for item in items):
             raise _no(f"{node.value.id!r} has {len(buf.shape)} axes and is indexed with {len(items)} "
-                              "(only single elements are read and written in a compiled loop)", node)
+                      "(a row or a slice is read or written only in a whole statement of rows)", node)
+        return buf, self.indices(node, buf, items)
+
+    def indices(self, node, buf, items) -> list:
+        """The checked int64 indices of ``items``, integers for the leading axes of ``buf``."""
         index = []
         for axis, item in enumerate(items):
             v = self.expr(item)
@@ -611,7 +618,7 @@ class LoopLowering:
             n = buf.shape[axis]
             self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, _index_error, (i, axis, n))
             index.append(self.bind(tirx.Select(i < tirx.const(0, I64), i + n, i), I64))
-        return buf, index
+        return index
 
     def load(self, buf, index) -> Val:
         dtype = str(buf.dtype)
@@ -836,8 +843,9 @@ class LoopLowering:
         return self.binary("Mult", a, a, node)
 
     def unary(self, e) -> Val:
-        v = self.expr(e.operand)
-        op = type(e.op).__name__
+        return self.unary_value(type(e.op).__name__, self.expr(e.operand), e)
+
+    def unary_value(self, op, v: Val, e) -> Val:
         if op == "Not":
             return Val(tirx.Not(self.truth(v)), (Scalar("bool", True),))
         if any(t.kind == "b" for t in v.types):
@@ -872,6 +880,11 @@ class LoopLowering:
         if len(types) != 1:
             raise _no("a chained comparison of Python and numpy values", e)
         return Val(out[0], (types.pop(),))
+
+    def compare_values(self, op, a: Val, b: Val, node) -> Val:
+        """``a < b`` of two values (one comparison), with the type Python or numpy gives."""
+        types, tag = self.result_types(COMPARE[op], (a, b), f"the comparison {op}")
+        return Val(self.compare_pair(op, a, b, node), types, tag)
 
     def result_types(self, fn, operands, what):
         """(types, tag) of ``fn``'s result over the operands' possible types: one type and no tag, or
@@ -1202,7 +1215,7 @@ def _raised(fn, *args) -> BaseException:
 
 
 def _index_error(values) -> BaseException:
-    index, axis, size = values
+    index, axis, size = values[:3]
     return IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
 
 

@@ -1,0 +1,315 @@
+"""Whole-row statements inside a compiled loop: ``out[i] = a[i] * 2.0 + 1.0`` where ``a`` is 2-d,
+``c[i, :] += w * x[j]``.
+
+numpy runs such a statement as whole-array operations on views: it evaluates the operands in order
+(each index checked as it is evaluated), checks that their shapes broadcast, computes the result and
+then writes it. The kernel does the same in two steps. First, in Python's order, every index and every
+scalar operand is evaluated (with its checks) and every broadcast is checked, raising numpy's own
+error (made by numpy from the shapes at raise time). Then a loop over the target's trailing axes
+computes each element from the operands' elements and stores it. That second step has no checks, so a
+statement that fails has no effects, as in numpy. Elementwise operations only: element ``k`` of the
+result depends on element ``k`` of each operand (or its only element, where it broadcasts), so a target
+that is also an operand (``a[i] = a[i] * 2``) reads each element before writing it; arrays that share
+memory otherwise run the loop as Python (runtime/loop_fragment).
+
+Row elements compute as numpy scalars of their dtype would, which is how numpy's promotion (NEP 50)
+treats arrays too: a Python number is weak, a numpy scalar or an array is not.
+"""
+
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+from tvm import tirx
+from tvm.script.ir_builder import tirx as T
+
+from ...errors import Unsupported
+from ...frontend.loops import index_items
+from .loop_types import BINARY, Scalar, quietly
+
+ROW_AXES = 3            # rows of at most this many axes (the broadcast error carries their extents)
+
+
+@dataclass
+class RowLeaf:
+    """An operand that is a row: ``buf`` at the checked leading ``index``, the rest of its axes whole."""
+    buf: object
+    index: list
+
+    @property
+    def shape(self) -> list:
+        return list(self.buf.shape[len(self.index):])
+
+    @property
+    def dtype(self) -> str:
+        return str(self.buf.dtype)
+
+
+@dataclass
+class ScalarLeaf:
+    """An operand evaluated before the row loop (a scalar, an element): the same for every element."""
+    value: object          # a Val
+    shape = ()
+
+
+@dataclass
+class RowOp:
+    """An elementwise operation with at least one row operand, and its broadcast shape."""
+    kind: str              # "binary", "unary", "compare", "ufunc"
+    name: str
+    operands: list
+    shape: list
+    node: object
+
+
+def is_row_statement(lowering, s) -> bool:
+    """Whether an assignment reads or writes a row (fewer integer indices than the array has axes)."""
+    if not isinstance(s, gast.Assign | gast.AugAssign):
+        return False
+    for n in gast.walk(s):
+        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id in lowering.arrays:
+            items = index_items(n.slice)
+            if len(items) < len(lowering.arrays[n.value.id].shape) or any(isinstance(i, gast.Slice) for i in items):
+                return True
+    return False
+
+
+class RowStatements:
+    """The part of LoopLowering (backends/tvm/loops) that lowers whole-row statements."""
+
+    def row_statement(self, s) -> None:
+        target = s.targets[0] if isinstance(s, gast.Assign) else s.target
+        if not isinstance(target, gast.Subscript):
+            raise self.refusal("a row assigned to a name (a loop variable holds a number, not an array)", s)
+        if isinstance(s, gast.AugAssign):            # Python: the target's row first, then the value
+            out = self.row_leaf(target)
+            value = self.row(gast.BinOp(left=target, op=s.op, right=s.value), s, left=out)
+        else:
+            value = self.row(s.value, s)
+            out = self.row_leaf(target)
+        if isinstance(out, ScalarLeaf):
+            raise self.refusal("a row stored into one element", s)
+        for leaf in _leaves(value):
+            if isinstance(leaf, RowLeaf) and leaf.buf is out.buf and len(leaf.index) != len(out.index):
+                # numpy reads the whole operand before writing; element by element, a broadcast part of
+                # the target would be read after some of it was written
+                raise self.refusal("a row statement that reads its own target broadcast", s)
+        self.check_broadcast(out.shape, value.shape, s, into="inplace" if isinstance(s, gast.AugAssign) else "store")
+        self.check_store_type(value, out, s)
+        self.stores.add(self.array_origin.get(target.value.id, target.value.id))
+        sites = len(self.sites)
+        self.row_loop(out, value, target)
+        if len(self.sites) != sites:
+            raise self.refusal("a row statement whose elements need checks (an int64 product, a Python int "
+                               "beyond a small int type)", s)
+
+    # -- evaluation in Python's order ----------------------------------------------------------------
+    def row(self, e, s, left=None):
+        """The operand tree of ``e``, its scalars and indices evaluated now (``left``: the already
+        evaluated left operand of an augmented assignment)."""
+        if left is None and not self.has_rows(e):
+            return ScalarLeaf(self.settled(self.expr(e)))           # no row in it: a scalar, evaluated now
+        if isinstance(e, gast.Name):                                # a whole array, as a row
+            return RowLeaf(self.array(e.id, e), [])
+        if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name) and e.value.id in self.arrays:
+            return self.row_leaf(e)
+        if isinstance(e, gast.BinOp):
+            a = left if left is not None else self.row(e.left, s)
+            b = self.row(e.right, s)
+            if isinstance(e.op, gast.Pow):
+                if not (isinstance(e.right, gast.Constant) and type(e.right.value) is int and e.right.value == 2):
+                    raise self.refusal("a power other than x ** 2", e)
+                return self.op("binary", "Mult", [a, a], e)
+            return self.op("binary", type(e.op).__name__, [a, b], e)
+        if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub | gast.UAdd):
+            return self.op("unary", type(e.op).__name__, [self.row(e.operand, s)], e)
+        if isinstance(e, gast.Compare) and len(e.ops) == 1:
+            a, b = self.row(e.left, s), self.row(e.comparators[0], s)
+            return self.op("compare", type(e.ops[0]).__name__, [a, b], e)
+        if isinstance(e, gast.Call):
+            name = self.calls.get(e)
+            if isinstance(name, str) and (name.startswith("np.") or name == "abs"):
+                args = [self.row(a, s) for a in e.args]
+                return self.op("ufunc", "absolute" if name == "abs" else name[3:], args, e)
+        raise self.refusal(f"a {type(e).__name__} of rows (rows take elementwise operators and numpy "
+                           "ufuncs)", e)
+
+    def has_rows(self, e) -> bool:
+        """Whether ``e`` reads a row: an array with fewer indices than axes, or a whole array by its name
+        (not ``a`` of ``a[i]``, ``a.shape`` or ``len(a)``)."""
+        inner = set()
+        for n in gast.walk(e):
+            if isinstance(n, gast.Subscript | gast.Attribute):
+                inner.add(id(n.value))
+            elif isinstance(n, gast.Call) and self.calls.get(n) == "len":
+                inner.update(id(a) for a in n.args)
+        return any(self.is_row_read(n) if isinstance(n, gast.Subscript) else
+                   isinstance(n, gast.Name) and n.id in self.arrays and id(n) not in inner
+                   for n in gast.walk(e))
+
+    def is_row_read(self, n) -> bool:
+        buf = self.arrays.get(n.value.id) if isinstance(n.value, gast.Name) else None
+        items = index_items(n.slice)
+        return buf is not None and (len(items) < len(buf.shape) or any(isinstance(i, gast.Slice) for i in items))
+
+    def row_leaf(self, node):
+        """``a[i]``, ``a[i, :]`` (a row) or ``a[i, j]`` (an element, a scalar operand)."""
+        buf = self.array(node.value.id, node)
+        items = list(index_items(node.slice))
+        while items and isinstance(items[-1], gast.Slice) and _whole(items[-1]):
+            items.pop()                                   # a[i, :] is a[i]
+        if any(isinstance(i, gast.Slice) for i in items):
+            raise self.refusal("a slice other than a whole trailing axis (:)", node)
+        if len(items) > len(buf.shape):
+            raise self.refusal(f"{node.value.id!r} indexed with more indices than its axes", node)
+        if len(buf.shape) - len(items) > ROW_AXES:
+            raise self.refusal(f"a row of more than {ROW_AXES} axes", node)
+        index = self.indices(node, buf, items)
+        if len(items) == len(buf.shape):
+            return ScalarLeaf(self.settled(self.load(buf, index)))
+        return RowLeaf(buf, index)
+
+    def op(self, kind, name, operands, node):
+        if all(isinstance(o, ScalarLeaf) for o in operands):
+            raise self.refusal("a scalar operation in a row statement", node)    # not reached: evaluated
+        shape = []
+        for o in operands[1:]:
+            shape = self.check_broadcast(operands[0].shape, o.shape, node) if not shape else \
+                self.check_broadcast(shape, o.shape, node)
+        if len(operands) == 1:
+            shape = list(operands[0].shape)
+        return RowOp(kind, name, operands, shape, node)
+
+    # -- shapes ----------------------------------------------------------------------------------------
+    def check_broadcast(self, a, b, node, into=None) -> list:
+        """The broadcast shape of ``a`` and ``b`` (``into``: "store" or "inplace" where ``b`` is written
+        into ``a``), raising numpy's error where they do not broadcast."""
+        if into and len(b) > len(a):
+            raise self.refusal("a value with more axes than the row it is stored into", node)
+        n = max(len(a), len(b))
+        a_full = [None] * (n - len(a)) + list(a)
+        b_full = [None] * (n - len(b)) + list(b)
+        one = tirx.const(1, "int64")
+        bad = tirx.const(False, "bool")
+        out = []
+        for x, y in zip(a_full, b_full):
+            if x is None or y is None:
+                out.append(x if y is None else y)
+                continue
+            if into:
+                bad = tirx.Or(bad, tirx.And(tirx.NE(x, y), tirx.NE(y, one)))
+                out.append(x)
+            else:
+                bad = tirx.Or(bad, tirx.And(tirx.NE(x, y), tirx.And(tirx.NE(x, one), tirx.NE(y, one))))
+                out.append(self.bind(tirx.Select(tirx.EQ(x, one), y, x), "int64"))
+        shapes = (len(a), len(b))
+        self.fail(bad, node, lambda v: _broadcast_error(v, shapes, into), tuple(a) + tuple(b))
+        return out
+
+    def check_store_type(self, value, out, s) -> None:
+        types = self.row_types(value)
+        target = out.dtype
+        for t in types:
+            if t.kind == "f" and np.dtype(target).kind in "biu":
+                raise self.refusal(f"storing {t} elements into an array of {target}", s)
+            if isinstance(s, gast.AugAssign) and not np.can_cast(t.dtype, target, "same_kind"):
+                raise self.refusal(f"{type(s.op).__name__}= of {t} elements into an array of {target}", s)
+
+    def row_types(self, node) -> tuple:
+        """The element types of a row operand, as numpy scalars of the row's dtype would compute them."""
+        if isinstance(node, RowLeaf):
+            return (Scalar(node.dtype, False),)
+        if isinstance(node, ScalarLeaf):
+            return node.value.types
+        samples = [[t.sample() for t in self.row_types(o)] for o in node.operands]
+        fn = {"binary": lambda n: BINARY[n], "compare": lambda n: _COMPARE[n],
+              "unary": lambda n: (lambda x: -x) if n == "USub" else (lambda x: +x),
+              "ufunc": lambda n: getattr(np, n)}[node.kind](node.name)
+        out = set()
+        for combo in _combinations(samples):
+            try:
+                r = quietly(fn, *combo)
+            except Exception as exc:
+                raise self.refusal(f"{node.name} of these rows raises {type(exc).__name__}", node.node) from None
+            out.add(Scalar(np.asarray(r).dtype.name, False))
+        return tuple(sorted(out, key=lambda t: t.dtype))
+
+    # -- the element loop --------------------------------------------------------------------------------
+    def row_loop(self, out, value, target) -> None:
+        shape = out.shape
+
+        def nest(axis, ks):
+            if axis == len(shape):
+                v = self.row_element(value, ks, len(shape))
+                self.store_at(target, out.buf, out.index + ks, v)
+                return
+            with T.serial(tirx.const(0, "int64"), shape[axis]) as k:
+                nest(axis + 1, ks + [k])
+
+        nest(0, [])
+
+    def row_element(self, node, ks, ndim):
+        """The Val of element ``ks`` (indices over the target's trailing axes) of ``node``."""
+        if isinstance(node, ScalarLeaf):
+            return node.value
+        if isinstance(node, RowLeaf):
+            shape = node.shape
+            own = ks[ndim - len(shape):]
+            one = tirx.const(1, "int64")
+            index = [tirx.Select(tirx.EQ(n, one), tirx.const(0, "int64"), k) for n, k in zip(shape, own)]
+            return self.load(node.buf, node.index + index)
+        args = [self.row_element(o, ks, ndim) for o in node.operands]
+        if node.kind == "binary":
+            return self.binary(node.name, args[0], args[1], node.node)
+        if node.kind == "compare":
+            return self.compare_values(node.name, args[0], args[1], node.node)
+        if node.kind == "unary":
+            return self.unary_value(node.name, args[0], node.node)
+        return self.ufunc(node.name, args, node.node)
+
+    def refusal(self, reason, node) -> Unsupported:
+        from .loops import _no
+        return _no(reason, node)
+
+
+_COMPARE = {"Lt": np.less, "LtE": np.less_equal, "Gt": np.greater, "GtE": np.greater_equal, "Eq": np.equal,
+            "NotEq": np.not_equal}
+
+
+def _whole(item) -> bool:
+    return item.lower is None and item.upper is None and item.step is None
+
+
+def _leaves(node):
+    if isinstance(node, RowOp):
+        for o in node.operands:
+            yield from _leaves(o)
+    else:
+        yield node
+
+
+def _combinations(samples):
+    combos = [()]
+    for options in samples:
+        combos = [c + (x,) for c in combos for x in options]
+    return combos
+
+
+def _broadcast_error(values, ranks, into) -> BaseException:
+    """numpy's own error for these shapes: the operation is run on views of them that hold no memory."""
+    a = tuple(int(v) for v in values[:ranks[0]])
+    b = tuple(int(v) for v in values[ranks[0]:ranks[0] + ranks[1]])
+    x = np.broadcast_to(np.zeros(()), a)
+    y = np.broadcast_to(np.zeros(()), b)
+    try:
+        if into:
+            target = np.lib.stride_tricks.as_strided(np.zeros(1), a, [0] * len(a), writeable=True)
+            if into == "store":
+                target[...] = y
+            else:
+                np.add(target, y, out=target)
+        else:
+            np.add(x, y)
+    except ValueError as exc:
+        return exc
+    return ValueError(f"shapes {a} and {b} do not broadcast")

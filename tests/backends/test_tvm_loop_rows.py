@@ -1,0 +1,120 @@
+"""Whole-row statements inside compiled loops (backends/tvm/loop_rows.py), against plain Python:
+``out[i] = a[i] * 2.0 + 1.0`` on 2-d and 3-d arrays, broadcasting, in-place updates, numpy's errors."""
+
+import numpy as np
+import pytest
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
+
+rng = np.random.default_rng(5)
+
+
+def affine_rows(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 2.0 + 1.0
+    return out
+
+
+def normalize_rows(a):
+    for i in range(a.shape[0]):
+        m = a[i, 0]                                   # read before the row is rewritten
+        a[i] = (a[i] - m) / (abs(m) + 1.0)
+    return a
+
+
+def scatter_rows(a, w, c):
+    for i in range(a.shape[0]):
+        c[i % c.shape[0], :] += w[i] * np.sqrt(np.abs(a[i])) - a[i] ** 2
+    return c
+
+
+def recurrence_rows(x, alpha):
+    for t in range(1, x.shape[0]):
+        x[t] = alpha * x[t - 1] + (1 - alpha) * x[t]      # each row from the one before
+    return x
+
+
+def masked_rows(a, b, out):
+    for i in range(len(a)):
+        out[i] = np.maximum(a[i], b) + (a[i] > b)          # b: one row for every i (broadcast)
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_row_statements_match_numpy(dtype):
+    shapes = [(5, 4), (1, 7), (0, 3), (6, 0), (9, 1), (3, 2, 4)]
+    arrays = [rng.normal(0, 2, s).astype(dtype) for s in shapes]
+    check(affine_rows, [(a, np.zeros_like(a)) for a in arrays])
+    check(normalize_rows, [(a,) for a in arrays if a.ndim == 2])
+    jitted = check(normalize_rows, [(a,) for a in arrays if a.ndim == 3], compiled=False)   # m is a row
+    assert "a row assigned to a name" in str(jitted.explain())
+    check(scatter_rows, [(a, rng.random(len(a)).astype(dtype), np.zeros((3,) + a.shape[1:], dtype))
+                         for a in arrays])
+    check(recurrence_rows, [(a, alpha) for a in arrays for alpha in (0.25, np.float32(0.5), 1)])
+    check(masked_rows, [(a, rng.normal(0, 1, a.shape[1:]).astype(dtype), np.zeros_like(a)) for a in arrays]
+          + [(a, np.zeros((1,) * (a.ndim - 1), dtype), np.zeros_like(a)) for a in arrays])
+
+
+def int_rows(a, out, k):
+    for i in range(a.shape[0]):
+        out[i] = a[i] + k
+        out[i] -= a[i - 1]
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int64", "uint8"])
+def test_integer_rows_wrap_as_numpy(dtype):
+    info = np.iinfo(dtype)
+    arrays = [rng.integers(info.min, info.max, s, dtype=dtype, endpoint=True) for s in ((4, 5), (1, 3), (0, 2))]
+    ks = [np.int32(7), np.array(3, dtype)[()], np.int64(-2)]
+    check(int_rows, [(a, np.zeros_like(a), k) for a in arrays for k in ks],
+          compiled=dtype not in ("int64", "uint8"))          # (int64 - int64 and uint8 - int64 need checks)
+
+
+def rows_of(a, b, i):
+    for _ in range(2):
+        a[i] = b[i] + a[i]
+    return a
+
+
+def test_shape_and_index_errors_are_numpys_with_no_effects():
+    """A row that does not broadcast raises numpy's ValueError before anything is written; an index out
+    of range raises IndexError, both at the user's line."""
+    check(rows_of, [(rng.random((3, 4)), rng.random((3, 4)), 1), (rng.random((3, 4)), rng.random((3, 5)), 0),
+                    (rng.random((3, 4)), rng.random((3, 1)), 2), (rng.random((3, 4)), rng.random((2, 4)), 2),
+                    (rng.random((3, 4)), rng.random((3, 4)), -4), (rng.random((3, 4)), rng.random((5, 4)), -1)])
+
+
+def broadcast_own_row(a):
+    for i in range(a.shape[0]):
+        a[i] = a[i] + a[i, 0]                         # an element: read before the row is written
+    return a
+
+
+def broadcast_own_plane(b):
+    for i in range(b.shape[0]):
+        b[i] = b[i] * 0.5 + b[i, 1]                   # a row of the plane being written: numpy reads it first
+    return b
+
+
+def bounded_slice(a, out):
+    for i in range(a.shape[0]):
+        out[i, 1:] = a[i, :-1]
+    return out
+
+
+def float_into_int(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 1.5
+    return out
+
+
+def test_row_statements_numpy_would_order_differently_stay_python():
+    check(broadcast_own_row, [(rng.random((4, 3)),), (rng.random((2, 5)),)])
+    jitted = check(broadcast_own_plane, [(rng.random((2, 3, 3)),), (rng.random((1, 4, 2)),)], compiled=False)
+    assert "reads its own target broadcast" in str(jitted.explain())
+    jitted = check(bounded_slice, [(rng.random((3, 4)), np.zeros((3, 4)))], compiled=False)
+    assert "a slice other than whole trailing axes" in str(jitted.explain())
+    jitted = check(float_into_int, [(rng.random((3, 4)), np.zeros((3, 4), np.int64))], compiled=False)
+    assert "storing numpy.float64 elements into an array of int64" in str(jitted.explain())

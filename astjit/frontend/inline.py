@@ -77,6 +77,9 @@ def parse_callee(fn, call, site: int, caller_globals) -> Inlined:
         raise NotInlinable(f"{fn.__name__} may end without 'return value' (it would return None)")
     local = set(params) | {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name)
                            and isinstance(n.ctx, gast.Store | gast.Del)}
+    unbound = read_before_assigned(fndef.body, set(params), local)
+    if unbound is not None:       # Python raises UnboundLocalError there; a kernel variable keeps a value
+        raise NotInlinable(f"{fn.__name__} may read {unbound!r} before assigning it")
     prefix = f"__astjit_{site}_{fn.__name__}_"
     free = []
     for n in gast.walk(fndef):
@@ -88,6 +91,34 @@ def parse_callee(fn, call, site: int, caller_globals) -> Inlined:
         n.astjit_file = fn.__code__.co_filename
     return Inlined(fn.__name__, [prefix + p for p in params], fndef.body, fn.__code__.co_filename,
                    list(dict.fromkeys(free)))
+
+
+def read_before_assigned(stmts, bound: set, local: set):
+    """A local name some path through ``stmts`` reads before assigning it, or None. ``bound`` holds the
+    names assigned on every path so far (it grows); a branch that returns binds everything."""
+    for s in stmts:
+        reads = [s.target] if isinstance(s, gast.AugAssign) else []
+        parts = [s.test] if isinstance(s, gast.If) else [getattr(s, "value", None), *getattr(s, "targets", ())]
+        for part in [*reads, *parts]:
+            for n in gast.walk(part) if part is not None else ():
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load | gast.Store) and n.id in local \
+                        and n.id not in bound and (isinstance(n.ctx, gast.Load) or part in reads):
+                    return n.id
+        if isinstance(s, gast.If):
+            branches = []
+            for body in (s.body, s.orelse):
+                inner = set(bound)
+                found = read_before_assigned(body, inner, local)
+                if found is not None:
+                    return found
+                branches.append(local if always_returns(body) else inner)
+            bound |= branches[0] & branches[1]
+        elif isinstance(s, gast.Assign | gast.AugAssign):
+            for t in (s.targets if isinstance(s, gast.Assign) else [s.target]):
+                bound.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+        elif isinstance(s, gast.Return):
+            bound |= local
+    return None
 
 
 def always_returns(stmts) -> bool:

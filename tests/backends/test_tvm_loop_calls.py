@@ -221,3 +221,40 @@ def test_a_jitted_callee_and_argument_order():
     a, b = rng.random(4), rng.random(3)
     check(argument_order, [(a, b, 0, 2), (a, b, 3, 1), (a, b, 5, 7), (a, b, -1, -3), (a, b, 1, -9)])
 
+
+
+def maybe_unbound(x):
+    if x > 0.5:
+        y = x * 2
+    return y                                  # UnboundLocalError where x <= 0.5
+
+
+def maybe_unbound_loop(a, out):
+    for i in range(len(a)):
+        out[i] = maybe_unbound(a[i])
+    return out
+
+
+def bound_on_every_path(x):
+    if x > 0.5:
+        y = x * 2
+    elif x < 0.25:
+        return -1.0
+    else:
+        y = x
+    y += 1.0
+    return y
+
+
+def bound_loop(a, out):
+    for i in range(len(a)):
+        out[i] = bound_on_every_path(a[i])
+    return out
+
+
+def test_a_callee_that_may_read_an_unbound_local_stays_python():
+    """Python raises UnboundLocalError; a kernel variable would keep the last call's value."""
+    jitted = check(maybe_unbound_loop, [(np.array([0.9, 0.7]), np.zeros(2)), (np.array([0.9, 0.1]), np.zeros(2))],
+                   compiled=False)
+    assert "may read 'y' before assigning it" in str(jitted.explain())
+    check(bound_loop, [(rng.random(n), np.zeros(n)) for n in (9, 0, 3)])

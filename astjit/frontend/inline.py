@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import gast
 
 from ..errors import AstjitError
+from .bound import DefinitelyBound
 from .source import parse_function
 
 INLINE_DEPTH = 4           # calls nested deeper than this (or recursion) keep the loop in Python
@@ -77,7 +78,7 @@ def parse_callee(fn, call, site: int, caller_globals) -> Inlined:
         raise NotInlinable(f"{fn.__name__} may end without 'return value' (it would return None)")
     local = set(params) | {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name)
                            and isinstance(n.ctx, gast.Store | gast.Del)}
-    unbound = read_before_assigned(fndef.body, set(params), local)
+    unbound = read_before_assigned(fndef, local)
     if unbound is not None:       # Python raises UnboundLocalError there; a kernel variable keeps a value
         raise NotInlinable(f"{fn.__name__} may read {unbound!r} before assigning it")
     prefix = f"__astjit_{site}_{fn.__name__}_"
@@ -93,31 +94,22 @@ def parse_callee(fn, call, site: int, caller_globals) -> Inlined:
                    list(dict.fromkeys(free)))
 
 
-def read_before_assigned(stmts, bound: set, local: set):
-    """A local name some path through ``stmts`` reads before assigning it, or None. ``bound`` holds the
-    names assigned on every path so far (it grows); a branch that returns binds everything."""
-    for s in stmts:
-        reads = [s.target] if isinstance(s, gast.AugAssign) else []
-        parts = [s.test] if isinstance(s, gast.If) else [getattr(s, "value", None), *getattr(s, "targets", ())]
-        for part in [*reads, *parts]:
-            for n in gast.walk(part) if part is not None else ():
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load | gast.Store) and n.id in local \
-                        and n.id not in bound and (isinstance(n.ctx, gast.Load) or part in reads):
-                    return n.id
+def read_before_assigned(fndef, local: set):
+    """A local name some path through the function reads before assigning it, or None."""
+    bound = DefinitelyBound(fndef)
+    todo = list(fndef.body)
+    while todo:
+        s = todo.pop(0)
         if isinstance(s, gast.If):
-            branches = []
-            for body in (s.body, s.orelse):
-                inner = set(bound)
-                found = read_before_assigned(body, inner, local)
-                if found is not None:
-                    return found
-                branches.append(local if always_returns(body) else inner)
-            bound |= branches[0] & branches[1]
-        elif isinstance(s, gast.Assign | gast.AugAssign):
-            for t in (s.targets if isinstance(s, gast.Assign) else [s.target]):
-                bound.update(n.id for n in gast.walk(t) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
-        elif isinstance(s, gast.Return):
-            bound |= local
+            own = [s.test]
+            todo.extend(s.body + s.orelse)
+        else:                # Assign, AugAssign (its target is read too), Return, Expr
+            own = [getattr(s, "value", None), *getattr(s, "targets", ()), getattr(s, "target", None)]
+        names = [n for part in own if part is not None for n in gast.walk(part) if isinstance(n, gast.Name)]
+        for n in names:
+            read = isinstance(n.ctx, gast.Load) or isinstance(s, gast.AugAssign)
+            if read and n.id in local and n.id not in bound(s):
+                return n.id
     return None
 
 

@@ -158,7 +158,7 @@ class LoopChecker:
     def index(self, node) -> None:
         """One integer per axis, or leading integers and then whole axes (``a[i, :]``, a row)."""
         items = list(index_items(node))
-        while items and _whole_slice(items[-1]):
+        while items and whole_slice(items[-1]):
             items.pop()
         for item in items:
             if isinstance(item, gast.Slice) or (isinstance(item, gast.Constant) and item.value in (None, Ellipsis)):
@@ -271,7 +271,7 @@ def _hashable(obj) -> bool:
     return True
 
 
-def _whole_slice(item) -> bool:
+def whole_slice(item) -> bool:
     return isinstance(item, gast.Slice) and item.lower is None and item.upper is None and item.step is None
 
 

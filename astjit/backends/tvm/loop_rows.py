@@ -16,6 +16,7 @@ Row elements compute as numpy scalars of their dtype would, which is how numpy's
 treats arrays too: a Python number is weak, a numpy scalar or an array is not.
 """
 
+import operator
 from dataclasses import dataclass
 
 import gast
@@ -24,8 +25,8 @@ from tvm import tirx
 from tvm.script.ir_builder import tirx as T
 
 from ...errors import Unsupported
-from ...frontend.loops import index_items
-from .loop_types import BINARY, Scalar, quietly
+from ...frontend.loops import index_items, whole_slice
+from .loop_types import BINARY, COMPARE, Scalar, possible_results
 
 ROW_AXES = 3            # rows of at most this many axes (the broadcast error carries their extents)
 
@@ -64,14 +65,8 @@ class RowOp:
 
 def is_row_statement(lowering, s) -> bool:
     """Whether an assignment reads or writes a row (fewer integer indices than the array has axes)."""
-    if not isinstance(s, gast.Assign | gast.AugAssign):
-        return False
-    for n in gast.walk(s):
-        if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id in lowering.arrays:
-            items = index_items(n.slice)
-            if len(items) < len(lowering.arrays[n.value.id].shape) or any(isinstance(i, gast.Slice) for i in items):
-                return True
-    return False
+    return isinstance(s, gast.Assign | gast.AugAssign) and any(
+        isinstance(n, gast.Subscript) and lowering.is_row_read(n) for n in gast.walk(s))
 
 
 class RowStatements:
@@ -96,7 +91,6 @@ class RowStatements:
                 raise self.refusal("a row statement that reads its own target broadcast", s)
         self.check_broadcast(out.shape, value.shape, s, into="inplace" if isinstance(s, gast.AugAssign) else "store")
         self.check_store_type(value, out, s)
-        self.stores.add(self.array_origin.get(target.value.id, target.value.id))
         sites = len(self.sites)
         self.row_loop(out, value, target)
         if len(self.sites) != sites:
@@ -116,10 +110,6 @@ class RowStatements:
         if isinstance(e, gast.BinOp):
             a = left if left is not None else self.row(e.left, s)
             b = self.row(e.right, s)
-            if isinstance(e.op, gast.Pow):
-                if not (isinstance(e.right, gast.Constant) and type(e.right.value) is int and e.right.value == 2):
-                    raise self.refusal("a power other than x ** 2", e)
-                return self.op("binary", "Mult", [a, a], e)
             return self.op("binary", type(e.op).__name__, [a, b], e)
         if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub | gast.UAdd):
             return self.op("unary", type(e.op).__name__, [self.row(e.operand, s)], e)
@@ -156,7 +146,7 @@ class RowStatements:
         """``a[i]``, ``a[i, :]`` (a row) or ``a[i, j]`` (an element, a scalar operand)."""
         buf = self.array(node.value.id, node)
         items = list(index_items(node.slice))
-        while items and isinstance(items[-1], gast.Slice) and _whole(items[-1]):
+        while items and whole_slice(items[-1]):
             items.pop()                                   # a[i, :] is a[i]
         if any(isinstance(i, gast.Slice) for i in items):
             raise self.refusal("a slice other than a whole trailing axis (:)", node)
@@ -170,14 +160,10 @@ class RowStatements:
         return RowLeaf(buf, index)
 
     def op(self, kind, name, operands, node):
-        if all(isinstance(o, ScalarLeaf) for o in operands):
-            raise self.refusal("a scalar operation in a row statement", node)    # not reached: evaluated
-        shape = []
+        """An operation with a row among its operands (``row`` evaluates row-free ones as scalars)."""
+        shape = list(operands[0].shape)
         for o in operands[1:]:
-            shape = self.check_broadcast(operands[0].shape, o.shape, node) if not shape else \
-                self.check_broadcast(shape, o.shape, node)
-        if len(operands) == 1:
-            shape = list(operands[0].shape)
+            shape = self.check_broadcast(shape, o.shape, node)
         return RowOp(kind, name, operands, shape, node)
 
     # -- shapes ----------------------------------------------------------------------------------------
@@ -221,18 +207,14 @@ class RowStatements:
             return (Scalar(node.dtype, False),)
         if isinstance(node, ScalarLeaf):
             return node.value.types
-        samples = [[t.sample() for t in self.row_types(o)] for o in node.operands]
-        fn = {"binary": lambda n: BINARY[n], "compare": lambda n: _COMPARE[n],
-              "unary": lambda n: (lambda x: -x) if n == "USub" else (lambda x: +x),
-              "ufunc": lambda n: getattr(np, n)}[node.kind](node.name)
-        out = set()
-        for combo in _combinations(samples):
-            try:
-                r = quietly(fn, *combo)
-            except Exception as exc:
-                raise self.refusal(f"{node.name} of these rows raises {type(exc).__name__}", node.node) from None
-            out.add(Scalar(np.asarray(r).dtype.name, False))
-        return tuple(sorted(out, key=lambda t: t.dtype))
+        fn = {"binary": BINARY, "compare": COMPARE, "unary": {"USub": operator.neg, "UAdd": operator.pos},
+              }[node.kind][node.name] if node.kind != "ufunc" else getattr(np, node.name)
+        operands = [_Typed(self.row_types(o)) for o in node.operands]
+        try:
+            results = possible_results(fn, operands, node.name)
+        except Unsupported as exc:
+            raise self.refusal(str(exc), node.node) from None
+        return tuple(sorted(set(results.values()), key=lambda t: t.dtype))
 
     # -- the element loop --------------------------------------------------------------------------------
     def row_loop(self, out, value, target) -> None:
@@ -272,12 +254,10 @@ class RowStatements:
         return _no(reason, node)
 
 
-_COMPARE = {"Lt": np.less, "LtE": np.less_equal, "Gt": np.greater, "GtE": np.greater_equal, "Eq": np.equal,
-            "NotEq": np.not_equal}
-
-
-def _whole(item) -> bool:
-    return item.lower is None and item.upper is None and item.step is None
+@dataclass
+class _Typed:
+    """An operand known by its possible types only (what ``possible_results`` reads)."""
+    types: tuple
 
 
 def _leaves(node):
@@ -286,13 +266,6 @@ def _leaves(node):
             yield from _leaves(o)
     else:
         yield node
-
-
-def _combinations(samples):
-    combos = [()]
-    for options in samples:
-        combos = [c + (x,) for c in combos for x in options]
-    return combos
 
 
 def _broadcast_error(values, ranks, into) -> BaseException:

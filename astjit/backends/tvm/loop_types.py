@@ -85,6 +85,14 @@ def result_type(fn, operands: tuple, what: str) -> Scalar:
     return type_of_result(value, what)
 
 
+def possible_results(fn, operands, what) -> dict:
+    """The result type of ``fn`` for each combination of the operands' possible types."""
+    combos = [()]
+    for v in operands:
+        combos = [c + (t,) for c in combos for t in v.types]
+    return {c: result_type(fn, c, what) for c in combos}
+
+
 BINARY = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "Div": operator.truediv,
           "FloorDiv": operator.floordiv, "Mod": operator.mod, "BitAnd": operator.and_,
           "BitOr": operator.or_, "BitXor": operator.xor, "Pow": operator.pow}

@@ -37,8 +37,8 @@ from .loop_types import (
     Scalar,
     holds_ints_as_floats,
     ordered,
+    possible_results,
     quietly,
-    result_type,
     storage_dtype,
     type_of_result,
     type_of_value,
@@ -766,12 +766,12 @@ class LoopLowering(RowStatements):
                   if c[0].python and c[1].python]
         if not combos:
             return
+        holds = [self.combination_holds((a, b), c) for c in combos]
         which = tirx.const(0, I64)                   # the index of the combination that holds now
+        python = holds[0]
         for k in range(1, len(combos)):
-            which = tirx.Select(self.combination_holds((a, b), combos[k]), tirx.const(k, I64), which)
-        python = tirx.const(False, "bool")
-        for c in combos:
-            python = tirx.Or(python, self.combination_holds((a, b), c))
+            which = tirx.Select(holds[k], tirx.const(k, I64), which)
+            python = tirx.Or(python, holds[k])
         fn = BINARY[op]
         self.fail(tirx.And(python, tirx.Not(self.truth(b))), node,
                   lambda v: _raised(fn, combos[v[0]][0].sample(), combos[v[0]][1].type(0)), (which,))
@@ -783,8 +783,6 @@ class LoopLowering(RowStatements):
         for v, t in zip(operands, combo):
             if v.tag is not None:
                 holds = tirx.And(holds, tirx.EQ(v.tag, tirx.const(v.types.index(t), "int8")))
-            elif t not in v.types:
-                return tirx.const(False, "bool")
         return holds
 
     def check_python_int_fits(self, v: Val, dtype, node) -> None:
@@ -864,9 +862,9 @@ class LoopLowering(RowStatements):
 
         def step(left, k):
             right = self.expr(e.comparators[k])
-            op = type(e.ops[k]).__name__
-            steps.append(self.result_types(COMPARE[op], (left, right), f"the comparison {op}"))
-            T.buffer_store(out, self.compare_pair(op, left, right, e), [0])
+            v = self.compare_values(type(e.ops[k]).__name__, left, right, e)
+            steps.append((v.types, v.tag))
+            T.buffer_store(out, v.expr, [0])
             if k + 1 < len(e.ops):
                 with T.If(out[0]):
                     with T.Then(), self.scope():
@@ -1126,14 +1124,6 @@ class LoopLowering(RowStatements):
         if name == "absolute" and loop == I64:
             self.fail(tirx.EQ(xs[0], tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
         return Val(self.bind(UFUNC_RULES[name](loop)(*xs), r.dtype), (r,))
-
-
-def possible_results(fn, operands, what) -> dict:
-    """The result type of ``fn`` for each combination of the operands' possible types."""
-    combos = [()]
-    for v in operands:
-        combos = [c + (t,) for c in combos for t in v.types]
-    return {c: result_type(fn, c, what) for c in combos}
 
 
 def counter_type(loop) -> Scalar:

@@ -200,6 +200,10 @@ def cases():
         ("while: bisect 4x16", bisect_rows, (np.sort(rng.random((4, 16)), axis=1), rng.random(4),
                                              np.zeros(4, np.int64))),
         ("rows 4x8", affine_rows, (rng.random((4, 8)), np.zeros((4, 8)))),
+        ("rows 40x8", affine_rows, (rng.random((40, 8)), np.zeros((40, 8)))),
+        ("helper calls 8", total_distance, (rng.random(8), rng.random(8))),
+        ("int then float 16", weighted_sum, (rng.random(16), 0.5)),
+        ("int then float 100", weighted_sum, (rng.random(100), 0.5)),
     ]
 
 

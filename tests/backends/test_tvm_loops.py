@@ -471,6 +471,8 @@ def test_a_variable_that_holds_an_int_then_floats(dtype):
     """``total = 0`` then float additions: the int is stored exactly in a float64 local and keeps its
     type (an empty loop returns the int 0); division raises only where both operands are Python's."""
     values = [rng.normal(0, 5, n).astype(dtype) for n in (10, 0, 3, 1)]
+    if dtype.startswith("float"):
+        values.append(np.array([-0.0, np.nan, np.inf, -np.inf, 2.5], dtype))      # IEEE values
     check(weighted_sum, [(a, w) for a in values for w in (2, 0.5, np.float32(1.5))], compiled=dtype != "bool")
     check(mean_of_positives, [(a,) for a in values] + [(values[0] * 0,)])
     # an int64 element may not be exact in a float64 local that also holds 7.5: that loop stays Python

@@ -156,14 +156,16 @@ class LoopChecker:
         self.refuse("an assignment target other than a name or an array element", t)
 
     def index(self, node) -> None:
-        """One integer per axis, or leading integers and then whole axes (``a[i, :]``, a row)."""
-        items = list(index_items(node))
-        while items and whole_slice(items[-1]):
-            items.pop()
-        for item in items:
-            if isinstance(item, gast.Slice) or (isinstance(item, gast.Constant) and item.value in (None, Ellipsis)):
-                self.refuse("a slice other than whole trailing axes, None or ... in an index", item)
-            self.expr(item)
+        """One integer or slice per axis (``a[i, j]``, ``a[i]``, ``u[1:-1]``, ``a[i:i + w, ::2]``)."""
+        for item in index_items(node):
+            if isinstance(item, gast.Constant) and item.value in (None, Ellipsis):
+                self.refuse("None or ... in an index", item)
+            if isinstance(item, gast.Slice):
+                for bound in (item.lower, item.upper, item.step):
+                    if bound is not None:
+                        self.expr(bound)
+            else:
+                self.expr(item)
 
     def is_shape(self, node) -> bool:
         return isinstance(node, gast.Attribute) and node.attr == "shape" and isinstance(node.value, gast.Name)
@@ -271,10 +273,6 @@ def _hashable(obj) -> bool:
     return True
 
 
-def whole_slice(item) -> bool:
-    return isinstance(item, gast.Slice) and item.lower is None and item.upper is None and item.step is None
-
-
 def constant_items(node):
     """The values of a tuple display of 1 to TUPLE_LOOP_ITEMS constants of one type (``(-1, 0, 1)``,
     ``(0.5, 1.0)``), else None."""
@@ -356,6 +354,7 @@ def _statements(loop):
 
 
 UNKNOWN_TRIPS = 1 << 30            # a loop whose range depends on the loop's own variables: assume large
+SLICE_STATEMENT_WORK = 16          # a statement on slices (``u[1:-1] = ...``): several numpy calls
 LEN_NAME, RANGE_NAME = "__astjit_len", "__astjit_range"     # the builtins, whatever the module defines
 
 
@@ -363,7 +362,8 @@ def work_expression(loop):
     """A Python expression of the loop's live-in names: about how many statements the nest executes.
 
     Each ``for`` contributes ``len(range(...))`` of its arguments when they read only names the nest
-    does not assign (else UNKNOWN_TRIPS), times the statements of its body. Evaluated before a call,
+    does not assign (else UNKNOWN_TRIPS), times the statements of its body (a statement on slices
+    counts as SLICE_STATEMENT_WORK: each of its operations is a numpy call). Evaluated before a call,
     it lets a tiny loop run as Python: a kernel call costs a few microseconds, more than a handful of
     Python statements."""
     assigned = assigned_names(loop)
@@ -385,7 +385,8 @@ def work_expression(loop):
             elif isinstance(s, gast.For):
                 term = gast.BinOp(left=trips(s), op=gast.Mult(), right=statements(s.body))
             else:
-                term = gast.Constant(value=1, kind=None)
+                slices = any(isinstance(n, gast.Slice) for n in gast.walk(s) if not isinstance(s, gast.If))
+                term = gast.Constant(value=SLICE_STATEMENT_WORK if slices else 1, kind=None)
                 for name in ("body", "orelse"):
                     if getattr(s, name, None):
                         term = gast.BinOp(left=term, op=gast.Add(), right=statements(getattr(s, name)))

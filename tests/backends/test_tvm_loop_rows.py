@@ -113,11 +113,14 @@ def float_into_int(a, out):
     return out
 
 
-def test_row_statements_numpy_would_order_differently_stay_python():
+def test_row_statements_that_read_their_own_target():
+    """numpy reads every operand before it writes: a part of the target read broadcast (or shifted)
+    goes through a scratch buffer in the kernel."""
     check(broadcast_own_row, [(rng.random((4, 3)),), (rng.random((2, 5)),)])
-    jitted = check(broadcast_own_plane, [(rng.random((2, 3, 3)),), (rng.random((1, 4, 2)),)], compiled=False)
-    assert "reads its own target broadcast" in str(jitted.explain())
-    jitted = check(bounded_slice, [(rng.random((3, 4)), np.zeros((3, 4)))], compiled=False)
-    assert "a slice other than whole trailing axes" in str(jitted.explain())
+    check(broadcast_own_plane, [(rng.random((2, 3, 3)),), (rng.random((1, 4, 2)),), (rng.random((3, 1, 1)),)])
+    check(bounded_slice, [(rng.random((3, 4)), np.zeros((3, 4))), (rng.random((2, 1)), np.zeros((2, 1)))])
+
+
+def test_float_rows_into_int_arrays_stay_python():
     jitted = check(float_into_int, [(rng.random((3, 4)), np.zeros((3, 4), np.int64))], compiled=False)
     assert "storing numpy.float64 elements into an array of int64" in str(jitted.explain())

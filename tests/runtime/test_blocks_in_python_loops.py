@@ -12,8 +12,10 @@ rng = np.random.default_rng(11)
 
 
 def rows_in_place(a, out):
+    seen = []
     for i in range(a.shape[0]):
-        out[i, 1:] += a[i, 1:] * 2.0 + 1.0   # a bounded slice: the loop stays Python, the block writes
+        out[i, 1:] += a[i, 1:] * 2.0 + 1.0   # the block writes into an array
+        seen.append(i)                       # a list: the loop stays Python
     return out
 
 

@@ -25,25 +25,44 @@ from tvm import tirx
 from tvm.script.ir_builder import tirx as T
 
 from ...errors import Unsupported
-from ...frontend.loops import index_items, whole_slice
+from ...frontend.inline import Inlined
+from ...frontend.loops import index_items
 from .loop_types import BINARY, COMPARE, Scalar, possible_results
 
 ROW_AXES = 3            # rows of at most this many axes (the broadcast error carries their extents)
+I64 = "int64"
+ZERO, ONE = tirx.const(0, I64), tirx.const(1, I64)
+
+
+@dataclass
+class Span:
+    """A sliced axis of a view: ``length`` elements at ``start``, ``start + step``, ... (int64)."""
+    start: object
+    step: object
+    length: object
 
 
 @dataclass
 class RowLeaf:
-    """An operand that is a row: ``buf`` at the checked leading ``index``, the rest of its axes whole."""
+    """An operand that is a view of ``buf``: per axis of ``buf``, a checked integer index or a Span.
+    ``view`` is a key of the elements it reads (two leaves with the same key read the same elements),
+    or None where that is not known."""
     buf: object
-    index: list
+    axes: list
+    view: object = None
 
     @property
     def shape(self) -> list:
-        return list(self.buf.shape[len(self.index):])
+        return [a.length for a in self.axes if isinstance(a, Span)]
 
     @property
     def dtype(self) -> str:
         return str(self.buf.dtype)
+
+    def at(self, ks) -> list:
+        """The indices into ``buf`` of element ``ks`` (one index per axis of the view)."""
+        ks = iter(ks)
+        return [a.start + next(ks) * a.step if isinstance(a, Span) else a for a in self.axes]
 
 
 @dataclass
@@ -76,6 +95,7 @@ class RowStatements:
         target = s.targets[0] if isinstance(s, gast.Assign) else s.target
         if not isinstance(target, gast.Subscript):
             raise self.refusal("a row assigned to a name (a loop variable holds a number, not an array)", s)
+        self.trusted_views = not any(isinstance(self.calls.get(n), Inlined) for n in gast.walk(s))
         if isinstance(s, gast.AugAssign):            # Python: the target's row first, then the value
             out = self.row_leaf(target)
             value = self.row(gast.BinOp(left=target, op=s.op, right=s.value), s, left=out)
@@ -84,15 +104,14 @@ class RowStatements:
             out = self.row_leaf(target)
         if isinstance(out, ScalarLeaf):
             raise self.refusal("a row stored into one element", s)
-        for leaf in _leaves(value):
-            if isinstance(leaf, RowLeaf) and leaf.buf is out.buf and len(leaf.index) != len(out.index):
-                # numpy reads the whole operand before writing; element by element, a broadcast part of
-                # the target would be read after some of it was written
-                raise self.refusal("a row statement that reads its own target broadcast", s)
         self.check_broadcast(out.shape, value.shape, s, into="inplace" if isinstance(s, gast.AugAssign) else "store")
         self.check_store_type(value, out, s)
         sites = len(self.sites)
-        self.row_loop(out, value, target)
+        # numpy computes the whole value before storing it: where an operand reads other elements of
+        # the target's array (``u[1:-1] = u[:-2] + u[2:]``), the value goes through a scratch buffer
+        overlaps = any(isinstance(leaf, RowLeaf) and leaf.buf is out.buf and leaf is not out
+                       and (leaf.view is None or leaf.view != out.view) for leaf in _leaves(value))
+        self.row_loop(out, value, target, self.scratch(out.buf) if overlaps else None)
         if len(self.sites) != sites:
             raise self.refusal("a row statement whose elements need checks (an int64 product, a Python int "
                                "beyond a small int type)", s)
@@ -104,7 +123,8 @@ class RowStatements:
         if left is None and not self.has_rows(e):
             return ScalarLeaf(self.settled(self.expr(e)))           # no row in it: a scalar, evaluated now
         if isinstance(e, gast.Name):                                # a whole array, as a row
-            return RowLeaf(self.array(e.id, e), [])
+            buf = self.array(e.id, e)
+            return RowLeaf(buf, [Span(ZERO, ONE, n) for n in buf.shape], ("whole", e.id))
         if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name) and e.value.id in self.arrays:
             return self.row_leaf(e)
         if isinstance(e, gast.BinOp):
@@ -143,21 +163,63 @@ class RowStatements:
         return buf is not None and (len(items) < len(buf.shape) or any(isinstance(i, gast.Slice) for i in items))
 
     def row_leaf(self, node):
-        """``a[i]``, ``a[i, :]`` (a row) or ``a[i, j]`` (an element, a scalar operand)."""
+        """A view ``a[i]``, ``a[i, :]``, ``u[1:-1]``, ``a[i:i + w, j]`` (a row), or ``a[i, j]`` (an element,
+        a scalar operand). Python evaluates the index items and slice bounds in order, then numpy
+        checks the integers and fits the slices to the extents."""
         buf = self.array(node.value.id, node)
         items = list(index_items(node.slice))
-        while items and whole_slice(items[-1]):
-            items.pop()                                   # a[i, :] is a[i]
-        if any(isinstance(i, gast.Slice) for i in items):
-            raise self.refusal("a slice other than a whole trailing axis (:)", node)
         if len(items) > len(buf.shape):
             raise self.refusal(f"{node.value.id!r} indexed with more indices than its axes", node)
-        if len(buf.shape) - len(items) > ROW_AXES:
+        values = [self.slice_values(i) if isinstance(i, gast.Slice) else self.index_value(i) for i in items]
+        axes = []
+        for axis, (item, v) in enumerate(zip(items, values)):
+            n = buf.shape[axis]
+            if isinstance(item, gast.Slice):
+                axes.append(self.span(*v, n, item))
+            else:
+                axes.append(self.checked_index(node, axis, v, n))
+        axes += [Span(ZERO, ONE, n) for n in buf.shape[len(items):]]
+        if not any(isinstance(a, Span) for a in axes):
+            return ScalarLeaf(self.settled(self.load(buf, axes)))
+        if sum(isinstance(a, Span) for a in axes) > ROW_AXES:
             raise self.refusal(f"a row of more than {ROW_AXES} axes", node)
-        index = self.indices(node, buf, items)
-        if len(items) == len(buf.shape):
-            return ScalarLeaf(self.settled(self.load(buf, index)))
-        return RowLeaf(buf, index)
+        view = (node.value.id, gast.dump(node.slice)) if self.trusted_views else None
+        return RowLeaf(buf, axes, view)
+
+    def span(self, start, stop, step, n, node) -> Span:
+        """A slice fitted to an axis of extent ``n`` as Python fits it (PySlice_AdjustIndices): negative
+        bounds count from the end, bounds beyond the axis are clipped, a step of 0 is a ValueError."""
+        if step is None:
+            step = ONE
+        else:
+            self.fail(tirx.EQ(step, ZERO), node, lambda values: ValueError("slice step cannot be zero"))
+        negative = step < ZERO
+        lower = tirx.Select(negative, tirx.const(-1, I64), ZERO)
+        upper = tirx.Select(negative, n - ONE, n)
+
+        def fit(v, default):
+            if v is None:
+                return default
+            w = tirx.Select(v < ZERO, v + n, v)
+            return self.bind(tirx.Select(w < lower, lower, tirx.Select(w > upper, upper, w)), I64)
+
+        first = fit(start, tirx.Select(negative, upper, lower))
+        end = fit(stop, tirx.Select(negative, lower, upper))
+        down = tirx.Select(end < first, tirx.floordiv(first - end - ONE, ZERO - step) + ONE, ZERO)
+        up = tirx.Select(first < end, tirx.floordiv(end - first - ONE, step) + ONE, ZERO)
+        length = self.bind(tirx.Select(negative, down, up), I64)
+        return Span(first, step, length)
+
+    def slice_values(self, item) -> list:
+        """``start``, ``stop`` and ``step`` of a slice, evaluated in order (None where omitted). The
+        step's magnitude must be known below 2**62, so that ``-step`` and the length cannot overflow."""
+        values = [None if b is None else self.index_value(b) for b in (item.lower, item.upper)]
+        if item.step is None:
+            return values + [None]
+        step = self.expr(item.step)
+        if self.final and (step.bits is None or step.bits > 62):      # (bounds are known in the last build)
+            raise self.refusal("a slice step not known to be below 2**62", item.step)
+        return values + [self.index_value(item.step, step)]
 
     def op(self, kind, name, operands, node):
         """An operation with a row among its operands (``row`` evaluates row-free ones as scalars)."""
@@ -217,29 +279,80 @@ class RowStatements:
         return tuple(sorted(set(results.values()), key=lambda t: t.dtype))
 
     # -- the element loop --------------------------------------------------------------------------------
-    def row_loop(self, out, value, target) -> None:
+    def row_loop(self, out, value, target, scratch=None) -> None:
+        """Each element of the target computed and stored; with ``scratch``, all of them computed into
+        it first, then copied into the target."""
         shape = out.shape
 
-        def nest(axis, ks):
+        def nest(axis, ks, emit):
             if axis == len(shape):
-                v = self.row_element(value, ks, len(shape))
-                self.store_at(target, out.buf, out.index + ks, v)
+                emit(ks)
                 return
-            with T.serial(tirx.const(0, "int64"), shape[axis]) as k:
-                nest(axis + 1, ks + [k])
+            with T.serial(ZERO, shape[axis]) as k:
+                nest(axis + 1, ks + [k], emit)
 
-        nest(0, [])
+        def compute(value):
+            def at(ks):
+                v = self.row_element(value, ks, len(shape))
+                if scratch is None:
+                    self.store_at(target, out.buf, out.at(ks), v)
+                else:
+                    self.store_at(target, scratch, [flat(ks)], v)
+            nest(0, [], at)
+
+        def flat(ks):
+            index = ZERO
+            for k, n in zip(ks, shape):
+                index = index * n + k
+            return index
+
+        # numpy broadcasts an operand's axis of length 1: its step is 0. Where no operand broadcasts
+        # (most statements), the loop keeps the plain steps, which LLVM can vectorize
+        same = tirx.const(True, "bool")
+        for leaf in _leaves(value):
+            if isinstance(leaf, RowLeaf):
+                for n, m in zip(reversed(leaf.shape), reversed(shape)):
+                    same = tirx.And(same, tirx.EQ(n, m))
+        with T.If(same):
+            with T.Then(), self.scope():
+                compute(value)
+            with T.Else(), self.scope():
+                compute(self.broadcast_steps(value))
+        if scratch is not None:
+            nest(0, [], lambda ks: T.buffer_store(out.buf, scratch[flat(ks)], out.at(ks)))
+
+    def scratch(self, buf):
+        """A buffer of ``buf``'s dtype that holds any view of it: one per array and kernel call,
+        allocated where the kernel starts (``allocate_scratch``; a build that finds it missing asks
+        for it, and the next build has it)."""
+        found = self.scratch_buffers.get(buf)
+        if found is None:
+            self.scratch_wanted.add(next(n for n, b in self.arrays.items() if b is buf))
+            found = self.scratch_buffers[buf] = _scratch_buffer(buf)
+        return found
+
+    def allocate_scratch(self) -> None:
+        for name in sorted(self.scratch_wanted):
+            self.scratch_buffers[self.arrays[name]] = _scratch_buffer(self.arrays[name])
+
+    def broadcast_steps(self, node):
+        """``node`` with each row's axes of length 1 given step 0 (numpy's broadcast), computed once
+        before the element loop instead of per element."""
+        if isinstance(node, RowOp):
+            return RowOp(node.kind, node.name, [self.broadcast_steps(o) for o in node.operands], node.shape,
+                         node.node)
+        if isinstance(node, RowLeaf):
+            axes = [Span(a.start, self.bind(tirx.Select(tirx.EQ(a.length, ONE), ZERO, a.step), I64), a.length)
+                    if isinstance(a, Span) else a for a in node.axes]
+            return RowLeaf(node.buf, axes, node.view)
+        return node
 
     def row_element(self, node, ks, ndim):
         """The Val of element ``ks`` (indices over the target's trailing axes) of ``node``."""
         if isinstance(node, ScalarLeaf):
             return node.value
         if isinstance(node, RowLeaf):
-            shape = node.shape
-            own = ks[ndim - len(shape):]
-            one = tirx.const(1, "int64")
-            index = [tirx.Select(tirx.EQ(n, one), tirx.const(0, "int64"), k) for n, k in zip(shape, own)]
-            return self.load(node.buf, node.index + index)
+            return self.load(node.buf, node.at(ks[ndim - len(node.shape):]))
         args = [self.row_element(o, ks, ndim) for o in node.operands]
         if node.kind == "binary":
             return self.binary(node.name, args[0], args[1], node.node)
@@ -252,6 +365,13 @@ class RowStatements:
     def refusal(self, reason, node) -> Unsupported:
         from .loops import _no
         return _no(reason, node)
+
+
+def _scratch_buffer(buf):
+    size = ONE
+    for n in buf.shape:
+        size = size * n
+    return T.alloc_buffer((tirx.Max(size, ONE),), str(buf.dtype), scope="global")
 
 
 @dataclass

@@ -142,6 +142,7 @@ class LoopLowering(RowStatements):
                 self.var_types.setdefault(n.target.id, set()).add(counter_type(n))
         self.var_bits = {}                         # name -> bound on an int variable's magnitude
         self.final = False                         # the last build: the bounds seen are trusted
+        self.scratch_wanted = set()                # arrays a row statement copies through scratch
 
     # -- driver ---------------------------------------------------------------------------------
     def lower(self) -> LoopKernel:
@@ -182,6 +183,8 @@ class LoopLowering(RowStatements):
         self.positive_divisors = set()         # ids of ``x % d`` nodes with d proven positive
         self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
         self.returns = []                      # per enclosing inlined call: what ``return`` does
+        self.scratch_buffers = {}              # array buffer -> its scratch buffer (loop_rows)
+        self.trusted_views = True
         self.pending = [[]]
         with IRBuilder() as ib:
             with T.prim_func(), self.scope():
@@ -204,6 +207,7 @@ class LoopLowering(RowStatements):
                     tag = T.alloc_buffer((1,), "int8", scope="global") if len(types) > 1 else None
                     self.variables[name] = Variable(name, buf, dtype, types, tag)
                 outs = [self.variables[name] for name in self.live_out]
+                self.allocate_scratch()
                 self.ok = T.alloc_buffer((1,), "bool", scope="global")
                 T.buffer_store(self.ok, tirx.const(True, "bool"), [0])
                 T.buffer_store(self.status, tirx.const(0, I64), [0])
@@ -605,20 +609,25 @@ class LoopLowering(RowStatements):
         return buf, self.indices(node, buf, items)
 
     def indices(self, node, buf, items) -> list:
-        """The checked int64 indices of ``items``, integers for the leading axes of ``buf``."""
-        index = []
-        for axis, item in enumerate(items):
-            v = self.expr(item)
-            if any(t.kind not in "iu" for t in v.types):
-                raise _no(f"an index of type {'/'.join(map(str, v.types))}", item)
-            i = self.bind(_cast(v.expr, v.dtype, I64), I64)
-            if (id(node), axis) in self.unchecked:        # proven in bounds at the loop's entry
-                index.append(i)
-                continue
-            n = buf.shape[axis]
-            self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, _index_error, (i, axis, n))
-            index.append(self.bind(tirx.Select(i < tirx.const(0, I64), i + n, i), I64))
-        return index
+        """The checked int64 indices of ``items``, integers for the leading axes of ``buf``: all of them
+        evaluated first, then checked in order (Python builds the index tuple before numpy reads it)."""
+        values = [self.index_value(item) for item in items]
+        return [self.checked_index(node, axis, i, buf.shape[axis]) for axis, i in enumerate(values)]
+
+    def index_value(self, item, v=None):
+        """An integer index or slice bound (``v``: its value, if evaluated), in an int64 local."""
+        v = self.expr(item) if v is None else v
+        if any(t.kind not in "iu" or t.dtype == "uint64" for t in v.types):
+            raise _no(f"an index of type {'/'.join(map(str, v.types))}", item)
+        return self.bind(_cast(v.expr, v.dtype, I64), I64)
+
+    def checked_index(self, node, axis, i, n):
+        """``i`` as an index into an axis of extent ``n``: IndexError outside ``-n <= i < n``, a
+        negative index wrapped."""
+        if (id(node), axis) in self.unchecked:        # proven in bounds at the loop's entry
+            return i
+        self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, _index_error, (i, axis, n))
+        return self.bind(tirx.Select(i < tirx.const(0, I64), i + n, i), I64)
 
     def load(self, buf, index) -> Val:
         dtype = str(buf.dtype)

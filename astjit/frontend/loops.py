@@ -33,6 +33,9 @@ NUMPY_UFUNCS = ("sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "absolute", "
                 "isnan", "isinf", "isfinite")
 SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS,
                 **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
+# reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``
+REDUCTIONS = ("sum", "mean")
+REDUCTION_FUNCTIONS = {getattr(np, name): f"reduce.{name}" for name in REDUCTIONS}
 
 TUPLE_LOOP_ITEMS = 64   # ``for d in (...)`` with at most this many constants of one type runs in a kernel
 
@@ -210,9 +213,16 @@ class LoopChecker:
             self.refuse(f"a {type(e).__name__} expression", e)
 
     def call(self, e) -> None:
+        if isinstance(e.func, gast.Attribute) and e.func.attr in REDUCTIONS and not e.args and not e.keywords \
+                and not (isinstance(e.func.value, gast.Name) and e.func.value.id not in self.local_names):
+            self.calls[e] = f"reduce.{e.func.attr}"                 # ``a[i].sum()``: a method of a row
+            self.expr(e.func.value)
+            return
         chain = attribute_chain(e.func)
         fn = self.resolved(e.func) if chain is not None else None
-        name = SCALAR_CALLS.get(fn) if fn is not None and _hashable(fn) else None
+        name = (SCALAR_CALLS.get(fn) or REDUCTION_FUNCTIONS.get(fn)) if fn is not None and _hashable(fn) else None
+        if name and name.startswith("reduce.") and len(e.args) != 1:
+            self.refuse(f"np.{name[7:]} with other than one argument", e)
         callee = callee_function(fn) if fn is not None and name is None else None
         if callee is not None:
             self.inline(e, chain, fn, callee)

@@ -83,9 +83,20 @@ class RowOp:
 
 
 def is_row_statement(lowering, s) -> bool:
-    """Whether an assignment reads or writes a row (fewer integer indices than the array has axes)."""
+    """Whether an assignment reads or writes a row (fewer integer indices than the array has axes),
+    other than inside a reduction (``a[i].sum()`` is a number)."""
     return isinstance(s, gast.Assign | gast.AugAssign) and any(
-        isinstance(n, gast.Subscript) and lowering.is_row_read(n) for n in gast.walk(s))
+        isinstance(n, gast.Subscript) and lowering.is_row_read(n) for n in outside_reductions(s, lowering.calls))
+
+
+def outside_reductions(node, calls):
+    """The nodes of ``node`` (``gast.walk``'s) except those inside a reduction call, which is a number."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        yield n
+        if not (isinstance(n, gast.Call) and str(calls.get(n, "")).startswith("reduce.")):
+            todo.extend(gast.iter_child_nodes(n))
 
 
 class RowStatements:
@@ -148,14 +159,15 @@ class RowStatements:
         """Whether ``e`` reads a row: an array with fewer indices than axes, or a whole array by its name
         (not ``a`` of ``a[i]``, ``a.shape`` or ``len(a)``)."""
         inner = set()
-        for n in gast.walk(e):
+        nodes = list(outside_reductions(e, self.calls))
+        for n in nodes:
             if isinstance(n, gast.Subscript | gast.Attribute):
                 inner.add(id(n.value))
             elif isinstance(n, gast.Call) and self.calls.get(n) == "len":
                 inner.update(id(a) for a in n.args)
         return any(self.is_row_read(n) if isinstance(n, gast.Subscript) else
                    isinstance(n, gast.Name) and n.id in self.arrays and id(n) not in inner
-                   for n in gast.walk(e))
+                   for n in nodes)
 
     def is_row_read(self, n) -> bool:
         buf = self.arrays.get(n.value.id) if isinstance(n.value, gast.Name) else None

@@ -26,6 +26,7 @@ from ...frontend.inline import Inlined, inlined_names
 from ...frontend.loops import MATH_FUNCTIONS, assigned_names, constant_items, index_items
 from . import scalar_math as sm
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
+from .loop_reductions import RowReductions, reduction_operand
 from .loop_rows import RowStatements, is_row_statement
 from .loop_types import (
     BINARY,
@@ -115,7 +116,7 @@ class LoopKernel:
     stores: set = field(default_factory=set)     # arrays the loop writes
 
 
-class LoopLowering(RowStatements):
+class LoopLowering(RowStatements, RowReductions):
     def __init__(self, loop, live_in, live_out, args, calls):
         self.loop = loop
         self.live_in = live_in
@@ -994,6 +995,8 @@ class LoopLowering(RowStatements):
         name = self.calls.get(e)
         if isinstance(name, Inlined):
             return self.inlined(name, e)
+        if isinstance(name, str) and name.startswith("reduce."):
+            return self.reduction(name.removeprefix("reduce."), reduction_operand(e), e)
         if name == "len":
             if len(e.args) != 1 or not isinstance(e.args[0], gast.Name):
                 raise _no("len() of something other than an array", e)

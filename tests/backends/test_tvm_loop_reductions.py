@@ -1,0 +1,83 @@
+"""Sums and means of rows inside compiled loops (backends/tvm/loop_reductions.py), against plain
+Python: numpy's pairwise order makes float sums equal bit for bit, for every length and stride."""
+
+import numpy as np
+import pytest
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
+
+rng = np.random.default_rng(17)
+# lengths around numpy's switches: < 8 one by one, 8..128 eight partial sums, > 128 split in halves
+LENGTHS = (0, 1, 7, 8, 9, 16, 17, 127, 128, 129, 136, 255, 257, 1000, 4099)
+
+
+def moving_sums(a, w, out):
+    for i in range(a.shape[0] - w + 1):
+        out[i] = a[i:i + w].sum()
+    return out
+
+
+def row_stats(a, out):
+    for i in range(a.shape[0]):
+        out[i] = np.mean(a[i] * 2.0) - np.sum(a[i, ::-2])      # an expression of rows, a strided row
+    return out
+
+
+def column_total(a):
+    total = 0.0
+    for j in range(a.shape[1]):
+        total += a[:, j].sum()                                  # a column: strided by the row length
+    return total
+
+
+def count_positive(a):
+    n = 0
+    for i in range(a.shape[0]):
+        n += (a[i] > 0).sum()                                   # bools sum as int64
+    return n
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_float_sums_equal_numpys_bit_for_bit(dtype):
+    arrays = [rng.normal(0, 1, n).astype(dtype) * 10.0 ** rng.integers(-3, 4, n) for n in LENGTHS]
+    check(moving_sums, [(a, w, np.zeros(max(a.shape[0] - w + 1, 0), dtype)) for a in arrays
+                        for w in {1, min(a.shape[0], 9), a.shape[0]} if w])
+    check(row_stats, [(rng.normal(0, 1, (3, n)).astype(dtype), np.zeros(3, dtype)) for n in LENGTHS])
+    check(column_total, [(rng.normal(0, 1, (n, 3)).astype(dtype),) for n in LENGTHS])
+    check(count_positive, [(rng.normal(0, 1, (2, n)).astype(dtype),) for n in LENGTHS])
+    # -0.0 sums to +0.0, infinities and NaN as numpy
+    special = np.array([-0.0] * 9 + [np.inf] * 2 + [1.0], dtype)
+    check(moving_sums, [(special, w, np.zeros(13 - w, dtype)) for w in (1, 5, 9, 10, 12)])
+    check(moving_sums, [(np.array([np.nan, 1.0, -np.inf] * 50, dtype), 140, np.zeros(11, dtype))])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "bool"])
+def test_integer_sums_are_int64(dtype):
+    if dtype == "bool":
+        arrays = [rng.random(n) < 0.5 for n in LENGTHS]
+    else:
+        info = np.iinfo(dtype)
+        arrays = [rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True) for n in LENGTHS]
+    check(moving_sums, [(a, w, np.zeros(max(a.shape[0] - w + 1, 0), np.int64)) for a in arrays
+                        for w in {1, min(a.shape[0], 9)} if w])   # int64 sums wrap as numpy's
+
+
+def unsigned_sums(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i].sum()
+    return out
+
+
+def plane_sums(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i].sum()
+    return out
+
+
+def test_reductions_that_stay_python_say_why():
+    jitted = check(unsigned_sums, [(np.arange(6, dtype=np.uint8).reshape(2, 3), np.zeros(2))],
+                   compiled=False)
+    assert "numpy sums them as uint64" in str(jitted.explain())
+    jitted = check(plane_sums, [(rng.random((2, 3, 4)), np.zeros(2))], compiled=False)
+    assert "a row of 2 axes" in str(jitted.explain())

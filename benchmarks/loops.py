@@ -1,4 +1,4 @@
-"""Scalar-indexed loop nests: plain Python vs astjit (default ``@jit``) vs numba ``njit``, in one run.
+"""Loop nests (scalar-indexed, on rows and slices): plain Python vs astjit (default ``@jit``) vs numba ``njit``, in one run.
 
     python benchmarks/loops.py [--quick]
 
@@ -164,6 +164,33 @@ def weighted_sum(a, w):
     return total
 
 
+def heat(u, steps, alpha):
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + alpha * (u[:-2] - 2 * u[1:-1] + u[2:])
+    return u
+
+
+def heat2d(u, steps, c):
+    for _ in range(steps):
+        u[1:-1, 1:-1] = u[1:-1, 1:-1] + c * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+                                             - 4 * u[1:-1, 1:-1])
+    return u
+
+
+def moving_sums(a, w, out):
+    for i in range(a.shape[0] - w + 1):
+        out[i] = a[i:i + w].sum()
+    return out
+
+
+def oscillators(x, v, dt, steps):
+    for _ in range(steps):                   # whole arrays rebound each step: per-iteration Fragments
+        acc = -x - 0.1 * v
+        v = v + dt * acc
+        x = x + dt * v
+    return x + v
+
+
 def cases():
     rng = np.random.default_rng(0)
     lower = np.tril(rng.random((300, 300))) + np.eye(300) * 300
@@ -185,6 +212,12 @@ def cases():
         ("rows += 2000x64", scatter_rows, (rng.random((2000, 64)), rng.random(2000), np.zeros((8, 64)))),
         ("helper calls 300", total_distance, (rng.random(300), rng.random(300))),
         ("int then float 100k", weighted_sum, (rng.random(100_000), 0.5)),
+        # whole-array time steps on slices, windows
+        ("heat 1k x 200", heat, (rng.random(1000), 200, 0.1)),
+        ("heat 100k x 20", heat, (rng.random(100_000), 20, 0.1)),
+        ("heat2d 100^2 x 50", heat2d, (rng.random((100, 100)), 50, 0.1)),
+        ("moving sums 10k/16", moving_sums, (rng.random(10_000), 16, np.zeros(10_000 - 15))),
+        ("oscillators 1k x200", oscillators, (rng.random(1000), rng.random(1000), 0.01, 200)),
         # tiny and small loops: a kernel call costs a few microseconds, more than a few Python
         # statements; a loop of at most ASTJIT_TINY_LOOP statements runs as written
         ("recurrence 4", recurrence, (rng.random(4), np.zeros(4), 0.3)),

@@ -16,6 +16,8 @@ NUMPY = NumpyBackend()
 
 
 def specialize(fragment, key, args):
+    """The steps of a specialization, each with data in and out: infer the types of this call's
+    values, partition the graph among backends, compile each segment, build the runner."""
     from .fragment import Specialization
 
     graph = fragment.graph
@@ -23,24 +25,46 @@ def specialize(fragment, key, args):
     choice = fragment.backend or config.backend_override() or "auto"
     if choice == "python":
         return Specialization(key, fragment.fallback, "python", "backend=python")
-    tvm_backend = None
-    if choice in ("auto", "tvm"):
-        from ..backends.tvm import get_backend, import_error
-
-        tvm_backend = get_backend()
-        if tvm_backend is None:
-            fragment._record("numpy", f"TVM is unavailable ({import_error()}): numpy runs the block")
+    tvm_backend = _tvm_backend(fragment, choice)
     segments, reasons = partition(ctx, graph, tvm_backend)
+    guards = dict(ctx=ctx, segments=segments, reasons=reasons, length_guards=ctx.length_guards)
     if choice == "auto" and not any(s.backend == "tvm" for s in segments):
-        note = "; ".join(sorted({r for r in reasons.values() if r})) or "nothing to compile"
-        if any(isinstance(t, ArrayType) and not t.scalar for t in ctx.types.values()):
-            # explain() lists every block with array work that is not compiled, and why
-            fragment._record("fallback", f"nothing in this block compiles ({note}): the block runs as Python")
-            config.log("fallbacks", "%s line %s: nothing compiles (%s)", fragment.owner_name,
-                       fragment.block.lineno, note)
+        note = _nothing_compiles(fragment, ctx, reasons)
         return Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards,
-                              ctx=ctx, segments=segments, reasons=reasons, length_guards=ctx.length_guards)
+                              **guards)
     _guard_kernel_ints(ctx, graph, segments)
+    notes = _compile_segments(fragment, ctx, segments, tvm_backend)
+    plan, runner, mode = _build_runner(ctx, graph, segments, fragment.fallback)
+    return Specialization(key, runner, mode, "; ".join(notes), ctx.value_guards, ctx.range_guards, plan,
+                          **guards)
+
+
+def _tvm_backend(fragment, choice):
+    """The TVM backend where the choice allows it and TVM imports, else None (recorded)."""
+    if choice not in ("auto", "tvm"):
+        return None
+    from ..backends.tvm import get_backend, import_error
+
+    backend = get_backend()
+    if backend is None:
+        fragment._record("numpy", f"TVM is unavailable ({import_error()}): numpy runs the block")
+    return backend
+
+
+def _nothing_compiles(fragment, ctx, reasons) -> str:
+    """Why no segment goes to TVM; recorded for explain() where the block does array work."""
+    note = "; ".join(sorted({r for r in reasons.values() if r})) or "nothing to compile"
+    if any(isinstance(t, ArrayType) and not t.scalar for t in ctx.types.values()):
+        # explain() lists every block with array work that is not compiled, and why
+        fragment._record("fallback", f"nothing in this block compiles ({note}): the block runs as Python")
+        config.log("fallbacks", "%s line %s: nothing compiles (%s)", fragment.owner_name,
+                   fragment.block.lineno, note)
+    return note
+
+
+def _compile_segments(fragment, ctx, segments, tvm_backend) -> list:
+    """Each segment's executable; a TVM segment that fails to compile runs on numpy (the notes say
+    why), unless the fragment is strict."""
     notes = []
     for seg in segments:
         if seg.backend == "tvm":
@@ -54,16 +78,17 @@ def specialize(fragment, key, args):
                 fragment._record("numpy", f"{exc}: this part runs on numpy")
                 seg.backend = "numpy"
         seg.executable = NUMPY.compile(ctx, seg)
-    n_out = len(graph.outputs)
-    plan = Plan(ctx, graph, segments, fragment.fallback, n_out)
-    runner = plan
+    return notes
+
+
+def _build_runner(ctx, graph, segments, fallback):
+    """(plan, runner, mode): the plan of segments, the function a call runs (a direct call of a single
+    kernel where the plan allows it) and which backends run it."""
+    plan = Plan(ctx, graph, segments, fallback, len(graph.outputs))
     direct = _direct_runner(ctx, graph, segments, plan)
-    if direct is not None:
-        runner = direct
     modes = {s.backend for s in segments}
     mode = "tvm" if modes == {"tvm"} else ("numpy" if modes == {"numpy"} else "mixed")
-    return Specialization(key, runner, mode, "; ".join(notes), ctx.value_guards, ctx.range_guards, plan,
-                          ctx=ctx, segments=segments, reasons=reasons, length_guards=ctx.length_guards)
+    return plan, direct if direct is not None else plan, mode
 
 
 def _guard_kernel_ints(ctx, graph, segments) -> None:

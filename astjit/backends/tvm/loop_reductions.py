@@ -77,7 +77,11 @@ class RowReductions:
                 with T.serial(ZERO, n) as k:
                     T.buffer_store(total, total[0] + x(k), [0])
             with T.Else():
-                self.split_sums(x, n, dtype, total)
+                with T.If(n <= tirx.const(BLOCK, I64)):     # one block: no stack to walk
+                    with T.Then():
+                        self.block_sum(x, ZERO, n, dtype, total)
+                    with T.Else():
+                        self.split_sums(x, n, dtype, total)
                 T.buffer_store(total, zero + total[0], [0])
         return self.bind(total[0], dtype)
 

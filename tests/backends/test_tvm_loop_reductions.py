@@ -63,6 +63,28 @@ def test_integer_sums_are_int64(dtype):
                         for w in {1, min(a.shape[0], 9)} if w])   # int64 sums wrap as numpy's
 
 
+def row_means(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i].mean()
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "float32"])
+def test_means_of_cast_elements_add_numpys_buffers_in_turn(dtype):
+    """The float64 mean of ints reads them through numpy's 8192-element buffers: the pairwise sum of
+    each buffer is added to the total in turn (large ints make the order visible)."""
+    lengths = (0, 5, 8192, 8193, 20001)
+    if dtype == "bool":
+        arrays = [rng.random((2, n)) < 0.5 for n in lengths]
+    elif dtype == "float32":
+        arrays = [rng.normal(0, 1, (2, n)).astype(dtype) for n in lengths]
+    else:
+        info = np.iinfo(dtype)
+        arrays = [rng.integers(info.min, info.max, (2, n), dtype=dtype, endpoint=True) for n in lengths]
+    out = np.float32 if dtype == "float32" else np.float64
+    check(row_means, [(a, np.zeros(2, out)) for a in arrays])
+
+
 def unsigned_sums(a, out):
     for i in range(a.shape[0]):
         out[i] = a[i].sum()
@@ -79,5 +101,6 @@ def test_reductions_that_stay_python_say_why():
     jitted = check(unsigned_sums, [(np.arange(6, dtype=np.uint8).reshape(2, 3), np.zeros(2))],
                    compiled=False)
     assert "numpy sums them as uint64" in str(jitted.explain())
-    jitted = check(plane_sums, [(rng.random((2, 3, 4)), np.zeros(2))], compiled=False)
+    # (small integers: exact in any order, as the block's Fragment may add them in another order)
+    jitted = check(plane_sums, [(rng.integers(0, 9, (2, 3, 4)).astype(float), np.zeros(2))], compiled=False)
     assert "a row of 2 axes" in str(jitted.explain())

@@ -4,7 +4,9 @@ numpy adds float elements pairwise (``pairwise_sum`` in numpy's loops_utils.h.sr
 elements one by one; 8 to 128 elements in eight partial sums ``r[j] = x[j] + x[j + 8] + ...``, combined
 as ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the last ``n % 8`` one by one; more than
 128 split at half the length rounded down to a multiple of 8, each half summed so and the two added.
-The reduction starts from +0.0 (``np.array([-0.0]).sum()`` is 0.0). The kernel follows the same order
+The reduction starts from +0.0 (``np.array([-0.0]).sum()`` is 0.0). Where the elements are cast as they
+are summed (the float64 mean of ints, bools), numpy reads them through buffers of 8192 elements and adds
+the pairwise sum of each buffer to the total in turn. The kernel follows the same order
 (the split as a loop over an explicit stack), so its float sums equal numpy's bit for bit, for any
 stride; an expression of rows is summed element by element as it is computed, as numpy sums the
 temporary array it would make. Integer sums are int64, wrapping as numpy's; unsigned ones (numpy sums
@@ -19,6 +21,7 @@ from .loop_rows import I64, ONE, ZERO, RowLeaf, RowOp
 from .loop_types import Scalar
 
 BLOCK = 128                 # numpy's PW_BLOCKSIZE
+BUFFER = 8192              # numpy's default ufunc buffer size, in elements
 STACK = 64                  # splits halve the length: 64 levels cover any int64 length
 
 
@@ -59,7 +62,8 @@ class RowReductions:
                 T.buffer_store(total, _wrapping_int64("Add", total[0], x(k)), [0])
             result = self.bind(total[0], I64)
         else:
-            result = self.pairwise_sum(x, n, acc)
+            # elements cast to the sum's type go through numpy's buffers of BUFFER elements
+            result = self.pairwise_sum(x, n, acc, chunk=BUFFER if elem.dtype != acc else None)
         if len(self.sites) != sites:
             raise self.refusal(f"{kind}() of elements that need checks", e)
         if kind == "sum":
@@ -67,23 +71,38 @@ class RowReductions:
         count = self.bind(n.astype(acc), acc)
         return Val(self.bind(result / count, acc), (Scalar(acc, False),))
 
-    def pairwise_sum(self, x, n, dtype):
-        """numpy's pairwise sum of ``x(0) ... x(n - 1)`` (int64 indices), in ``dtype``."""
+    def pairwise_sum(self, x, n, dtype, chunk=None):
+        """numpy's sum of ``x(0) ... x(n - 1)`` (int64 indices) in ``dtype``: ``0.0 + pairwise(x)``; with
+        ``chunk`` (elements cast as they are summed: numpy's buffered reduction), the pairwise sums of
+        consecutive chunks of that many elements, added one after another to 0.0."""
         zero = self.bind(tirx.const(0.0, dtype), dtype)      # a local: TVM would fold ``0.0 + s`` to ``s``
         total = T.alloc_buffer((1,), dtype, scope="global")
+        part = T.alloc_buffer((1,), dtype, scope="global")
+        T.buffer_store(total, zero, [0])
+        if chunk is None:
+            self.pairwise(x, n, dtype, zero, part)
+            T.buffer_store(total, zero + part[0], [0])
+        else:
+            size = tirx.const(chunk, I64)
+            with T.serial(ZERO, tirx.floordiv(n + size - ONE, size)) as c:
+                lo = self.bind(c * size, I64)
+                self.pairwise(lambda k: x(lo + k), self.bind(tirx.Min(size, n - lo), I64), dtype, zero, part)
+                T.buffer_store(total, total[0] + part[0], [0])
+        return self.bind(total[0], dtype)
+
+    def pairwise(self, x, n, dtype, zero, out) -> None:
+        """numpy's ``pairwise_sum`` of ``x(0) ... x(n - 1)`` into ``out[0]``."""
         with T.If(n < tirx.const(8, I64)):
             with T.Then():
-                T.buffer_store(total, zero, [0])
+                T.buffer_store(out, zero, [0])
                 with T.serial(ZERO, n) as k:
-                    T.buffer_store(total, total[0] + x(k), [0])
+                    T.buffer_store(out, out[0] + x(k), [0])
             with T.Else():
                 with T.If(n <= tirx.const(BLOCK, I64)):     # one block: no stack to walk
                     with T.Then():
-                        self.block_sum(x, ZERO, n, dtype, total)
+                        self.block_sum(x, ZERO, n, dtype, out)
                     with T.Else():
-                        self.split_sums(x, n, dtype, total)
-                T.buffer_store(total, zero + total[0], [0])
-        return self.bind(total[0], dtype)
+                        self.split_sums(x, n, dtype, out)
 
     def split_sums(self, x, n, dtype, total) -> None:
         """The recursion of numpy's pairwise sum, for ``n >= 8``, as a loop over an explicit stack:

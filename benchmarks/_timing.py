@@ -22,6 +22,18 @@ QUICK_REPEATS = 3
 WARMUP_CALLS = 3
 
 
+def load_example(name):
+    """The module ``examples/<name>.py``, so that a benchmark times the example's own functions."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"astjit_example_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def parse_args(description):
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_REPEATS} repeats instead of {REPEATS}")

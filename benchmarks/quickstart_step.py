@@ -7,25 +7,19 @@ fragment, and a final mean: per call it runs several fragments, so at 16 element
 per-fragment call overhead several times over.
 """
 
-import importlib.util
-import pathlib
 
 import numpy as np
-from _timing import compare, describe_modes, parse_args, print_header, print_results
+from _timing import compare, describe_modes, load_example, parse_args, print_header, print_results
 
 from astjit import jit
 
-QUICKSTART = pathlib.Path(__file__).resolve().parent.parent / "examples" / "quickstart.py"
 ITERATIONS = 10
 SIZES = [("2M", 2_000_000), ("16", 16)]
 
 
 def load_step():
     """``step`` itself, from the example file, so the benchmark follows the example."""
-    spec = importlib.util.spec_from_file_location("astjit_quickstart_example", QUICKSTART)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.step
+    return load_example("quickstart").step
 
 
 def inputs(n, seed=0):

@@ -4,18 +4,13 @@ Python: numpy's pairwise order makes float sums equal bit for bit, for every len
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import moving_sums, row_sums
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
 rng = np.random.default_rng(17)
 # lengths around numpy's switches: < 8 one by one, 8..128 eight partial sums, > 128 split in halves
 LENGTHS = (0, 1, 7, 8, 9, 16, 17, 127, 128, 129, 136, 255, 257, 1000, 4099)
-
-
-def moving_sums(a, w, out):
-    for i in range(a.shape[0] - w + 1):
-        out[i] = a[i:i + w].sum()
-    return out
 
 
 def row_stats(a, out):
@@ -85,22 +80,10 @@ def test_means_of_cast_elements_add_numpys_buffers_in_turn(dtype):
     check(row_means, [(a, np.zeros(2, out)) for a in arrays])
 
 
-def unsigned_sums(a, out):
-    for i in range(a.shape[0]):
-        out[i] = a[i].sum()
-    return out
-
-
-def plane_sums(a, out):
-    for i in range(a.shape[0]):
-        out[i] = a[i].sum()
-    return out
-
-
 def test_reductions_that_stay_python_say_why():
-    jitted = check(unsigned_sums, [(np.arange(6, dtype=np.uint8).reshape(2, 3), np.zeros(2))],
+    jitted = check(row_sums, [(np.arange(6, dtype=np.uint8).reshape(2, 3), np.zeros(2))],
                    compiled=False)
     assert "numpy sums them as uint64" in str(jitted.explain())
     # (small integers: exact in any order, as the block's Fragment may add them in another order)
-    jitted = check(plane_sums, [(rng.integers(0, 9, (2, 3, 4)).astype(float), np.zeros(2))], compiled=False)
+    jitted = check(row_sums, [(rng.integers(0, 9, (2, 3, 4)).astype(float), np.zeros(2))], compiled=False)
     assert "a row of 2 axes" in str(jitted.explain())

@@ -4,16 +4,11 @@
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import affine_rows, scatter_rows
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
 rng = np.random.default_rng(5)
-
-
-def affine_rows(a, out):
-    for i in range(a.shape[0]):
-        out[i] = a[i] * 2.0 + 1.0
-    return out
 
 
 def normalize_rows(a):
@@ -21,12 +16,6 @@ def normalize_rows(a):
         m = a[i, 0]                                   # read before the row is rewritten
         a[i] = (a[i] - m) / (abs(m) + 1.0)
     return a
-
-
-def scatter_rows(a, w, c):
-    for i in range(a.shape[0]):
-        c[i % c.shape[0], :] += w[i] * np.sqrt(np.abs(a[i])) - a[i] ** 2
-    return c
 
 
 def recurrence_rows(x, alpha):

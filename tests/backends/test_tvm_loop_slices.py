@@ -7,28 +7,16 @@ import itertools
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import heat, heat2d
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
 rng = np.random.default_rng(11)
 
 
-def heat(u, steps, alpha):
-    for _ in range(steps):
-        u[1:-1] = u[1:-1] + alpha * (u[:-2] - 2 * u[1:-1] + u[2:])    # reads neighbours it overwrites
-    return u
-
-
 def heat_inplace(u, steps, alpha):
     for _ in range(steps):
         u[1:-1] += alpha * (u[:-2] - 2 * u[1:-1] + u[2:])
-    return u
-
-
-def heat2d(u, steps, c):
-    for _ in range(steps):
-        u[1:-1, 1:-1] = u[1:-1, 1:-1] + c * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
-                                             - 4 * u[1:-1, 1:-1])
     return u
 
 

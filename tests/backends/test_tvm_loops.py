@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import affine_rows, histogram, jacobi, pairwise, recurrence, row_sums, weighted_sum
 
 from astjit import jit
 
@@ -16,12 +17,6 @@ pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.
 
 
 rng = np.random.default_rng(7)
-
-
-def recurrence(x, y, a):
-    for i in range(1, len(x)):
-        y[i] = a * y[i - 1] + (1 - a) * x[i]
-    return y
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -47,19 +42,11 @@ def test_accumulator_type_is_pythons(dtype):
     check(total, calls)
 
 
-def stencil(u, v):
-    n, m = u.shape
-    for i in range(1, n - 1):
-        for j in range(1, m - 1):
-            v[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
-    return v
-
-
 def test_stencil_on_any_layout():
     base = rng.random((9, 12))
     calls = [(base, np.zeros((9, 12))), (base.T, np.zeros((12, 9))), (base[::2, 1:], np.zeros((5, 11))),
              (rng.random((3, 3)), np.zeros((3, 3)))]
-    check(stencil, calls)
+    check(jacobi, calls)
 
 
 def first_negative(x):
@@ -115,26 +102,6 @@ def test_triangular_negative_step_and_wrapping_indices():
     check(triangular, [(rng.random((5, 5)),), (rng.random((1, 1)),), (rng.random((8, 8)),)])
     check(backwards, [(rng.random(7), np.zeros(7)), (rng.random(4), np.zeros(4)), (np.zeros(0), np.zeros(0))])
     check(wrapped_neighbours, [(rng.random(6), np.zeros(6)), (rng.random(1), np.zeros(1))])
-
-
-def histogram(values, counts, lo, width):
-    for i in range(len(values)):
-        b = int((values[i] - lo) / width)
-        if 0 <= b < len(counts):
-            counts[b] += 1
-    return counts
-
-
-def pairwise(points, d):
-    n = points.shape[0]
-    for i in range(n):
-        for j in range(n):
-            acc = 0.0
-            for k in range(points.shape[1]):
-                diff = points[i, k] - points[j, k]
-                acc += diff * diff
-            d[i, j] = math.sqrt(acc)
-    return d
 
 
 def scalar_calls(x):
@@ -212,18 +179,6 @@ def test_loops_that_stay_python_are_explained_and_right():
     assert "keeps this loop in Python" in str(jitted.explain())
 
 
-def rows(a, out):
-    for i in range(a.shape[0]):
-        out[i] = a[i] * 2.0 + 1.0
-    return out
-
-
-def row_sums(a, out):
-    for i in range(a.shape[0]):
-        out[i] = a[i].sum()
-    return out
-
-
 def row_maxima(a, out):
     for i in range(a.shape[0]):
         out[i] = a[i].max()           # which zero a max of -0.0 and 0.0 gives depends on numpy's SIMD order
@@ -231,7 +186,7 @@ def row_maxima(a, out):
 
 
 def test_a_loop_over_rows_of_a_matrix_compiles_and_a_max_of_a_row_says_why_not():
-    check(rows, [(rng.random((4, 3)), np.zeros((4, 3))), (rng.random((2, 5)), np.zeros((2, 5)))])
+    check(affine_rows, [(rng.random((4, 3)), np.zeros((4, 3))), (rng.random((2, 5)), np.zeros((2, 5)))])
     check(row_sums, [(rng.random((4, 3)), np.zeros(4)), (rng.random((2, 5)), np.zeros(2))])
     jitted = check(row_maxima, [(rng.random((4, 3)), np.zeros(4)), (rng.random((2, 5)), np.zeros(2))],
                    compiled=False)
@@ -435,13 +390,6 @@ def counts_and_compares(g, stop):
 def test_a_comparison_of_a_python_or_numpy_int_keeps_its_type(dtype):
     calls = [(np.ones(n, dtype), stop) for n, stop in ((10, 0), (10, 3), (0, 2), (10, 9))]
     check(counts_and_compares, calls)
-
-
-def weighted_sum(a, w):
-    total = 0                             # a Python int until the first float is added
-    for i in range(a.shape[0]):
-        total += a[i] * w
-    return total
 
 
 def mean_of_positives(a):

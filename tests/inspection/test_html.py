@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pytest
+from loop_programs import histogram
 
 from astjit import jit
 from astjit.inspection import graph_svg
@@ -175,14 +176,6 @@ def test_user_text_is_escaped():
     for page in pages:
         assert_self_contained(page)
         assert "<b>" not in page
-
-
-def histogram(values, counts, lo, width):
-    for i in range(len(values)):
-        b = int((values[i] - lo) / width)
-        if 0 <= b < len(counts):
-            counts[b] += 1
-    return counts
 
 
 def test_a_loop_region_is_drawn_and_named_in_the_original_source():

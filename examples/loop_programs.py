@@ -1,0 +1,184 @@
+"""Loop programs that astjit compiles into one kernel each: scalar-indexed nests, `while` loops, row and
+slice statements, calls of your own functions, sums of rows. See how one runs with
+``astjit show examples/loop_programs.py:heat``; ``benchmarks/loops.py`` times them against plain Python
+and numba, and the tests check them against plain Python.
+"""
+
+import math
+
+import numpy as np
+
+
+def recurrence(x, y, a):
+    for i in range(1, len(x)):
+        y[i] = a * y[i - 1] + (1 - a) * x[i]
+    return y
+
+
+def jacobi(u, v):
+    n, m = u.shape
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            v[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+    return v
+
+
+def pairwise(points, d):
+    n = points.shape[0]
+    for i in range(n):
+        for j in range(n):
+            acc = 0.0
+            for k in range(points.shape[1]):
+                diff = points[i, k] - points[j, k]
+                acc += diff * diff
+            d[i, j] = math.sqrt(acc)
+    return d
+
+
+def histogram(values, counts, lo, width):
+    for i in range(len(values)):
+        b = int((values[i] - lo) / width)
+        if 0 <= b < len(counts):
+            counts[b] += 1
+    return counts
+
+
+def forward_substitution(L, b, x):
+    n = L.shape[0]
+    for i in range(n):
+        s = b[i]
+        for j in range(i):
+            s -= L[i, j] * x[j]
+        x[i] = s / L[i, i]
+    return x
+
+
+def convolve(signal, taps, out):
+    n, k = len(signal), len(taps)
+    for i in range(n - k + 1):
+        acc = 0.0
+        for j in range(k):
+            acc += signal[i + j] * taps[j]
+        out[i] = acc
+    return out
+
+
+def life(grid, new):
+    n, m = grid.shape
+    for i in range(n):
+        for j in range(m):
+            alive = (grid[(i - 1) % n, (j - 1) % m] + grid[(i - 1) % n, j] + grid[(i - 1) % n, (j + 1) % m]
+                     + grid[i, (j - 1) % m] + grid[i, (j + 1) % m]
+                     + grid[(i + 1) % n, (j - 1) % m] + grid[(i + 1) % n, j] + grid[(i + 1) % n, (j + 1) % m])
+            if grid[i, j] == 1 and (alive == 2 or alive == 3) or grid[i, j] == 0 and alive == 3:
+                new[i, j] = 1
+            else:
+                new[i, j] = 0
+    return new
+
+
+def life_offsets(grid, new):
+    n, m = grid.shape
+    for i in range(n):
+        for j in range(m):
+            alive = 0
+            for di in (-1, 0, 1):
+                for dj in (-1, 0, 1):
+                    if di != 0 or dj != 0:
+                        alive += grid[(i + di) % n, (j + dj) % m]
+            new[i, j] = 1 if alive == 3 or (alive == 2 and grid[i, j] == 1) else 0
+    return new
+
+
+def decay(y, h, t_end):
+    t = 0.0
+    while t < t_end:
+        y = y + h * (-0.5 * y + math.sin(t))
+        t += h
+    return y
+
+
+def bisect_rows(m, x, out):
+    for r in range(m.shape[0]):
+        lo, hi = 0, m.shape[1]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if m[r, mid] < x[r]:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[r] = lo
+    return out
+
+
+def newton(x0, target, tol):
+    x = x0
+    while abs(x * x - target) > tol:
+        x = x - (x * x - target) / (2.0 * x)
+    return x
+
+
+def affine_rows(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 2.0 + 1.0
+    return out
+
+
+def scatter_rows(a, w, c):
+    for i in range(a.shape[0]):
+        c[i % c.shape[0], :] += w[i] * np.sqrt(np.abs(a[i])) - a[i] ** 2
+    return c
+
+
+def dist(x1, y1, x2, y2):
+    dx = x2 - x1
+    dy = y2 - y1
+    return math.sqrt(dx * dx + dy * dy)
+
+
+def total_distance(x, y):
+    total = 0                                  # an int, then floats
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            total += dist(x[i], y[i], x[j], y[j])
+    return total
+
+
+def weighted_sum(a, w):
+    total = 0
+    for i in range(a.shape[0]):
+        total += a[i] * w
+    return total
+
+
+def heat(u, steps, alpha):
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + alpha * (u[:-2] - 2 * u[1:-1] + u[2:])
+    return u
+
+
+def heat2d(u, steps, c):
+    for _ in range(steps):
+        u[1:-1, 1:-1] = u[1:-1, 1:-1] + c * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
+                                             - 4 * u[1:-1, 1:-1])
+    return u
+
+
+def moving_sums(a, w, out):
+    for i in range(a.shape[0] - w + 1):
+        out[i] = a[i:i + w].sum()
+    return out
+
+
+def oscillators(x, v, dt, steps):
+    for _ in range(steps):                   # whole arrays rebound each step: per-iteration Fragments
+        acc = -x - 0.1 * v
+        v = v + dt * acc
+        x = x + dt * v
+    return x + v
+
+
+def row_sums(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i].sum()
+    return out

@@ -222,7 +222,7 @@ class LoopChecker:
         fn = self.resolved(e.func) if chain is not None else None
         name = (SCALAR_CALLS.get(fn) or REDUCTION_FUNCTIONS.get(fn)) if fn is not None and _hashable(fn) else None
         if name and name.startswith("reduce.") and len(e.args) != 1:
-            self.refuse(f"np.{name[7:]} with other than one argument", e)
+            self.refuse(f"np.{name.removeprefix('reduce.')} with other than one argument", e)
         callee = callee_function(fn) if fn is not None and name is None else None
         if callee is not None:
             self.inline(e, chain, fn, callee)
@@ -395,7 +395,8 @@ def work_expression(loop):
             elif isinstance(s, gast.For):
                 term = gast.BinOp(left=trips(s), op=gast.Mult(), right=statements(s.body))
             else:
-                slices = any(isinstance(n, gast.Slice) for n in gast.walk(s) if not isinstance(s, gast.If))
+                # (an ``if``'s branches count below, each statement once)
+                slices = not isinstance(s, gast.If) and any(isinstance(n, gast.Slice) for n in gast.walk(s))
                 term = gast.Constant(value=SLICE_STATEMENT_WORK if slices else 1, kind=None)
                 for name in ("body", "orelse"):
                     if getattr(s, name, None):

@@ -106,3 +106,24 @@ def none_bound(a, k):
 def test_slices_that_stay_python_say_why():
     jitted = check(none_bound, [(rng.random((3, 4)), None), (rng.random((3, 4)), 2)], compiled=False)
     assert "'k' is a NoneType" in str(jitted.explain())
+
+
+SHIFT = np.zeros(1, np.int64)
+
+
+def shift_and_one():
+    SHIFT[0] += 1
+    return 1.0
+
+
+def moving_target(a):
+    SHIFT[0] = 0
+    for _ in range(3):
+        # the value reads a[k:k + 2], the call moves k, then the target is a[k + 1:k + 3]: the same index
+        # text, other elements (numpy reads the value before it writes)
+        a[SHIFT[0]:SHIFT[0] + 2] = a[SHIFT[0]:SHIFT[0] + 2] + shift_and_one()
+    return a
+
+
+def test_the_same_index_text_after_an_inlined_call_that_moves_it():
+    check(moving_target, [(rng.random(6),), (np.arange(8.0),)])

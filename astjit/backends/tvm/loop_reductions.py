@@ -29,7 +29,7 @@ class RowReductions:
     """The part of LoopLowering (backends/tvm/loops) that lowers ``.sum()`` and ``.mean()`` of rows."""
 
     def reduction(self, kind, operand, e):
-        from .loops import Val, _wrapping_int64
+        from .loops import Val, _cast, _wrapping_int64
 
         tree = self.row(operand, e)
         if not isinstance(tree, RowLeaf | RowOp):
@@ -53,7 +53,7 @@ class RowReductions:
 
         def x(k):
             v = self.row_element(tree, [k], 1)
-            return _convert(v.expr, v.dtype, acc)
+            return _cast(v.expr, v.dtype, acc)
 
         if acc == I64:
             total = T.alloc_buffer((1,), I64, scope="global")
@@ -177,11 +177,6 @@ class RowReductions:
         T.buffer_store(out, ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])), [0])
         with T.serial(full, length) as k:
             T.buffer_store(out, out[0] + x(start + k), [0])
-
-
-def _convert(expr, src, dst):
-    from .loops import _cast
-    return _cast(expr, src, dst)
 
 
 def reduction_operand(e):

@@ -45,11 +45,11 @@ class Span:
 @dataclass
 class RowLeaf:
     """An operand that is a view of ``buf``: per axis of ``buf``, a checked integer index or a Span.
-    ``view`` is a key of the elements it reads (two leaves with the same key read the same elements),
-    or None where that is not known."""
+    ``view``: the array's name and the index's text (the same text evaluated twice in one statement
+    gives the same elements, unless an inlined call writes what the index reads)."""
     buf: object
     axes: list
-    view: object = None
+    view: tuple
 
     @property
     def shape(self) -> list:
@@ -106,7 +106,6 @@ class RowStatements:
         target = s.targets[0] if isinstance(s, gast.Assign) else s.target
         if not isinstance(target, gast.Subscript):
             raise self.refusal("a row assigned to a name (a loop variable holds a number, not an array)", s)
-        self.trusted_views = not any(isinstance(self.calls.get(n), Inlined) for n in gast.walk(s))
         if isinstance(s, gast.AugAssign):            # Python: the target's row first, then the value
             out = self.row_leaf(target)
             value = self.row(gast.BinOp(left=target, op=s.op, right=s.value), s, left=out)
@@ -119,9 +118,12 @@ class RowStatements:
         self.check_store_type(value, out, s)
         sites = len(self.sites)
         # numpy computes the whole value before storing it: where an operand reads other elements of
-        # the target's array (``u[1:-1] = u[:-2] + u[2:]``), the value goes through a scratch buffer
+        # the target's array (``u[1:-1] = u[:-2] + u[2:]``), the value goes through a scratch buffer.
+        # Equal index text means the same elements unless a call inlined into the statement writes
+        # the arrays its indices read
+        calls = any(isinstance(self.calls.get(n), Inlined) for n in gast.walk(s))
         overlaps = any(isinstance(leaf, RowLeaf) and leaf.buf is out.buf and leaf is not out
-                       and (leaf.view is None or leaf.view != out.view) for leaf in _leaves(value))
+                       and (calls or leaf.view != out.view) for leaf in _leaves(value))
         self.row_loop(out, value, target, self.scratch(out.buf) if overlaps else None)
         if len(self.sites) != sites:
             raise self.refusal("a row statement whose elements need checks (an int64 product, a Python int "
@@ -135,7 +137,7 @@ class RowStatements:
             return ScalarLeaf(self.settled(self.expr(e)))           # no row in it: a scalar, evaluated now
         if isinstance(e, gast.Name):                                # a whole array, as a row
             buf = self.array(e.id, e)
-            return RowLeaf(buf, [Span(ZERO, ONE, n) for n in buf.shape], ("whole", e.id))
+            return RowLeaf(buf, _whole(buf.shape), ("whole", e.id))
         if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name) and e.value.id in self.arrays:
             return self.row_leaf(e)
         if isinstance(e, gast.BinOp):
@@ -190,13 +192,12 @@ class RowStatements:
                 axes.append(self.span(*v, n, item))
             else:
                 axes.append(self.checked_index(node, axis, v, n))
-        axes += [Span(ZERO, ONE, n) for n in buf.shape[len(items):]]
+        axes += _whole(buf.shape[len(items):])
         if not any(isinstance(a, Span) for a in axes):
             return ScalarLeaf(self.settled(self.load(buf, axes)))
         if sum(isinstance(a, Span) for a in axes) > ROW_AXES:
             raise self.refusal(f"a row of more than {ROW_AXES} axes", node)
-        view = (node.value.id, gast.dump(node.slice)) if self.trusted_views else None
-        return RowLeaf(buf, axes, view)
+        return RowLeaf(buf, axes, (node.value.id, gast.dump(node.slice)))
 
     def span(self, start, stop, step, n, node) -> Span:
         """A slice fitted to an axis of extent ``n`` as Python fits it (PySlice_AdjustIndices): negative
@@ -249,7 +250,6 @@ class RowStatements:
         n = max(len(a), len(b))
         a_full = [None] * (n - len(a)) + list(a)
         b_full = [None] * (n - len(b)) + list(b)
-        one = tirx.const(1, "int64")
         bad = tirx.const(False, "bool")
         out = []
         for x, y in zip(a_full, b_full):
@@ -257,11 +257,11 @@ class RowStatements:
                 out.append(x if y is None else y)
                 continue
             if into:
-                bad = tirx.Or(bad, tirx.And(tirx.NE(x, y), tirx.NE(y, one)))
+                bad = tirx.Or(bad, tirx.And(tirx.NE(x, y), tirx.NE(y, ONE)))
                 out.append(x)
             else:
-                bad = tirx.Or(bad, tirx.And(tirx.NE(x, y), tirx.And(tirx.NE(x, one), tirx.NE(y, one))))
-                out.append(self.bind(tirx.Select(tirx.EQ(x, one), y, x), "int64"))
+                bad = tirx.Or(bad, tirx.And(tirx.NE(x, y), tirx.And(tirx.NE(x, ONE), tirx.NE(y, ONE))))
+                out.append(self.bind(tirx.Select(tirx.EQ(x, ONE), y, x), I64))
         shapes = (len(a), len(b))
         self.fail(bad, node, lambda v: _broadcast_error(v, shapes, into), tuple(a) + tuple(b))
         return out
@@ -377,6 +377,11 @@ class RowStatements:
     def refusal(self, reason, node) -> Unsupported:
         from .loops import _no
         return _no(reason, node)
+
+
+def _whole(shape) -> list:
+    """Spans of whole axes."""
+    return [Span(ZERO, ONE, n) for n in shape]
 
 
 def _scratch_buffer(buf):

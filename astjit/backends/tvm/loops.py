@@ -185,7 +185,6 @@ class LoopLowering(RowStatements, RowReductions):
         self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
         self.returns = []                      # per enclosing inlined call: what ``return`` does
         self.scratch_buffers = {}              # array buffer -> its scratch buffer (loop_rows)
-        self.trusted_views = True
         self.pending = [[]]
         with IRBuilder() as ib:
             with T.prim_func(), self.scope():

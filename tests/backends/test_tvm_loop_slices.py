@@ -127,3 +127,16 @@ def moving_target(a):
 
 def test_the_same_index_text_after_an_inlined_call_that_moves_it():
     check(moving_target, [(rng.random(6),), (np.arange(8.0),)])
+
+
+def test_a_few_steps_on_slices_call_the_kernel(monkeypatch):
+    """A statement on slices is several numpy calls: four steps of it are worth a kernel call (a loop of
+    at most ASTJIT_TINY_LOOP plain statements runs as written)."""
+    from astjit import jit
+
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", "24")
+    jitted = jit(heat)
+    u = rng.random(50)
+    assert np.array_equal(jitted(u.copy(), 4, 0.1), heat(u.copy(), 4, 0.1))
+    loop = next(f for f in jitted.fragments if f.block.kind == "loop")
+    assert [e.mode for e in loop.entries] == ["tvm"]

@@ -171,11 +171,17 @@ def moving_sums(a, w, out):
 
 
 def oscillators(x, v, dt, steps):
-    for _ in range(steps):                   # whole arrays rebound each step: per-iteration Fragments
+    for _ in range(steps):                   # whole arrays rebound each step: local arrays of the kernel
         acc = -x - 0.1 * v
         v = v + dt * acc
         x = x + dt * v
     return x + v
+
+
+def leapfrog(x, v, dt, steps):
+    for _ in range(steps):                   # every value first, then both names rebound
+        x, v = x + dt * v, v - dt * x
+    return x, v
 
 
 def row_sums(a, out):

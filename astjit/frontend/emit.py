@@ -175,7 +175,7 @@ def loop_helper_defs(block) -> list:
         plain = while_plain_def(block)
     else:
         plain = fallback_def(block, [block.kernel_loop], fallback_name(block) + "_plain")
-    guarded = gast.Try(body=[gast.Return(value=work_expression(block.kernel_loop))],
+    guarded = gast.Try(body=[gast.Return(value=work_expression(block.kernel_loop, block.live_in))],
                        handlers=[gast.ExceptHandler(type=load("Exception"), name=None,
                                                     body=[gast.Return(value=gast.Constant(value=UNKNOWN_TRIPS,
                                                                                           kind=None))])],

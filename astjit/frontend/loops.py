@@ -69,9 +69,6 @@ class LoopChecker:
             self.while_loop(loop)
             return
         self.for_loop(loop)
-        if not any(isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) for n in gast.walk(loop)):
-            # no element is read or written: whole-array work (``z = z * 0.9 + a``), whose blocks compile
-            self.refuse("reading or writing no array element", loop)
 
     def refuse(self, reason, node):
         raise NotALoopRegion(reason, node)
@@ -316,6 +313,13 @@ def assigned_names(loop) -> set:
     return out
 
 
+def rebound_names(loop) -> set:
+    """The names a loop binds anew (``x = ...``, loop targets), not those it only updates with ``+=``."""
+    augmented = {id(n.target) for n in gast.walk(loop) if isinstance(n, gast.AugAssign)}
+    return {n.id for n in gast.walk(loop)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and id(n) not in augmented}
+
+
 def loop_liveness(liveness, bound, loop) -> tuple[list, list]:
     """(live_in, live_out) of a loop region, at the granularity of nodes (block liveness works by
     statement, and a loop is one statement).
@@ -366,16 +370,27 @@ def _statements(loop):
 UNKNOWN_TRIPS = 1 << 30            # a loop whose range depends on the loop's own variables: assume large
 SLICE_STATEMENT_WORK = 16          # a statement on slices (``u[1:-1] = ...``): several numpy calls
 LEN_NAME, RANGE_NAME = "__astjit_len", "__astjit_range"     # the builtins, whatever the module defines
+ARRAY_WORK_NAME = "__astjit_array_work"
 
 
-def work_expression(loop):
+def array_work(*values) -> int:
+    """The work of ``name = <expression>`` reading these live-in values: a whole-array statement (several
+    numpy calls) where one of them is an array, else one scalar statement."""
+    for v in values:
+        if isinstance(v, np.ndarray):
+            return SLICE_STATEMENT_WORK
+    return 1
+
+
+def work_expression(loop, live_in=()):
     """A Python expression of the loop's live-in names: about how many statements the nest executes.
 
     Each ``for`` contributes ``len(range(...))`` of its arguments when they read only names the nest
     does not assign (else UNKNOWN_TRIPS), times the statements of its body (a statement on slices
     counts as SLICE_STATEMENT_WORK: each of its operations is a numpy call). Evaluated before a call,
     it lets a tiny loop run as Python: a kernel call costs a few microseconds, more than a handful of
-    Python statements."""
+    Python statements. ``name = <expression>`` without subscripts counts as a statement on slices
+    where a live-in name it reads holds an array (``array_work``): ``x = x + dt * v``."""
     assigned = assigned_names(loop)
 
     def trips(node):
@@ -398,6 +413,11 @@ def work_expression(loop):
                 # (an ``if``'s branches count below, each statement once)
                 slices = not isinstance(s, gast.If) and any(isinstance(n, gast.Slice) for n in gast.walk(s))
                 term = gast.Constant(value=SLICE_STATEMENT_WORK if slices else 1, kind=None)
+                if isinstance(s, gast.Assign | gast.AugAssign) and not slices and not any(
+                        isinstance(n, gast.Subscript) for n in gast.walk(s)):
+                    names = sorted({n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in live_in})
+                    if names:
+                        term = gast.Call(func=_name(ARRAY_WORK_NAME), args=[_name(n) for n in names], keywords=[])
                 for name in ("body", "orelse"):
                     if getattr(s, name, None):
                         term = gast.BinOp(left=term, op=gast.Add(), right=statements(getattr(s, name)))

@@ -27,7 +27,7 @@ from .emit import (
     to_source,
 )
 from .liveness import FunctionLiveness
-from .loops import LEN_NAME, RANGE_NAME
+from .loops import ARRAY_WORK_NAME, LEN_NAME, RANGE_NAME, array_work
 from .lower import BlockLowering
 from .prepare import expression_checker, hoist_tests_and_returns
 from .resolve import Resolver
@@ -116,7 +116,7 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     if any(b.maybe_unbound for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
     if any(b.kind == "loop" for b in blocks):
-        cells.update({LEN_NAME: len, RANGE_NAME: range})
+        cells.update({LEN_NAME: len, RANGE_NAME: range, ARRAY_WORK_NAME: array_work})
     new, fallbacks = build(fn, fndef, blocks, cells)
     for frag in fragments.values():
         frag.fallback = fallbacks[frag.index]

@@ -84,6 +84,7 @@ def make_loop_runner(kernel, lowered, fragment):
     Python int beyond int64, an array it writes that shares memory with another array argument: the
     kernel is compiled as if no two arrays overlap, and Python reads each element after every
     earlier write to it)."""
+    from ..backends.tvm.loop_arrays import LocalArray
     from ..backends.tvm.loops import BAIL, STATUS_SIZE, result_reader
 
     live_in = fragment.live_in
@@ -94,10 +95,17 @@ def make_loop_runner(kernel, lowered, fragment):
     read_results = result_reader(lowered)
     n_out = len(lowered.outputs)
     fallback = fragment.fallback
+    allocate = local_array_allocator(lowered, live_in)
+    copied = [live_in.index(spec.name) for spec in lowered.locals if spec.incoming]
+    local_index = {spec.name: j for j, spec in enumerate(lowered.locals)}
+    # a live-out array: its local buffer where the loop rebound it, else the argument (also one it
+    # updated only in place, ``x += ...``)
+    rebound = [(k, local_index.get(var.name), live_in.index(var.name)) for k, var in enumerate(lowered.outputs)
+               if isinstance(var, LocalArray)]
 
     def run(*args):                # (a tiny loop never gets here: runtime/dispatch runs it as written)
         for p in written:
-            for q in arrays:
+            for q in arrays + copied:
                 if q != p and _overlap(args[p], args[q]):
                     config.log("fallbacks", "loop at %s line %s: arrays %r and %r share memory",
                                fragment.owner_name, fragment.block.lineno, live_in[p], live_in[q])
@@ -110,6 +118,12 @@ def make_loop_runner(kernel, lowered, fragment):
                     return fallback(*args)        # Python raises at the first write, after its effects
                 a = _writeable_view(a)            # DLPack cannot carry a read-only array
             call.append(a)
+        local = allocate(args)
+        if local is None:
+            config.log("fallbacks", "loop at %s line %s: arrays of different shapes or layouts", fragment.owner_name,
+                       fragment.block.lineno)
+            return fallback(*args)
+        call += local
         for p in scalars:
             v = args[p]
             if type(v) is int and not INT64.min <= v <= INT64.max:
@@ -124,11 +138,51 @@ def make_loop_runner(kernel, lowered, fragment):
             raise_at(site.raise_([int(v) for v in status[1:STATUS_SIZE]]), site.filename or fragment.filename,
                      site.line)
         values = read_results(status)
+        for k, j, p in rebound:
+            values[k] = local[j] if j is not None and status[STATUS_SIZE + 2 * k] else args[p]
         if n_out == 0:
             return None
         return values[0] if n_out == 1 else tuple(values)
 
     return run
+
+
+def local_array_allocator(lowered, live_in):
+    """``allocate(args)``: a new buffer per local array of the kernel (backends/tvm/loop_arrays), shaped
+    as the arrays of its group and laid out as numpy would lay out their elementwise result (C order,
+    F order where all of them are F-contiguous), an argument the loop rebinds copied in; or None
+    where the arrays of a group differ in shape or are strided with several axes (numpy's result would
+    broadcast or follow their strides): the loop then runs as Python."""
+    if not lowered.locals:
+        return lambda args: []
+    groups = [[live_in.index(n) for n in members if n in live_in] for members in lowered.groups]
+    group_of = {n: g for g, members in enumerate(lowered.groups) for n in members}
+    specs = [(spec.dtype, group_of[spec.name], live_in.index(spec.name) if spec.incoming else None)
+             for spec in lowered.locals]
+
+    def allocate(args):
+        layouts = []
+        for members in groups:
+            shape = args[members[0]].shape
+            c = f = True
+            for p in members:
+                a = args[p]
+                if a.shape != shape:
+                    return None
+                c, f = c and a.flags.c_contiguous, f and a.flags.f_contiguous
+            if len(shape) > 1 and not (c or f):
+                return None
+            layouts.append((shape, "C" if c or len(shape) <= 1 else "F"))
+        out = []
+        for dtype, g, source in specs:
+            shape, order = layouts[g]
+            buf = np.empty(shape, dtype, order=order)
+            if source is not None:
+                np.copyto(buf, args[source])
+            out.append(buf)
+        return out
+
+    return allocate
 
 
 def _writeable_view(a: np.ndarray) -> np.ndarray:

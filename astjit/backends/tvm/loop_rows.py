@@ -104,9 +104,11 @@ class RowStatements:
 
     def row_statement(self, s) -> None:
         target = s.targets[0] if isinstance(s, gast.Assign) else s.target
-        if not isinstance(target, gast.Subscript):
-            raise self.refusal("a row assigned to a name (a loop variable holds a number, not an array)", s)
-        if isinstance(s, gast.AugAssign):            # Python: the target's row first, then the value
+        if isinstance(target, gast.Name):            # ``v += dt * a``: in place on the whole array
+            buf = self.array(target.id, target)
+            out = RowLeaf(buf, _whole(buf.shape), ("whole", target.id))
+            value = self.row(gast.BinOp(left=target, op=s.op, right=s.value), s, left=out)
+        elif isinstance(s, gast.AugAssign):          # Python: the target's row first, then the value
             out = self.row_leaf(target)
             value = self.row(gast.BinOp(left=target, op=s.op, right=s.value), s, left=out)
         else:
@@ -298,7 +300,8 @@ class RowStatements:
 
         def nest(axis, ks, emit):
             if axis == len(shape):
-                emit(ks)
+                with self.scope():          # (a check emitted here closes here; the caller then refuses)
+                    emit(ks)
                 return
             with T.serial(ZERO, shape[axis]) as k:
                 nest(axis + 1, ks + [k], emit)

@@ -23,8 +23,9 @@ import numpy as np
 
 from ...errors import Unsupported
 from ...frontend.inline import Inlined, inlined_names
-from ...frontend.loops import MATH_FUNCTIONS, assigned_names, constant_items, index_items
+from ...frontend.loops import MATH_FUNCTIONS, assigned_names, constant_items, index_items, rebound_names
 from . import scalar_math as sm
+from .loop_arrays import LocalArray, LocalArrays, written_in_place
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
 from .loop_reductions import RowReductions, reduction_operand
 from .loop_rows import RowStatements, is_row_statement
@@ -114,9 +115,11 @@ class LoopKernel:
     outputs: list                   # Variable of each live-out name, in order
     sites: list = field(default_factory=list)
     stores: set = field(default_factory=set)     # arrays the loop writes
+    locals: list = field(default_factory=list)   # LocalArraySpec of each local array (loop_arrays)
+    groups: list = field(default_factory=list)   # names that must share one shape, per local array group
 
 
-class LoopLowering(RowStatements, RowReductions):
+class LoopLowering(RowStatements, RowReductions, LocalArrays):
     def __init__(self, loop, live_in, live_out, args, calls):
         self.loop = loop
         self.live_in = live_in
@@ -134,9 +137,12 @@ class LoopLowering(RowStatements, RowReductions):
                 self.array_types[name] = t
             else:
                 self.incoming[name] = t
-        self.assigned = assigned_names(loop) | inlined_names(calls)
-        for name in self.assigned & set(self.array_types):
-            raise _no(f"the loop assigns {name!r}, an array")
+        assigned = assigned_names(loop) | inlined_names(calls)
+        # an array argument the loop rebinds (``v = v + dt * a``) becomes a local array the runner
+        # allocates; one it only updates in place (``v += dt * a``) stays the caller's array
+        self.incoming_locals = rebound_names(loop) & set(self.array_types)
+        self.local_types = {n: (self.array_types[n].dtype, self.array_types[n].ndim) for n in self.incoming_locals}
+        self.assigned = assigned - set(self.array_types)
         self.var_types = {n: {t} for n, t in self.incoming.items()}
         for n in gast.walk(loop):                  # range() gives Python ints, a tuple its items' type
             if isinstance(n, gast.For):
@@ -144,6 +150,8 @@ class LoopLowering(RowStatements, RowReductions):
         self.var_bits = {}                         # name -> bound on an int variable's magnitude
         self.final = False                         # the last build: the bounds seen are trusted
         self.scratch_wanted = set()                # arrays a row statement copies through scratch
+        self.locals_grown = False                  # a pass found a new local array (loop_arrays)
+        self.in_place = written_in_place(loop, calls)
 
     # -- driver ---------------------------------------------------------------------------------
     def lower(self) -> LoopKernel:
@@ -154,7 +162,7 @@ class LoopLowering(RowStatements, RowReductions):
         instead of checking each index computation for int64 overflow."""
         for _ in range(8):
             kernel, stale = self.build_pass()
-            grown = False
+            grown, self.locals_grown = self.locals_grown, False
             for name, types in self.seen.items():
                 if not types <= self.var_types.setdefault(name, set()):
                     self.var_types[name] |= types
@@ -185,28 +193,30 @@ class LoopLowering(RowStatements, RowReductions):
         self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
         self.returns = []                      # per enclosing inlined call: what ``return`` does
         self.scratch_buffers = {}              # array buffer -> its scratch buffer (loop_rows)
+        self.shape_parent = {}                 # local arrays and the arrays they must match (loop_arrays)
         self.pending = [[]]
         with IRBuilder() as ib:
             with T.prim_func(), self.scope():
                 T.func_name("main")
                 self.arrays = {}
-                for name, t in self.array_types.items():
-                    shape = [tirx.Var(f"{name}_n{k}", I64) for k in range(t.ndim)]
-                    strides = [tirx.Var(f"{name}_s{k}", I64) for k in range(t.ndim)]
-                    self.arrays[name] = T.arg(name, T.Buffer(shape, t.dtype, strides=strides, align=1,
+                for name, (dtype, ndim) in [(n, (t.dtype, t.ndim)) for n, t in self.array_types.items()
+                                            if n not in self.incoming_locals] + sorted(self.local_types.items()):
+                    shape = [tirx.Var(f"{name}_n{k}", I64) for k in range(ndim)]
+                    strides = [tirx.Var(f"{name}_s{k}", I64) for k in range(ndim)]
+                    self.arrays[name] = T.arg(name, T.Buffer(shape, dtype, strides=strides, align=1,
                                                              offset_factor=1))
                 params = {}
                 for name, t in self.incoming.items():
                     params[name] = T.arg(name, tirx.Var(name, t.dtype))
                 self.status = T.arg("status", T.Buffer((STATUS_SIZE + 2 * len(self.live_out),), I64, align=1))
                 self.variables = {}
-                for name in sorted(set(self.incoming) | self.assigned):
+                for name in sorted((set(self.incoming) | self.assigned) - set(self.local_types)):
                     types = ordered(self.var_types.get(name) or {Scalar("float64", True)})
                     dtype = storage_dtype(types)
                     buf = T.alloc_buffer((1,), dtype, scope="global")
                     tag = T.alloc_buffer((1,), "int8", scope="global") if len(types) > 1 else None
                     self.variables[name] = Variable(name, buf, dtype, types, tag)
-                outs = [self.variables[name] for name in self.live_out]
+                outs = [self.variables.get(name) or LocalArray(name) for name in self.live_out]
                 self.allocate_scratch()
                 self.ok = T.alloc_buffer((1,), "bool", scope="global")
                 T.buffer_store(self.ok, tirx.const(True, "bool"), [0])
@@ -222,11 +232,21 @@ class LoopLowering(RowStatements, RowReductions):
                     with T.Then(), self.scope():
                         self.statement(self.loop)
                 for k, var in enumerate(outs):
+                    if isinstance(var, LocalArray):
+                        continue                     # its slot says whether it was rebound (loop_arrays)
                     T.buffer_store(self.status, _bits_as_int64(var.buffer[0], var.dtype), [STATUS_SIZE + 2 * k])
                     tag = var.tag[0] if var.tag is not None else tirx.const(0, "int8")
                     T.buffer_store(self.status, tag.astype(I64), [STATUS_SIZE + 2 * k + 1])
-        return LoopKernel(ib.get(), list(self.array_types), [(n, t.dtype) for n, t in self.incoming.items()],
-                          outs, self.sites, self.stores)
+        return LoopKernel(ib.get(), [n for n in self.array_types if n not in self.incoming_locals],
+                          [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
+                          self.local_arrays(), self.shape_groups())
+
+    def mark_rebound(self, k) -> None:
+        """The status slot of live-out name ``k``: 1 once its local array holds a value the loop made."""
+        T.buffer_store(self.status, tirx.const(1, I64), [STATUS_SIZE + 2 * k])
+
+    def stale(self, name, node) -> Exception:
+        return _Stale(name, node)
 
     def incoming_bits(self, param, t: Scalar):
         """A bound on an incoming int: its dtype's, or 2**48 for a Python int or int64 (a larger one
@@ -309,7 +329,12 @@ class LoopLowering(RowStatements, RowReductions):
             self.guarded(lambda s=s: self.statement(s))
 
     def statement(self, s) -> None:
-        if is_row_statement(self, s):
+        if self.is_array_assignment(s):
+            self.array_assignment(s)
+        elif isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and s.target.id in self.arrays:
+            self.check_in_place(s)
+            self.row_statement(s)
+        elif is_row_statement(self, s):
             self.row_statement(s)
         elif isinstance(s, gast.For):
             self.for_loop(s)
@@ -326,6 +351,9 @@ class LoopLowering(RowStatements, RowReductions):
         elif isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Tuple) and isinstance(s.value, gast.Tuple):
+                if self.has_array_items(s):
+                    self.array_tuple_assignment(s)
+                    return
                 values = [self.settled(self.expr(e)) for e in s.value.elts]   # all first (a, b = b, a)
                 for name, value in zip(target.elts, values):
                     self.assign(name.id, value, s)
@@ -647,7 +675,12 @@ class LoopLowering(RowStatements, RowReductions):
                 raise _no(f"storing a {t} into an array of {dtype}", target)
         if kind in "iu":
             self.check_python_int_fits(value, dtype, target)
-        self.stores.add(self.array_origin.get(target.value.id, target.value.id))
+        name = target.id if isinstance(target, gast.Name) else target.value.id
+        name = self.array_origin.get(name, name)
+        if name in self.incoming_locals and not isinstance(target, gast.Name):
+            raise _no(f"{name!r} is written in place and rebound in the same loop", target)
+        if name not in self.local_types:
+            self.stores.add(name)
         if kind == "b":
             expr = sm.truthy(value.expr, value.dtype)
         else:
@@ -1248,6 +1281,9 @@ def result_reader(kernel: LoopKernel):
     readers = []
     for k, var in enumerate(kernel.outputs):
         at = STATUS_SIZE + 2 * k
+        if isinstance(var, LocalArray):
+            readers.append(None)               # an array: the runner hands back its buffer or the argument
+            continue
         dtype = np.dtype(var.dtype)
         if dtype.kind == "f" or dtype == np.uint64:
             width = np.dtype(f"int{8 * dtype.itemsize}")
@@ -1257,7 +1293,11 @@ def result_reader(kernel: LoopKernel):
 
     def read(status) -> list:
         values = []
-        for at, types, value_of in readers:
+        for reader in readers:
+            if reader is None:
+                values.append(None)
+                continue
+            at, types, value_of = reader
             typ = types[status[at + 1]]
             v = value_of(status)
             values.append(typ.type(v.item()) if typ.python else typ.type(v))

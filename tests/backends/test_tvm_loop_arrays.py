@@ -1,0 +1,251 @@
+"""Whole arrays bound to names inside compiled loops (backends/tvm/loop_arrays.py), against plain
+Python: ``v = v + dt * acc`` time steps, loop-only arrays, ``x, v = ..., ...``, ``u = unew``, ``x += ...``
+on arguments; identity and memory order of the results; the cases that stay Python."""
+
+import numpy as np
+import pytest
+from loop_checks import check, kernels_for_tiny_loops, run_both  # noqa: F401 - a fixture
+from loop_programs import leapfrog, oscillators
+
+from astjit import explain, jit
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
+
+rng = np.random.default_rng(19)
+
+
+def oscillators_in_place(x, v, dt, steps):
+    for _ in range(steps):
+        acc = -x - 0.1 * v
+        v += dt * acc
+        x += dt * v
+    return x
+
+
+def maybe_rebound(x, steps):
+    for i in range(steps):
+        if i > 5:
+            x = x * 2.0
+    return x
+
+
+def relax(u, steps, c):
+    for _ in range(steps):
+        unew = u + c * (np.sqrt(np.abs(u)) - u)
+        u = unew
+    return u
+
+
+def scratch_local(x, steps):
+    s = 0.0
+    for i in range(steps):
+        t = x * 2
+        t[i % t.shape[0]] = 5
+        s += t.sum()
+    return s
+
+
+def local_sums(x, out):
+    for i in range(out.shape[0]):
+        t = x * i
+        out[i] = t.sum()
+    return out
+
+
+def alternate(x, a, steps):
+    for i in range(steps):
+        if i % 2:
+            x = x - a
+        else:
+            x = np.maximum(x * a, 0.25)
+    return x
+
+
+def halve_and_sum(x, steps):
+    s = 0.0
+    for i in range(steps):
+        x, s = x * 0.5, s + x.sum()
+    return x, s
+
+
+def read_past_end(x, n):
+    s = 0.0
+    for i in range(n):
+        x = x + 1.0
+        s += x[i]
+    return x, s
+
+
+def ieee_arrays(dtype):
+    arrays = [rng.normal(0, 1, n).astype(dtype) for n in (0, 1, 17, 200)]
+    arrays.append(np.array([1.0, -0.0, 2.0, 0.0, -0.0], dtype))
+    return arrays
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_rebound_arrays_match_numpy(dtype):
+    """Bit for bit numpy's values and dtypes, every call with other values, lengths and step counts
+    (a float32 system with a Python float ``dt`` stays float32; a float64 ``dt`` scalar promotes it,
+    which keeps that loop in Python)."""
+    calls = [(a, a[::-1].copy(), dt, steps) for a in ieee_arrays(dtype)
+             for dt, steps in ((0.01, 0), (0.01, 1), (0.125, 40))]
+    check(oscillators, calls)
+    check(leapfrog, calls)
+    check(oscillators_in_place, calls)
+
+
+def test_nans_and_infs_where_numpy_has_them():
+    """``-x`` flips a NaN's sign, ``inf - inf`` makes one, and ``nan + -nan`` may give either sign (LLVM
+    may swap the operands of an addition, as numpy's own loops differ between SIMD and scalar code):
+    NaNs compare by position, every other value bit for bit."""
+    x = np.array([np.nan, 1.0, -0.0, 2.0, 0.0, np.nan, np.inf, 1.0])
+    v = np.array([0.5, np.nan, 2.0, -0.0, 1.0, np.nan, 0.0, -np.inf])
+    jitted = jit(oscillators)
+    for steps in (1, 30):
+        compiled, plain = jitted(x, v, 0.01, steps), oscillators(x, v, 0.01, steps)
+        assert np.array_equal(np.isnan(compiled), np.isnan(plain))
+        assert np.array_equal(compiled[~np.isnan(plain)].view(np.int64), plain[~np.isnan(plain)].view(np.int64))
+    assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm"]
+
+
+@pytest.mark.parametrize("shape", [(6, 7), (1, 9), (3, 4, 2)])
+def test_arrays_of_several_axes_and_their_layout(shape):
+    """The new arrays have numpy's shape and memory order: C for C-ordered arguments, F for
+    Fortran-ordered ones."""
+    a, b = rng.random(shape), rng.random(shape)
+    for order in ("C", "F"):
+        x, v = np.asarray(a, order=order), np.asarray(b, order=order)
+        jitted = check(oscillators, [(x, v, 0.01, 30)])
+        plain, compiled = oscillators(x.copy(order="K"), v.copy(order="K"), 0.01, 30), jitted(x, v, 0.01, 30)
+        assert compiled.flags.c_contiguous == plain.flags.c_contiguous
+        assert compiled.flags.f_contiguous == plain.flags.f_contiguous
+    check(relax, [(rng.random(shape), 30, 0.1), (rng.random(shape), 0, 0.1)])
+
+
+def test_a_name_never_rebound_is_the_callers_array():
+    """An empty range, or a rebinding that never runs, leaves the caller's object itself (not a copy)."""
+    jitted = jit(maybe_rebound)
+    for steps in (0, 3, 6):
+        x = rng.random(9)
+        assert jitted(x, steps) is x
+    x = rng.random(9)
+    out = jitted(x, 30)
+    assert out is not x and np.array_equal(out, maybe_rebound(x, 30))
+    assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm"]
+
+
+def test_loop_only_arrays_conditions_and_tuples():
+    check(scratch_local, [(rng.random(n), steps) for n in (1, 5, 33) for steps in (0, 7, 40)])
+    check(local_sums, [(rng.random(n), np.zeros(m)) for n, m in ((4, 9), (0, 3), (50, 1))])
+    check(alternate, [(rng.random((5, 6)), rng.random((5, 6)), steps) for steps in (0, 1, 41)])
+    check(alternate, [(rng.integers(0, 9, 8), rng.integers(1, 3, 8), steps) for steps in (0, 1, 41)],
+          compiled=False)           # int - int, int * int, then np.maximum(.., 0.25): float64 from int64
+    check(halve_and_sum, [(rng.random(7), 31), (rng.random(2), 0)])
+
+
+def test_argument_updates_in_place_reach_the_caller():
+    """``v += ...`` on an argument writes the caller's array, as numpy does; arguments that share
+    memory run the loop as Python (its reads see each write)."""
+    x, v = rng.random(40), rng.random(40)
+    check(oscillators_in_place, [(x, v, 0.01, 25)])
+    jitted = jit(oscillators_in_place)
+    shared = rng.random(40)
+    expected = oscillators_in_place(shared.copy(), shared.copy(), 0.01, 25)
+    y = shared.copy()
+    plain_alias = oscillators_in_place(y, y, 0.01, 25)
+    z = shared.copy()
+    assert np.array_equal(jitted(z, z, 0.01, 25), plain_alias)
+    assert not np.array_equal(plain_alias, expected)          # the aliasing mattered
+
+
+def test_index_error_after_rebinding():
+    check(read_past_end, [(rng.random(5), 3), (rng.random(5), 7), (rng.random(0), 1)])
+
+
+def test_shapes_that_broadcast_run_as_python():
+    """Arrays of one rank whose shapes differ: numpy broadcasts the new array to a larger shape, so
+    that call runs the loop's Python (the kernel keeps each local array's shape)."""
+    check(oscillators, [(rng.random((3, 4)), rng.random((1, 4)), 0.01, 20),
+                        (rng.random((3, 4)), rng.random((3, 4)), 0.01, 20)])
+    x, v = rng.random((3, 4)), rng.random((3, 1))
+    assert np.array_equal(jit(oscillators)(x, v, 0.01, 20), oscillators(x, v, 0.01, 20))
+
+
+def alias_name(x, steps):
+    for _ in range(steps):
+        y = x
+        y[0] += 1
+    return x
+
+
+def view_value(x, steps):
+    s = 0.0
+    for _ in range(steps):
+        y = x[1:] * 2
+        s += y.sum()
+    return s
+
+
+def write_then_rebind(x, steps):
+    for i in range(steps):
+        x[0] = i
+        x = x + 1.0
+    return x
+
+
+def swap(u, w, steps):
+    for _ in range(steps):
+        u, w = w, u
+    return u, w
+
+
+def alias_then_write(u, steps, c):
+    for _ in range(steps):
+        unew = u * c
+        u = unew
+        unew[0] = 3.0
+    return u
+
+
+def int_to_float(x, steps):
+    for _ in range(steps):
+        x = x * 0.5
+    return x
+
+
+def int_product(x, steps):
+    for _ in range(steps):
+        x = x * 3                             # int64 wraps in numpy: the kernel would need a check per element
+    return x
+
+
+def ranks_differ(x, v, steps):
+    for _ in range(steps):
+        x = x + v
+    return x
+
+
+@pytest.mark.parametrize("fn, args, reason", [
+    (alias_name, (np.arange(5.0), 30), "binding 'y' to the array 'x' holds"),
+    (view_value, (np.arange(5.0), 30), "a row or slice in the array assigned to 'y'"),
+    (write_then_rebind, (np.arange(5.0), 30), "'x' is written in place and rebound in the same loop"),
+    (swap, (np.arange(5.0), np.ones(5), 31), "binding 'u' to the array 'w' holds"),
+    (alias_then_write, (np.arange(5.0), 30, 0.5), "where 'unew' is written in place"),
+    (int_to_float, (np.arange(5), 30), "'x' changes from a 1-d int64 array to a 1-d float64 one"),
+    (int_product, (np.array([3, 2**40, -7]), 40), "the array assigned to 'x' needs checks per element"),
+    (ranks_differ, (np.arange(5.0), np.ones((2, 5)), 30), "'x' changes from a 1-d float64 array to a 2-d"),
+])
+def test_what_stays_python_and_says_why(fn, args, reason):
+    jitted = check(fn, [args, tuple(a * 2 if isinstance(a, np.ndarray) else a for a in args)], compiled=False)
+    assert reason in str(explain(jitted))
+
+
+def test_whole_array_loops_skip_the_kernel_when_tiny(monkeypatch):
+    """The work estimate counts ``x = x + dt * v`` on arrays as a whole-array statement: a few such
+    steps on arrays call the kernel, the same count on numbers runs as written."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", "24")
+    jitted = jit(oscillators)
+    x, v = rng.random(50), rng.random(50)
+    (_, plain, _), (_, compiled, _) = run_both(oscillators, jitted, (x, v, 0.01, 3))
+    assert np.array_equal(plain, compiled)
+    assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm"]

@@ -171,6 +171,35 @@ def test_shapes_that_broadcast_run_as_python():
     assert np.array_equal(jit(oscillators)(x, v, 0.01, 20), oscillators(x, v, 0.01, 20))
 
 
+def chained(x, t, steps, c):
+    for _ in range(steps):
+        y = t * c                             # the old t, then t rebound: one pass computes both
+        t = x + y
+        a = x + 1.0
+        x = a * 0.5 - y
+        b = x + a                             # the new x and a, element by element
+        t = np.minimum(t, b)
+    return x, t
+
+
+def two_lengths(x, y, steps):
+    for _ in range(steps):
+        x = x * 0.5 + 1.0                     # x and y may differ in length: two element loops
+        y = y * 2.0 - 1.0
+    return x, y
+
+
+def test_consecutive_assignments_compute_in_one_pass():
+    """Consecutive whole-array assignments share one element loop (loop_arrays.fused_array_assignments);
+    each element still sees the values Python's statement order gives."""
+    check(chained, [(rng.random(n), rng.random(n), steps, c) for n in (1, 9, 300) for steps, c in ((0, 0.5), (7, 1.5))])
+    check(two_lengths, [(rng.random(n), rng.random(m), 11) for n, m in ((5, 5), (5, 9), (0, 3))])
+    check(relax, [(rng.random(12), 30, 0.1)])                  # unew = ...; u = unew (a copy)
+    jitted = check(oscillators, [(rng.random(40), rng.random(40), 0.01, 9)])
+    entry = next(e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries)
+    assert entry.segments[0].prim_func.script().count("for ") == 1     # acc, v and x: one element loop
+
+
 def alias_name(x, steps):
     for _ in range(steps):
         y = x

@@ -22,17 +22,20 @@ own array where no assignment ran (an empty range): the same object Python would
 from dataclasses import dataclass
 
 import gast
+from tvm.script.ir_builder import tirx as T
 
-from .loop_rows import RowLeaf, RowOp, _leaves, _whole
+from .loop_rows import ZERO, RowLeaf, RowOp, _leaves, _whole
 
 
 def written_in_place(loop, calls) -> set:
-    """Names whose arrays the loop may write in place: element and slice targets, ``x += ...``, and
-    arrays passed to an inlined function (which may write its parameter)."""
+    """Names whose arrays the loop (or a function inlined into it) may write in place: element and
+    slice targets, ``x += ...``, and arrays passed to an inlined function (which may write its
+    parameter)."""
     from ...frontend.inline import Inlined
 
     out = set()
-    for n in gast.walk(loop):
+    bodies = [loop] + [s for callee in calls.values() if isinstance(callee, Inlined) for s in callee.body]
+    for n in (n for body in bodies for n in gast.walk(body)):
         if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) and isinstance(n.value, gast.Name):
             out.add(n.value.id)
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
@@ -76,6 +79,61 @@ class LocalArrays:
         return name in self.local_types or name in self.array_types or self.has_rows(s.value)
 
     def array_assignment(self, s) -> None:
+        self.emit_array_assignments([self.array_value(s)])
+
+    def fused_array_assignments(self, stmts) -> None:
+        """Consecutive ``name = <elementwise expression of whole arrays and numbers>`` statements of one
+        shape group as one element loop: element ``k`` of each value reads element ``k`` of its arrays
+        only, so computing every statement at ``k`` before any at ``k + 1`` gives what one statement after
+        the other gives, in one pass over memory instead of one per statement. Their scalar operands are
+        numbers and variables (``fusable``), which no statement of the group changes."""
+        plans = [self.array_value(s) for s in stmts]
+        if len({self.shape_root(name) for name, _, _ in plans}) == 1:
+            self.emit_array_assignments(plans)
+            return
+        for plan in plans:
+            self.emit_array_assignments([plan])
+
+    def fusable(self, s) -> bool:
+        """An assignment of an elementwise expression to a name whose scalar parts are constants and
+        variables (no element, shape or reduction read, no call but numpy ufuncs)."""
+        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)) or not self.is_array_assignment(s):
+            return False
+        for n in gast.walk(s.value):
+            if isinstance(n, gast.Subscript | gast.Attribute | gast.IfExp | gast.BoolOp):
+                return False
+            if isinstance(n, gast.Call) and not (isinstance(self.calls.get(n), str) and (
+                    self.calls[n].startswith("np.") or self.calls[n] == "abs")):
+                return False
+        return True
+
+    def emit_array_assignments(self, plans) -> None:
+        """The element loop computing each planned value into its local array, in order per element."""
+        name, out, _ = plans[0]
+        shape = out.shape
+        sites = len(self.sites)
+
+        def nest(axis, ks):
+            if axis == len(shape):
+                with self.scope():
+                    for target, leaf, value in plans:
+                        v = self.row_element(value, ks, len(shape))
+                        self.store_at(self.target_nodes[target], leaf.buf, leaf.at(ks), v)
+                return
+            with T.serial(ZERO, shape[axis]) as k:
+                nest(axis + 1, ks + [k])
+
+        nest(0, [])
+        if len(self.sites) != sites:
+            raise self.refusal(f"the array assigned to {name!r} needs checks per element (an int64 product, "
+                               "a Python int beyond a small int type)", self.target_nodes[name])
+        for target, _, _ in plans:
+            if target in self.live_out:
+                self.mark_rebound(self.live_out.index(target))
+
+    def array_value(self, s):
+        """(name, its local array as a whole view, the value's operand tree) of ``name = value``, after
+        the checks that keep the kernel's buffer equal to Python's new array."""
         name = s.targets[0].id
         if name in self.incoming:
             raise self.refusal(f"{name!r} holds a number before the loop and an array in it", s)
@@ -111,13 +169,8 @@ class LocalArrays:
                 raise self.refusal(f"arrays of different ranks in the array assigned to {name!r}", s)
             self.same_shape(name, other)
         buf = self.arrays[name]
-        sites = len(self.sites)
-        self.row_loop(RowLeaf(buf, _whole(buf.shape), ("whole", name)), value, s.targets[0])
-        if len(self.sites) != sites:
-            raise self.refusal(f"the array assigned to {name!r} needs checks per element (an int64 product, "
-                               "a Python int beyond a small int type)", s)
-        if name in self.live_out:
-            self.mark_rebound(self.live_out.index(name))
+        self.target_nodes[name] = s.targets[0]
+        return name, RowLeaf(buf, _whole(buf.shape), ("whole", name)), value
 
     def check_copy(self, name, other, s) -> None:
         """``x = y``: Python makes ``x`` another name of ``y``'s array; the kernel copies ``y``'s buffer

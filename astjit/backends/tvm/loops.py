@@ -194,6 +194,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         self.returns = []                      # per enclosing inlined call: what ``return`` does
         self.scratch_buffers = {}              # array buffer -> its scratch buffer (loop_rows)
         self.shape_parent = {}                 # local arrays and the arrays they must match (loop_arrays)
+        self.target_nodes = {}                 # a local array's name -> a node assigning it (for messages)
         self.pending = [[]]
         with IRBuilder() as ib:
             with T.prim_func(), self.scope():
@@ -325,8 +326,22 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 fn()
 
     def body(self, stmts) -> None:
-        for s in stmts:
-            self.guarded(lambda s=s: self.statement(s))
+        for emit in self.statement_runs(stmts):
+            self.guarded(emit)
+
+    def statement_runs(self, stmts):
+        """An emitter per statement, or per run of consecutive whole-array assignments, which compute
+        in one pass (``acc = -x - 0.1 * v; v = v + dt * acc``: loop_arrays)."""
+        k = 0
+        while k < len(stmts):
+            run = 1
+            while k + run < len(stmts) and self.fusable(stmts[k]) and self.fusable(stmts[k + run]):
+                run += 1
+            if run > 1:
+                yield lambda group=stmts[k:k + run]: self.fused_array_assignments(group)
+            else:
+                yield lambda s=stmts[k]: self.statement(s)
+            k += run
 
     def statement(self, s) -> None:
         if self.is_array_assignment(s):
@@ -502,8 +517,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         no check left and no ``break``/``continue``."""
         with T.serial(tirx.const(0, I64), count) as k, self.scope():
             self.set_counter(loop, start + k * step, counter_bits)
-            for s in loop.body:
-                self.statement(s)
+            for emit in self.statement_runs(loop.body):
+                emit()
 
     def dry_run(self, emit) -> int:
         """How many checks ``emit`` would add, emitting nothing (the types it sees assigned count: the

@@ -192,7 +192,19 @@ class LocalArrays:
 
     def array_tuple_assignment(self, s) -> None:
         """``x, v = x + dt * v, v - dt * x``: Python evaluates every value, then binds the names. Each
-        array value is computed into a local of its own first (``__astjit_next_x``), then copied."""
+        array value is computed into a local of its own first (``__astjit_next_x``), then copied; where
+        every item is an elementwise array value, all of that is one pass (``fused_array_assignments``)."""
+        pairs = list(zip(s.targets[0].elts, s.value.elts))
+        staged = [gast.copy_location(gast.Assign(targets=[_store(f"__astjit_next_{t.id}")], value=e,
+                                                 type_comment=None), s) for t, e in pairs]
+        copies = [gast.copy_location(gast.Assign(targets=[t], value=_load(f"__astjit_next_{t.id}"),
+                                                 type_comment=None), s) for t, _ in pairs]
+        if all(self.fusable(a) for a in staged):
+            for t, e in pairs:
+                if isinstance(e, gast.Name):
+                    self.check_copy(t.id, e.id, s)
+            self.fused_array_assignments(staged + copies)
+            return
         bindings = []
         for t, e in zip(s.targets[0].elts, s.value.elts):
             if isinstance(e, gast.Name) and e.id in self.arrays:

@@ -14,7 +14,7 @@ def step(a, b, c, n):
         z = y * 2
     else:
         z = y - 1
-    for i in range(n):             # loop body compiles once, is reused every iteration
+    for i in range(n):             # the whole loop: one kernel call
         z = z * 0.9 + a
     return z.mean(), z
 

@@ -26,5 +26,7 @@ def test_step_matches_numpy_and_compiles_everything():
     assert sum(len(f.entries) for f in jf.fragments) == entries
     small = [x[:16] for x in (a, b, c)]
     assert_same_as_numpy(step, *small, 2, jitted=jf)  # new shape: new specializations, old kept
-    keys = {e.key for f in jf.fragments for e in f.entries}
+    keys = {e.key for f in jf.fragments if f.block.kind == "block" for e in f.entries}
     assert any(k[0][1] == (1000,) for k in keys) and any(k[0][1] == (16,) for k in keys)
+    loop = [f for f in jf.fragments if f.block.kind == "loop"]       # the whole for loop: one kernel,
+    assert len(loop) == 1 and [e.mode for e in loop[0].entries] == ["tvm"]      # any length

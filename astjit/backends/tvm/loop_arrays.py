@@ -22,9 +22,8 @@ own array where no assignment ran (an empty range): the same object Python would
 from dataclasses import dataclass
 
 import gast
-from tvm.script.ir_builder import tirx as T
 
-from .loop_rows import ZERO, RowLeaf, RowOp, _leaves, _whole
+from .loop_rows import RowLeaf, RowOp, _leaves
 
 
 def written_in_place(loop, calls) -> set:
@@ -88,7 +87,7 @@ class LocalArrays:
         the other gives, in one pass over memory instead of one per statement. Their scalar operands are
         numbers and variables (``fusable``), which no statement of the group changes."""
         plans = [self.array_value(s) for s in stmts]
-        if len({self.shape_root(name) for name, _, _ in plans}) == 1:
+        if len({self.shape_root(target.id) for target, _, _ in plans}) == 1:
             self.emit_array_assignments(plans)
             return
         for plan in plans:
@@ -97,7 +96,7 @@ class LocalArrays:
     def fusable(self, s) -> bool:
         """An assignment of an elementwise expression to a name whose scalar parts are constants and
         variables (no element, shape or reduction read, no call but numpy ufuncs)."""
-        if not (isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)) or not self.is_array_assignment(s):
+        if not self.is_array_assignment(s):
             return False
         for n in gast.walk(s.value):
             if isinstance(n, gast.Subscript | gast.Attribute | gast.IfExp | gast.BoolOp):
@@ -109,31 +108,25 @@ class LocalArrays:
 
     def emit_array_assignments(self, plans) -> None:
         """The element loop computing each planned value into its local array, in order per element."""
-        name, out, _ = plans[0]
+        first, out, _ = plans[0]
         shape = out.shape
         sites = len(self.sites)
 
-        def nest(axis, ks):
-            if axis == len(shape):
-                with self.scope():
-                    for target, leaf, value in plans:
-                        v = self.row_element(value, ks, len(shape))
-                        self.store_at(self.target_nodes[target], leaf.buf, leaf.at(ks), v)
-                return
-            with T.serial(ZERO, shape[axis]) as k:
-                nest(axis + 1, ks + [k])
+        def at(ks):
+            for target, local, value in plans:
+                self.store_at(target, local.buf, local.at(ks), self.row_element(value, ks, len(shape)))
 
-        nest(0, [])
+        self.each_element(shape, at)
         if len(self.sites) != sites:
-            raise self.refusal(f"the array assigned to {name!r} needs checks per element (an int64 product, "
-                               "a Python int beyond a small int type)", self.target_nodes[name])
+            raise self.refusal(f"the array assigned to {first.id!r} needs checks per element (an int64 product, "
+                               "a Python int beyond a small int type)", first)
         for target, _, _ in plans:
-            if target in self.live_out:
-                self.mark_rebound(self.live_out.index(target))
+            if target.id in self.live_out:
+                self.mark_rebound(self.live_out.index(target.id))
 
     def array_value(self, s):
-        """(name, its local array as a whole view, the value's operand tree) of ``name = value``, after
-        the checks that keep the kernel's buffer equal to Python's new array."""
+        """(the target name's node, its local array as a whole view, the value's operand tree) of
+        ``name = value``, after the checks that keep the kernel's buffer equal to Python's new array."""
         name = s.targets[0].id
         if name in self.incoming:
             raise self.refusal(f"{name!r} holds a number before the loop and an array in it", s)
@@ -168,9 +161,7 @@ class LocalArrays:
             if len(self.arrays[other].shape) != found[1]:
                 raise self.refusal(f"arrays of different ranks in the array assigned to {name!r}", s)
             self.same_shape(name, other)
-        buf = self.arrays[name]
-        self.target_nodes[name] = s.targets[0]
-        return name, RowLeaf(buf, _whole(buf.shape), ("whole", name)), value
+        return s.targets[0], self.whole(name, s), value
 
     def check_copy(self, name, other, s) -> None:
         """``x = y``: Python makes ``x`` another name of ``y``'s array; the kernel copies ``y``'s buffer
@@ -195,32 +186,24 @@ class LocalArrays:
         array value is computed into a local of its own first (``__astjit_next_x``), then copied; where
         every item is an elementwise array value, all of that is one pass (``fused_array_assignments``)."""
         pairs = list(zip(s.targets[0].elts, s.value.elts))
+        for t, e in pairs:
+            if isinstance(e, gast.Name) and e.id in self.arrays:
+                self.check_copy(t.id, e.id, s)
         staged = [gast.copy_location(gast.Assign(targets=[_store(f"__astjit_next_{t.id}")], value=e,
                                                  type_comment=None), s) for t, e in pairs]
         copies = [gast.copy_location(gast.Assign(targets=[t], value=_load(f"__astjit_next_{t.id}"),
                                                  type_comment=None), s) for t, _ in pairs]
         if all(self.fusable(a) for a in staged):
-            for t, e in pairs:
-                if isinstance(e, gast.Name):
-                    self.check_copy(t.id, e.id, s)
             self.fused_array_assignments(staged + copies)
             return
-        bindings = []
-        for t, e in zip(s.targets[0].elts, s.value.elts):
-            if isinstance(e, gast.Name) and e.id in self.arrays:
-                self.check_copy(t.id, e.id, s)
-            if self.has_rows(e) or t.id in self.local_types or t.id in self.array_types:
-                temp = f"__astjit_next_{t.id}"
-                self.array_assignment(gast.copy_location(
-                    gast.Assign(targets=[_store(temp)], value=e, type_comment=None), s))
-                bindings.append((t, _load(temp)))
+        arrays = [self.has_rows(e) or t.id in self.local_types or t.id in self.array_types for t, e in pairs]
+        values = [self.array_assignment(a) if is_array else self.settled(self.expr(e))
+                  for is_array, a, (_, e) in zip(arrays, staged, pairs)]
+        for is_array, copy, (t, _), value in zip(arrays, copies, pairs, values):
+            if is_array:
+                self.array_assignment(copy)
             else:
-                bindings.append((t, self.settled(self.expr(e))))
-        for t, v in bindings:
-            if isinstance(v, gast.Name):
-                self.array_assignment(gast.copy_location(gast.Assign(targets=[t], value=v, type_comment=None), s))
-            else:
-                self.assign(t.id, v, s)
+                self.assign(t.id, value, s)
 
     def check_in_place(self, s) -> None:
         """``x += ...`` on a whole array: in place, so not on an argument the loop also rebinds."""

@@ -105,8 +105,7 @@ class RowStatements:
     def row_statement(self, s) -> None:
         target = s.targets[0] if isinstance(s, gast.Assign) else s.target
         if isinstance(target, gast.Name):            # ``v += dt * a``: in place on the whole array
-            buf = self.array(target.id, target)
-            out = RowLeaf(buf, _whole(buf.shape), ("whole", target.id))
+            out = self.whole(target.id, target)
             value = self.row(gast.BinOp(left=target, op=s.op, right=s.value), s, left=out)
         elif isinstance(s, gast.AugAssign):          # Python: the target's row first, then the value
             out = self.row_leaf(target)
@@ -138,8 +137,7 @@ class RowStatements:
         if left is None and not self.has_rows(e):
             return ScalarLeaf(self.settled(self.expr(e)))           # no row in it: a scalar, evaluated now
         if isinstance(e, gast.Name):                                # a whole array, as a row
-            buf = self.array(e.id, e)
-            return RowLeaf(buf, _whole(buf.shape), ("whole", e.id))
+            return self.whole(e.id, e)
         if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name) and e.value.id in self.arrays:
             return self.row_leaf(e)
         if isinstance(e, gast.BinOp):
@@ -158,6 +156,11 @@ class RowStatements:
                 return self.op("ufunc", "absolute" if name == "abs" else name[3:], args, e)
         raise self.refusal(f"a {type(e).__name__} of rows (rows take elementwise operators and numpy "
                            "ufuncs)", e)
+
+    def whole(self, name, node) -> RowLeaf:
+        """The array ``name`` as a view of all its elements."""
+        buf = self.array(name, node)
+        return RowLeaf(buf, _whole(buf.shape), ("whole", name))
 
     def has_rows(self, e) -> bool:
         """Whether ``e`` reads a row: an array with fewer indices than axes, or a whole array by its name
@@ -298,14 +301,6 @@ class RowStatements:
         it first, then copied into the target."""
         shape = out.shape
 
-        def nest(axis, ks, emit):
-            if axis == len(shape):
-                with self.scope():          # (a check emitted here closes here; the caller then refuses)
-                    emit(ks)
-                return
-            with T.serial(ZERO, shape[axis]) as k:
-                nest(axis + 1, ks + [k], emit)
-
         def compute(value):
             def at(ks):
                 v = self.row_element(value, ks, len(shape))
@@ -313,7 +308,7 @@ class RowStatements:
                     self.store_at(target, out.buf, out.at(ks), v)
                 else:
                     self.store_at(target, scratch, [flat(ks)], v)
-            nest(0, [], at)
+            self.each_element(shape, at)
 
         def flat(ks):
             index = ZERO
@@ -334,7 +329,17 @@ class RowStatements:
             with T.Else(), self.scope():
                 compute(self.broadcast_steps(value))
         if scratch is not None:
-            nest(0, [], lambda ks: T.buffer_store(out.buf, scratch[flat(ks)], out.at(ks)))
+            self.each_element(shape, lambda ks: T.buffer_store(out.buf, scratch[flat(ks)], out.at(ks)))
+
+    def each_element(self, shape, emit, ks=()) -> None:
+        """A loop nest over ``shape`` calling ``emit(indices)`` in its body; a check emitted there closes
+        there (the caller then refuses the statement: its elements must need none)."""
+        if len(ks) == len(shape):
+            with self.scope():
+                emit(list(ks))
+            return
+        with T.serial(ZERO, shape[len(ks)]) as k:
+            self.each_element(shape, emit, (*ks, k))
 
     def scratch(self, buf):
         """A buffer of ``buf``'s dtype that holds any view of it: one per array and kernel call,

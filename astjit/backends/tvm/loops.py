@@ -194,7 +194,6 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         self.returns = []                      # per enclosing inlined call: what ``return`` does
         self.scratch_buffers = {}              # array buffer -> its scratch buffer (loop_rows)
         self.shape_parent = {}                 # local arrays and the arrays they must match (loop_arrays)
-        self.target_nodes = {}                 # a local array's name -> a node assigning it (for messages)
         self.pending = [[]]
         with IRBuilder() as ib:
             with T.prim_func(), self.scope():
@@ -335,8 +334,9 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         k = 0
         while k < len(stmts):
             run = 1
-            while k + run < len(stmts) and self.fusable(stmts[k]) and self.fusable(stmts[k + run]):
-                run += 1
+            if self.fusable(stmts[k]):
+                while k + run < len(stmts) and self.fusable(stmts[k + run]):
+                    run += 1
             if run > 1:
                 yield lambda group=stmts[k:k + run]: self.fused_array_assignments(group)
             else:

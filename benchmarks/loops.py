@@ -55,6 +55,7 @@ def cases():
         ("oscillators 1k x200", p.oscillators, (rng.random(1000), rng.random(1000), 0.01, 200)),
         ("oscillators 100k x20", p.oscillators, (rng.random(100_000), rng.random(100_000), 0.01, 20)),
         ("leapfrog 1k x 200", p.leapfrog, (rng.random(1000), rng.random(1000), 0.01, 200)),
+        ("in place osc 1k x200", p.oscillators_in_place, (rng.random(1000), rng.random(1000), 0.01, 200)),
         # tiny and small loops: a kernel call costs a few microseconds, more than a few Python
         # statements; a loop of at most ASTJIT_TINY_LOOP statements runs as written
         ("recurrence 4", p.recurrence, (rng.random(4), np.zeros(4), 0.3)),
@@ -78,6 +79,8 @@ def cases():
         ("heat2d 6^2 x 2", p.heat2d, (rng.random((6, 6)), 2, 0.1)),
         ("moving sums 40/4", p.moving_sums, (rng.random(40), 4, np.zeros(37))),
         ("oscillators 16 x 4", p.oscillators, (rng.random(16), rng.random(16), 0.01, 4)),
+        ("leapfrog 16 x 4", p.leapfrog, (rng.random(16), rng.random(16), 0.01, 4)),
+        ("in place osc 16 x 4", p.oscillators_in_place, (rng.random(16), rng.random(16), 0.01, 4)),
     ]
 
 

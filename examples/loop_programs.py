@@ -178,6 +178,14 @@ def oscillators(x, v, dt, steps):
     return x + v
 
 
+def oscillators_in_place(x, v, dt, steps):
+    for _ in range(steps):                   # the caller's x and v updated in place
+        acc = -x - 0.1 * v
+        v += dt * acc
+        x += dt * v
+    return x
+
+
 def leapfrog(x, v, dt, steps):
     for _ in range(steps):                   # every value first, then both names rebound
         x, v = x + dt * v, v - dt * x

@@ -5,21 +5,13 @@ on arguments; identity and memory order of the results; the cases that stay Pyth
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops, run_both  # noqa: F401 - a fixture
-from loop_programs import leapfrog, oscillators
+from loop_programs import leapfrog, oscillators, oscillators_in_place
 
 from astjit import explain, jit
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
 rng = np.random.default_rng(19)
-
-
-def oscillators_in_place(x, v, dt, steps):
-    for _ in range(steps):
-        acc = -x - 0.1 * v
-        v += dt * acc
-        x += dt * v
-    return x
 
 
 def maybe_rebound(x, steps):

@@ -11,14 +11,15 @@ def make_key(args) -> tuple:
 
 
 def make_rank_key(args) -> tuple:
-    """(dtype, ndim) for each ndarray, the exact type for anything else: compiled loops take extents
-    as parameters, so a new length reuses the kernel."""
-    return tuple([(a.dtype, a.ndim) if type(a) is _ndarray else type(a) for a in args])
+    """(dtype, ndim, C-contiguous) for each ndarray, the exact type for anything else: compiled loops
+    take extents as parameters, so a new length reuses the kernel; a C-contiguous array gets a kernel
+    that knows its strides."""
+    return tuple([(a.dtype, a.ndim, a.flags.c_contiguous) if type(a) is _ndarray else type(a) for a in args])
 
 
 KEYS = {"shape": make_key, "ndim": make_rank_key}
 KEY_CODE = {"shape": "(({x}.dtype, {x}.shape) if type({x}) is ndarray else type({x}))",
-            "ndim": "(({x}.dtype, {x}.ndim) if type({x}) is ndarray else type({x}))"}
+            "ndim": "(({x}.dtype, {x}.ndim, {x}.flags.c_contiguous) if type({x}) is ndarray else type({x}))"}
 
 
 def _dims(k) -> str:
@@ -29,7 +30,8 @@ def describe_key(names, key) -> str:
     parts = []
     for name, k in zip(names, key):
         if isinstance(k, tuple):
-            parts.append(f"{name}={k[0]}[{_dims(k)}]")
+            layout = ", strided" if len(k) > 2 and not k[2] else ""
+            parts.append(f"{name}={k[0]}[{_dims(k)}{layout}]")
         else:
             parts.append(f"{name}={k.__name__}")
     return ", ".join(parts)
@@ -47,6 +49,8 @@ def key_difference(names, old, new) -> str:
             if isinstance(a[1], int) or isinstance(b[1], int):
                 if a[1] != b[1]:
                     changes.append(f"'{name}' ndim {a[1]} -> {b[1]}")
+                elif a[2:] != b[2:]:
+                    changes.append(f"'{name}' " + ("C-contiguous -> strided" if a[2] else "strided -> C-contiguous"))
             elif len(a[1]) != len(b[1]):
                 changes.append(f"'{name}' ndim {len(a[1])} -> {len(b[1])}")
             else:

@@ -10,6 +10,7 @@ import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
 
 from astjit import jit
+from astjit.runtime.keys import describe_key
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 rng = np.random.default_rng(11)
@@ -127,7 +128,8 @@ def test_arrays_that_share_memory_run_in_pythons_order():
             else:
                 jitted(*views(got))
             assert np.array_equal(want, got), (n, views(np.arange(n)))
-    assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm"]
+    # one kernel for C-contiguous views, one for the strided ``x[::2]`` ones
+    assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm", "tvm"]
     check(in_place_sweep, [(rng.random(9),), (rng.random(2),)])
 
 
@@ -180,3 +182,76 @@ def test_numpy_int64_sums_wrap_as_numpys():
     calls = [(rng.choice(values, 6), rng.choice(values, 6)) for _ in range(40)]
     calls += [(np.array([2**63 - 1, 0]), np.array([1, 1])), (np.array([-2**63, 1]), np.array([-1, 0]))]
     check(wrapping_sums, calls)
+
+
+def jacobi_rows(u, v):
+    n, m = u.shape
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            v[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+    return v
+
+
+def test_offsets_of_an_outer_counter_are_proven():
+    """``u[i - 1, j]`` in the loop over ``j``: ``i`` is bounded by ``n - 1`` only once ``n``'s bound is
+    known, which a later build sees (tighten_bits); the inner loop then runs as a counted loop
+    without per-access checks, and still agrees with Python on every shape and layout."""
+    base = rng.random((9, 11))
+    jitted = check(jacobi_rows, [(base, np.zeros((9, 11))), (base.T, np.zeros((11, 9))), (base[::2], np.zeros((5, 11))),
+                                 (rng.random((2, 2)), np.zeros((2, 2))), (rng.random((3, 40)), np.zeros((3, 40)))])
+    fragment = next(f for f in jitted.fragments if f.block.kind == "loop")
+    for entry in fragment.entries:
+        assert "for " in entry.segments[0].prim_func.script(), entry.key
+
+
+def shift_rows(a, out):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j] * 2.0 + 1.0
+    return out
+
+
+def test_contiguous_and_strided_arrays_get_their_own_kernels():
+    """A C-contiguous array's kernel knows its unit last stride; a strided, transposed or sliced one
+    takes another kernel; a C-contiguous array whose size-1 or empty axis carries any stride (numpy
+    ignores it there) is refused by that kernel's argument checks and runs as Python."""
+    base = rng.random((6, 10))
+    calls = [(base, np.zeros((6, 10))), (base[:, ::2], np.zeros((6, 5))), (base.T, np.zeros((10, 6))),
+             (base[:, 3:4], np.zeros((6, 1))), (base[:, None, 0].reshape(6, 1), np.zeros((6, 1))),
+             (np.broadcast_to(base[:1], (1, 10)), np.zeros((1, 10))), (base[2:3], np.zeros((1, 10))),
+             (rng.random((30, 3)), np.zeros((30, 3)))]
+    jitted = check(shift_rows, calls)
+    keys = [e.key for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
+    assert sorted({k[0][2] for k in keys}) == [False, True]
+    strided = next(k for k in keys if not k[0][2])
+    assert "a=float64[2-d, strided]" in describe_key(["a", "out"], strided)
+
+
+def indices_from(x, out, n):
+    for i in range(n):
+        out[i] = x.shape[0] + x.shape[1] * i
+    return out
+
+
+def test_a_kernel_refusing_its_arguments_runs_the_loop_as_python():
+    odd = rng.random((6, 10))[:0, ::2]                # C-contiguous (empty), with a stride of 2 elements
+    assert odd.flags.c_contiguous and odd.strides[1] == 16
+    check(indices_from, [(rng.random((3, 4)), np.zeros(40), 40), (odd, np.zeros(40), 40),
+                         (rng.random((2, 5)), np.zeros(30), 30)])
+
+
+def doubling_then_offset(x, n, c):
+    k = 1
+    for i in range(n):
+        k = k * 2
+        x[i % len(x)] = (k + 4611686018427387904) % 7 + (k - c) % 5
+    return x
+
+
+def test_adding_a_constant_checks_the_int64_range():
+    """``k + 2**62`` with ``k`` unbounded: one comparison with a constant stops the kernel where the
+    exact Python int leaves int64 (the documented OverflowError), and not one step earlier."""
+    jitted = check(doubling_then_offset, [(np.zeros(4, np.int64), 61, 3), (np.zeros(4, np.int64), 40, -7),
+                                          (np.zeros(3, np.int64), 61, -(2**62))])
+    with pytest.raises(OverflowError, match="int64"):
+        jitted(np.zeros(4, np.int64), 62, 3)

@@ -47,6 +47,7 @@ class Scalar:
 class Array:
     dtype: str
     ndim: int
+    contiguous: bool = False     # C-contiguous: the kernel indexes it as compact (LLVM sees unit strides)
 
 
 def type_of_value(value):
@@ -58,7 +59,7 @@ def type_of_value(value):
         return Scalar(value.dtype.name, False)
     if type(value) is np.ndarray and value.dtype.name in LOOP_DTYPES and value.dtype.isnative \
             and value.ndim >= 1:
-        return Array(value.dtype.name, value.ndim)
+        return Array(value.dtype.name, value.ndim, value.flags.c_contiguous)
     return None
 
 

@@ -17,7 +17,8 @@ from .loops import LoopChecker, NotALoopRegion, assigned_names, loop_liveness
 from .lower import BlockLowering
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
-NOT_WORK = {"input", "const", "tuple", "list", "item", "slice"}
+NOT_WORK = {"input", "const", "tuple", "list", "item", "slice",
+            "shape", "ndim", "size", "dtype", "len"}     # metadata: a block of only these is as fast as Python
 
 
 @dataclass

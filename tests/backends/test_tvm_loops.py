@@ -572,3 +572,46 @@ def test_tuple_assignment_evaluates_every_value_first():
                                                       (3, np.inf, 1.0))])
     m = np.sort(rng.random((20, 30)), axis=1)
     check(bisect_rows, [(m, 0.5, np.zeros(20, np.int64)), (m[:2], 0.0, np.zeros(2, np.int64))])
+
+
+def scaled_copy(x, y, a, k):
+    for i in range(len(x)):
+        y[i] = a * x[i] + k
+    return y
+
+
+def read_only(a):
+    a = a.copy()
+    a.flags.writeable = False
+    return a
+
+
+def test_arguments_the_kernel_refuses_after_it_compiled():
+    """The generated runner leaves to the kernel's own argument conversion what it refuses (a read-only
+    array, an int beyond int64) and then takes the checked path: a read-only array it only reads
+    runs the kernel, one it writes runs as Python and raises there; aliasing arrays run as Python; numpy
+    scalars of every kind reach the kernel as their values."""
+    x = rng.random(40)
+    calls = [(x, np.zeros(40), 0.5, 3), (read_only(x), np.zeros(40), 2.0, -1), (x, read_only(np.zeros(40)), 0.5, 3),
+             (x, np.zeros(40), 0.5, 2**63), (x, np.zeros(40), 0.5, -2**63 - 1), (x, np.zeros(40), 0.5, 2**63 - 1),
+             (x, np.zeros(40), np.float64(0.25), np.int64(7)), (x, np.zeros(40), np.float32(0.25), np.int8(-7)),
+             (x, np.zeros(40), np.float64(-0.0), np.bool_(True)), (x, np.zeros(40), 1.5, True)]
+    jitted = check(scaled_copy, calls)
+    # the same array read and written: Python's order, element by element
+    for args in [(x, x, 0.5, 1), (x[1:], x[:-1], 2.0, 0), (x[:-1], x[1:], 2.0, 0)]:
+        want, got = x.copy(), x.copy()
+        scaled_copy(*[want[s] if isinstance(a, np.ndarray) else a for a, s in zip(args, _slices(args, x))])
+        jitted(*[got[s] if isinstance(a, np.ndarray) else a for a, s in zip(args, _slices(args, x))])
+        assert np.array_equal(want, got)
+
+
+def _slices(args, base):
+    """Each array argument as a slice of ``base`` (its offset and length), else None."""
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            start = (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // base.itemsize
+            out.append(slice(start, start + len(a)))
+        else:
+            out.append(None)
+    return out

@@ -1251,16 +1251,12 @@ def _constant_overflow(op, x, y):
 
 def _wrapping_int64(op, x, y):
     """``x + y`` or ``x - y`` modulo 2**64, as numpy's int64 gives it. TVM marks 64-bit adds as never
-    overflowing (LLVM may then assume anything of one that does), so the sum is built from 32-bit
-    halves, none of whose sums can overflow."""
-    low_mask = tirx.const(0xFFFFFFFF, I64)
-    shift = tirx.const(32, I64)
-    xl, yl = tirx.bitwise_and(x, low_mask), tirx.bitwise_and(y, low_mask)
-    xh, yh = tirx.shift_right(x, shift), tirx.shift_right(y, shift)
-    low = xl + yl if op == "Add" else xl - yl
-    high = (xh + yh if op == "Add" else xh - yh) + tirx.shift_right(low, shift)
-    return tirx.bitwise_or(tirx.shift_left(tirx.bitwise_and(high, low_mask), shift),
-                           tirx.bitwise_and(low, low_mask))
+    overflowing (LLVM may then assume anything of one that does), so the sum is LLVM's reduction of
+    the vector <x, y> (<x, ~y, 1> for ``x - y``), which wraps: LLVM folds it back into one plain add."""
+    lanes = [x, y] if op == "Add" else [x, tirx.bitwise_not(y), tirx.const(1, I64)]
+    vector = tirx.Shuffle([tirx.Broadcast(v, 2) for v in lanes],
+                          [tirx.const(2 * k, "int32") for k in range(len(lanes))])
+    return tirx.call_llvm_pure_intrin(I64, "llvm.vector.reduce.add", vector)
 
 
 def _leaf(expr, dtype):

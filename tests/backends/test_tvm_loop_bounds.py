@@ -255,3 +255,32 @@ def test_adding_a_constant_checks_the_int64_range():
                                           (np.zeros(3, np.int64), 61, -(2**62))])
     with pytest.raises(OverflowError, match="int64"):
         jitted(np.zeros(4, np.int64), 62, 3)
+
+
+def fibonacci_into(x, a, b, n):
+    for i in range(n):
+        a, b = a + b, a - b + b        # Python ints without a known bound: + and - checked
+        x[i % len(x)] = a % 1000 - b % 7
+    return a, b
+
+
+def _last_in_int64(a, b):
+    """The largest n for which every value fibonacci_into computes fits int64, with the margin of
+    the kernel's float estimate (2**13)."""
+    n = 0
+    while True:
+        s, d = a + b, a - b
+        if max(abs(s), abs(d), abs(d + b)) >= 2**63 - 2**14:
+            return n
+        a, b = s, d + b
+        n += 1
+
+
+def test_sums_of_unbounded_ints_stop_where_int64_ends():
+    """``a + b`` and ``a - b`` of ints of unknown bound: exact up to the end of int64, then the
+    documented OverflowError where Python would go on with a larger int, in both directions."""
+    for a, b in ((1, 1), (-1, -2), (3, -5)):
+        last = _last_in_int64(a, b)
+        jitted = check(fibonacci_into, [(np.zeros(5, np.int64), a, b, last), (np.zeros(5, np.int64), a, b, last // 2)])
+        with pytest.raises(OverflowError, match="int64"):
+            jitted(np.zeros(5, np.int64), a, b, last + 1)

@@ -905,6 +905,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             self.fail(overflow, node, _int_overflow(node.lineno))
             bits = None
         elif bits is None or bits > 63:                  # |result| < 2**63 fits int64
+            # (a float estimate: it does not wait for the sum, unlike a test of the wrapped sum's sign,
+            # which made a binary search 1.5x slower; it stops within 2**13 of int64's ends)
             fx, fy = x.astype("float64"), y.astype("float64")
             estimate = {"Add": fx + fy, "Sub": fx - fy, "Mult": fx * fy}[op]
             limit = tirx.const(FLOAT_INT_LIMIT, "float64")

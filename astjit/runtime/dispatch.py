@@ -2,7 +2,8 @@
 
 A cached call should cost little more than the kernel itself (the issue's target: 16 elements no slower
 than numpy's eager chain). Generic ``*args`` code spends most of a microsecond packing tuples and
-looping, so the cache lookup and the single-kernel runner are generated per arity with ``exec``.
+looping, so the cache lookup, the single-kernel runner and the loop-kernel runner are generated
+per arity with ``exec``.
 """
 
 import numpy as np
@@ -71,4 +72,39 @@ def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, 
     lines += ["    try:", f"        kernel({call_args})", "        return " + result,
               "    except Exception:", f"        return slow(({params}{',' if n else ''}))"]
     exec(compile("\n".join(lines) + "\n", "<astjit runner>", "exec"), namespace)
+    return namespace["run"]
+
+
+def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
+                            stopped, finish, allocate):
+    """The runner as straight-line code for this specialization's argument types (a call costs about a
+    microsecond less than the generic loop over checks): an overlap test per written array and other
+    array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
+    refuses them (runtime/loop_fragment.make_loop_runner: ``arrays``, ``written``, ``copied``,
+    ``scalars`` are positions in ``args``, the arguments of the call being specialized)."""
+    names = _names(len(args))
+    params = ", ".join(names)
+    packed = f"({params}{',' if names else ''})"
+    lines = [f"def run({params}):"]
+    others = sorted(set(arrays) | set(copied))
+    pairs = [(p, q) for p in sorted(written) for q in others if q != p]
+    if pairs:
+        test = " or ".join(f"may_share({names[p]}, {names[q]})" for p, q in pairs)
+        lines += [f"    if {test}:", f"        return checked({params})"]
+    call = [names[p] for p in arrays]
+    if has_locals:
+        lines += [f"    local = allocate({packed})", "    if local is None:", f"        return checked({params})"]
+        call.append("*local")
+    else:
+        lines.append("    local = ()")
+    for p in scalars:
+        call.append(f"{names[p]}.item()" if isinstance(args[p], np.generic) else names[p])
+    lines += [f"    status = zeros({status_size}, int64)",
+              "    try:", f"        kernel({', '.join(call)}, status)",
+              "    except Exception:", f"        return checked({params})",
+              "    if status[0]:", f"        return stopped(status, {packed})",
+              f"    return finish(status, {packed}, local)"]
+    namespace = {"may_share": np.may_share_memory, "checked": checked, "allocate": allocate, "zeros": np.zeros,
+                 "int64": np.int64, "kernel": kernel, "stopped": stopped, "finish": finish}
+    exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

@@ -2,9 +2,9 @@
 dispatch per iteration.
 
 Its cache key holds each array's dtype, number of axes and C-contiguity, not its extents: the kernel
-takes extents, strides and Python numbers as parameters, so a new length reuses it. A kernel that stopped on a check
-(backends/tvm/loops) raises what Python would have raised, pointing at the user's line, with the
-arrays as Python would have left them.
+takes extents, strides and Python numbers as parameters, so a new length reuses it. A kernel that
+stopped on a check (backends/tvm/loops) raises what Python would have raised, pointing at the user's
+line, with the arrays as Python would have left them.
 """
 
 import ctypes
@@ -14,6 +14,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from .. import config
 from ..errors import Unsupported
+from .dispatch import make_loop_kernel_runner
 from .fragment import Fragment, Specialization
 
 INT64 = np.iinfo(np.int64)
@@ -85,7 +86,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
     kernel is compiled as if no two arrays overlap, and Python reads each element after every
     earlier write to it).
 
-    The call goes through generated straight-line code (``fast_loop_runner``) that tests only what
+    The call goes through generated straight-line code (``runtime/dispatch.make_loop_kernel_runner``) that tests only what
     the kernel's own argument conversion does not: a read-only array, an int beyond int64 or a
     stride the kernel does not take makes that conversion raise before the loop starts, and the call
     then takes ``checked``, which tests each case and falls back or adapts."""
@@ -163,42 +164,9 @@ def make_loop_runner(kernel, lowered, fragment, args):
             return None
         return values[0] if n_out == 1 else tuple(values)
 
-    return fast_loop_runner(kernel, live_in, args, arrays, written, copied, scalars, bool(lowered.locals),
-                            status_size, run, stopped, finish, allocate)
+    return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
+                                   status_size, run, stopped, finish, allocate)
 
-
-def fast_loop_runner(kernel, live_in, args, arrays, written, copied, scalars, has_locals, status_size,
-                     checked, stopped, finish, allocate):
-    """The runner as straight-line code for this specialization's argument types (a call costs about a
-    microsecond less than the generic loop over checks): an overlap test per written array and other
-    array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
-    refuses them."""
-    names = [f"a{k}" for k in range(len(live_in))]
-    params = ", ".join(names)
-    packed = f"({params}{',' if len(names) == 1 else ''})"
-    lines = [f"def run({params}):"]
-    others = sorted(set(arrays) | set(copied))
-    pairs = [(p, q) for p in sorted(written) for q in others if q != p]
-    if pairs:
-        test = " or ".join(f"may_share({names[p]}, {names[q]})" for p, q in pairs)
-        lines += [f"    if {test}:", f"        return checked({params})"]
-    call = [names[p] for p in arrays]
-    if has_locals:
-        lines += [f"    local = allocate({packed})", "    if local is None:", f"        return checked({params})"]
-        call.append("*local")
-    else:
-        lines.append("    local = ()")
-    for p in scalars:
-        call.append(f"{names[p]}.item()" if isinstance(args[p], np.generic) else names[p])
-    lines += [f"    status = zeros({status_size}, int64)",
-              "    try:", f"        kernel({', '.join(call)}, status)",
-              "    except Exception:", f"        return checked({params})",
-              "    if status[0]:", f"        return stopped(status, {packed})",
-              f"    return finish(status, {packed}, local)"]
-    namespace = {"may_share": np.may_share_memory, "checked": checked, "allocate": allocate, "zeros": np.zeros,
-                 "int64": np.int64, "kernel": kernel, "stopped": stopped, "finish": finish}
-    exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
-    return namespace["run"]
 
 
 def local_array_allocator(lowered, live_in):

@@ -47,7 +47,7 @@ class Scalar:
 class Array:
     dtype: str
     ndim: int
-    contiguous: bool = False     # C-contiguous: the kernel indexes it as compact (LLVM sees unit strides)
+    contiguous: bool = False     # C-contiguous: the kernel's last stride is the constant 1 (LLVM sees it)
 
 
 def type_of_value(value):

@@ -900,18 +900,16 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             bits = max(a.bits, b.bits) + 1 if op != "Mult" else a.bits + b.bits
         if (bits is None or bits > 63) and not r.python and op != "Mult":
             return Val(self.bind(_wrapping_int64(op, x, y), I64), (r,))
-        overflow = _constant_overflow(op, x, y) if bits is None or bits > 63 else None
-        if overflow is not None:                         # ``mid + 1``: one comparison, no float estimate
+        if bits is None or bits > 63:                    # |result| < 2**63 fits int64
+            overflow = _constant_overflow(op, x, y)      # ``mid + 1``: one comparison
+            if overflow is None:
+                # a float estimate: it does not wait for the sum, unlike a test of the wrapped sum's sign,
+                # which made a binary search 1.5x slower; it stops within 2**13 of int64's ends
+                fx, fy = x.astype("float64"), y.astype("float64")
+                estimate = {"Add": fx + fy, "Sub": fx - fy, "Mult": fx * fy}[op]
+                limit = tirx.const(FLOAT_INT_LIMIT, "float64")
+                overflow = tirx.Or(estimate >= limit, estimate <= tirx.const(-FLOAT_INT_LIMIT, "float64"))
             self.fail(overflow, node, _int_overflow(node.lineno))
-            bits = None
-        elif bits is None or bits > 63:                  # |result| < 2**63 fits int64
-            # (a float estimate: it does not wait for the sum, unlike a test of the wrapped sum's sign,
-            # which made a binary search 1.5x slower; it stops within 2**13 of int64's ends)
-            fx, fy = x.astype("float64"), y.astype("float64")
-            estimate = {"Add": fx + fy, "Sub": fx - fy, "Mult": fx * fy}[op]
-            limit = tirx.const(FLOAT_INT_LIMIT, "float64")
-            self.fail(tirx.Or(estimate >= limit, estimate <= tirx.const(-FLOAT_INT_LIMIT, "float64")), node,
-                      _int_overflow(node.lineno))
             bits = None
         expr = {"Add": x + y, "Sub": x - y, "Mult": x * y}[op]
         return Val(self.bind(expr, I64), (r,), bits=bits)

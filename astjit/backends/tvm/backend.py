@@ -8,6 +8,7 @@ allocated with ``np.empty`` (transparent huge pages on large arrays).
 import numpy as np
 
 from ...errors import Unsupported
+from . import scalar_math as sm
 from . import support
 from .lower import SegmentLowering, distinct_lets
 from .runtime import compile_module, host_target, tvm_module
@@ -30,6 +31,12 @@ def relax_alignment(func):
     return BufferReplacer(mapping)(func) if mapping else func
 
 
+def _is_math(op: str) -> bool:
+    """A transcendental function (sqrt excluded: one instruction), for the schedule's cost estimate."""
+    name = op.removeprefix("np.")
+    return name != "sqrt" and (name in sm.LIBM or name in sm.LIBM2 or name in ("power", "float_power"))
+
+
 class TvmBackend:
     name = "tvm"
 
@@ -46,7 +53,8 @@ class TvmBackend:
         elements = max((int(np.prod(s)) for s, _, _ in signature.outputs), default=1)
         elements = max([elements] + [int(np.prod(ctx.types[n].shape)) for n in segment.inputs
                                      if hasattr(ctx.types[n], "shape")])
-        func, how = schedule_cpu(signature.func, elements)
+        math_ops = sum(1 for node in segment.nodes if _is_math(node.op))
+        func, how = schedule_cpu(signature.func, elements, math_ops=math_ops)
         # peeling a loop's tail copies its body: give the copies' Let variables their own names again
         signature.func = relax_alignment(distinct_lets(func)).with_attr("global_symbol", name)
         signature.schedule = how

@@ -1179,7 +1179,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         if check is not None:
             result = None
             if check == "range":
-                result = self.bind(UFUNC_RULES[name]("float64")(x), "float64")
+                result = self.bind(_c_math(name, x), "float64")
                 cond = tirx.And(sm.te.isinf(result), sm.te.isfinite(x))
             else:
                 cond = check(x)
@@ -1188,7 +1188,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 return Val(result, (Scalar("float64", True),))
         if name == "fabs":
             return Val(sm.te.abs(x), (Scalar("float64", True),))
-        return Val(self.bind(UFUNC_RULES[name]("float64")(x), "float64"), (Scalar("float64", True),))
+        return Val(self.bind(_c_math(name, x), "float64"), (Scalar("float64", True),))
 
     def ufunc(self, name, args, e) -> Val:
         ufunc = getattr(np, name)
@@ -1208,6 +1208,14 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         if name == "absolute" and loop == I64:
             self.fail(tirx.EQ(xs[0], tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
         return Val(self.bind(UFUNC_RULES[name](loop)(*xs), r.dtype), (r,))
+
+
+def _c_math(name, x):
+    """The C library's function, as CPython's ``math`` calls it (the same bits: numpy's float64 ``exp``
+    and ``log`` rules are vectorized approximations within an ulp), else the ufunc's rule."""
+    if name in sm.LIBM:
+        return sm.libm(sm.LIBM[name], "float64", x)
+    return UFUNC_RULES[name]("float64")(x)
 
 
 def counter_type(loop) -> Scalar:

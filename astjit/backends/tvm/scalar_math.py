@@ -385,3 +385,94 @@ def exp_float32(x):
     scale1 = tirx.reinterpret(f32, tirx.shift_left(n1 + const(127, i32), const(23, i32)))
     scale2 = tirx.reinterpret(f32, tirx.shift_left(n2 + const(127, i32), const(23, i32)))
     return te.if_then_else(te.isnan(x), x, y * scale1 * scale2)
+
+
+class _Steps:
+    """Intermediate values of a float algorithm, each bound to a Let variable: the simplifier treats
+    floats as real numbers and would otherwise merge ``(x - k*c1) - k*c2`` into ``x - k*(c1 + c2)``,
+    losing the extra precision that two-constant reductions exist for. ``done(result)`` wraps the
+    result in the bindings, in order."""
+
+    def __init__(self):
+        self.bindings = []
+
+    def __call__(self, expr):
+        var = tirx.Var("t", dtype_of(expr))
+        self.bindings.append((var, expr))
+        return var
+
+    def done(self, result):
+        for var, value in reversed(self.bindings):
+            result = tirx.Let(var, value, result)
+        return result
+
+
+LN2_HI, LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10   # ln 2 = LN2_HI + LN2_LO
+EXP_P = (1.66666666666666019037e-01, -2.77777777770155933842e-03, 6.61375632143793436117e-05,
+         -1.65339022054652515390e-06, 4.13813679705723846039e-08)
+LOG_LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+          2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+          1.479819860511658591e-01)
+
+
+def _power_of_two(k, f64="float64"):
+    """2.0**k for an int64 k in [-1022, 1023], built from its exponent bits."""
+    i64 = "int64"
+    return tirx.reinterpret(f64, tirx.shift_left(k + const(1023, i64), const(52, i64)))
+
+
+def exp_float64(x):
+    """exp as vectorizable arithmetic (the algorithm of Sun's fdlibm ``e_exp.c``): x = k ln 2 + r with
+    |r| <= ln 2 / 2 in two constants, a degree-5 polynomial in r*r through a rational form, and 2**k
+    applied in two halves so that overflow gives inf and tiny results round once into the denormals.
+    x is first clamped to [-746, 710], beyond which exp is 0 or inf anyway; NaN passes through."""
+    f64, i64 = "float64", "int64"
+    c = lambda v: const(v, f64)  # noqa: E731
+    s = _Steps()
+    xc = s(te.min(te.max(x, c(-746.0)), c(710.0)))
+    k = s(te.round(xc * c(1.44269504088896338700e+00)))
+    hi = s(xc - k * c(LN2_HI))
+    lo = s(k * c(LN2_LO))
+    r = s(hi - lo)
+    t = s(r * r)
+    p = c(EXP_P[-1])
+    for coefficient in reversed(EXP_P[:-1]):
+        p = c(coefficient) + t * p
+    cr = s(r - t * p)
+    y = s(c(1.0) - ((lo - (r * cr) / (c(2.0) - cr)) - hi))
+    ki = s(k.astype(i64))
+    k1 = s(tirx.shift_right(ki, const(1, i64)))
+    result = y * _power_of_two(k1) * _power_of_two(ki - k1)
+    return s.done(tirx.Select(te.isnan(x), x, result))
+
+
+def log_float64(x):
+    """log as vectorizable arithmetic (the algorithm of fdlibm ``e_log.c``): x = 2**k (1 + f) with
+    sqrt(2)/2 <= 1 + f < sqrt(2) read from the exponent bits (denormals scaled by 2**54 first),
+    s = f / (2 + f), a degree-14 polynomial in s, and k ln 2 added in two constants. Zero gives -inf,
+    negative numbers numpy's NaN (sign bit set), +inf itself; NaN passes through."""
+    f64, i64 = "float64", "int64"
+    c = lambda v: const(v, f64)  # noqa: E731
+    s = _Steps()
+    tiny = s(x < c(2.0 ** -1022))
+    xs = s(tirx.Select(tiny, x * c(2.0 ** 54), x))
+    bits = s(tirx.reinterpret(i64, xs))
+    k0 = s(tirx.shift_right(bits, const(52, i64)) - const(1023, i64)
+           - tirx.Select(tiny, const(54, i64), const(0, i64)))
+    m = s(tirx.reinterpret(f64, tirx.bitwise_or(tirx.bitwise_and(bits, const((1 << 52) - 1, i64)),
+                                                  const(1023 << 52, i64))))
+    big = s(m > c(1.4142135623730951))
+    f = s(tirx.Select(big, m * c(0.5), m) - c(1.0))
+    dk = s((k0 + tirx.Select(big, const(1, i64), const(0, i64))).astype(f64))
+    q = s(f / (c(2.0) + f))
+    z = s(q * q)
+    w = s(z * z)
+    t1 = w * (c(LOG_LG[1]) + w * (c(LOG_LG[3]) + w * c(LOG_LG[5])))
+    t2 = z * (c(LOG_LG[0]) + w * (c(LOG_LG[2]) + w * (c(LOG_LG[4]) + w * c(LOG_LG[6]))))
+    rr = s(t2 + t1)
+    hfsq = s(c(0.5) * f * f)
+    result = s(dk * c(LN2_HI) - ((hfsq - (q * (hfsq + rr) + dk * c(LN2_LO))) - f))
+    inf = c(float("inf"))
+    special = tirx.Select(te.isnan(x), x, tirx.Select(tirx.EQ(x, c(0.0)), c(-float("inf")),
+                                                      tirx.Select(tirx.EQ(x, inf), inf, c(-float("nan")))))
+    return s.done(tirx.Select(tirx.And(x > c(0.0), x < inf), result, special))

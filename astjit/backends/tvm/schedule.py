@@ -2,8 +2,9 @@
 
 Inline injective stages, vectorize the innermost loop by 8 lanes with the tail peeled (static shapes:
 no per-lane predicate), split reductions into partial sums (rfactor: parallel and more accurate), and
-run the outer loop in parallel only for large kernels: on a small one the thread-pool wake-up costs
-more than it saves. If a schedule primitive fails, retry without the reduction schedule, then give up
+run the outer loop in parallel only for kernels with enough work: on a small one the thread-pool
+wake-up (about 5 us) costs more than it saves. Work is elements weighted by the cost of their math: an
+``exp`` or ``log`` costs about ten times an add, so such kernels go parallel at a tenth of the size. If a schedule primitive fails, retry without the reduction schedule, then give up
 and keep the unscheduled (correct, slower) function.
 """
 
@@ -13,7 +14,8 @@ tvm = tvm_module()
 from tvm import s_tir, tirx  # noqa: E402
 from tvm.s_tir import dlight as dl  # noqa: E402
 
-PARALLEL_MIN_ELEMENTS = 1 << 20
+PARALLEL_MIN_WORK = 1 << 20       # elements x cost per element (1: adds and multiplies)
+MATH_COST = 10                    # per element, of each transcendental function (exp, log, sin...)
 
 
 def _extent(sch, loop):
@@ -80,8 +82,10 @@ def _schedule(func, vec, reductions, parallel):
     return sch.mod["main"]
 
 
-def schedule_cpu(func, elements: int, vec: int = 8):
-    parallel = elements >= PARALLEL_MIN_ELEMENTS
+def schedule_cpu(func, elements: int, vec: int = 8, math_ops: int = 0):
+    """``math_ops``: transcendental functions computed per element (each as costly as ``MATH_COST``
+    additions)."""
+    parallel = elements * (1 + MATH_COST * math_ops) >= PARALLEL_MIN_WORK
     for reductions in (True, False):
         try:
             return _schedule(func, vec, reductions, parallel), "scheduled" if reductions else "no-rfactor"

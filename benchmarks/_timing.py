@@ -34,10 +34,12 @@ def load_example(name):
     return module
 
 
-def parse_args(description):
+def parse_args(description, json_output=False):
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_REPEATS} repeats instead of {REPEATS}")
     parser.add_argument("--repeats", type=int, default=None, help="repeats per peer (overrides --quick)")
+    if json_output:
+        parser.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = parser.parse_args()
     if args.repeats is None:
         args.repeats = QUICK_REPEATS if args.quick else REPEATS

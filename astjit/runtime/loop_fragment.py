@@ -168,7 +168,6 @@ def make_loop_runner(kernel, lowered, fragment, args):
                                    status_size, run, stopped, finish, allocate)
 
 
-
 def local_array_allocator(lowered, live_in):
     """``allocate(args)``: a new buffer per local array of the kernel (backends/tvm/loop_arrays), shaped
     as the arrays of its group and laid out as numpy would lay out their elementwise result (C order,

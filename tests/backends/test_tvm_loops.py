@@ -318,6 +318,8 @@ def test_globals_and_closure_values_are_read_at_each_call(monkeypatch):
 
 
 def life_with_offsets(grid, new):
+    # examples/loop_programs.life_offsets, but testing an element's truth (``and grid[i, j]``), as a
+    # bool grid is written, rather than comparing it with 1
     n, m = grid.shape
     for i in range(n):
         for j in range(m):

@@ -4,8 +4,9 @@ Inline injective stages, vectorize the innermost loop by 8 lanes with the tail p
 no per-lane predicate), split reductions into partial sums (rfactor: parallel and more accurate), and
 run the outer loop in parallel only for kernels with enough work: on a small one the thread-pool
 wake-up (about 5 us) costs more than it saves. Work is elements weighted by the cost of their math: an
-``exp`` or ``log`` costs about ten times an add, so such kernels go parallel at a tenth of the size. If a schedule primitive fails, retry without the reduction schedule, then give up
-and keep the unscheduled (correct, slower) function.
+``exp`` or ``log`` costs about ten times an add, so such kernels go parallel at a tenth of the size.
+If a schedule primitive fails, retry without the reduction schedule, then give up and keep the
+unscheduled (correct, slower) function.
 """
 
 from .runtime import tvm_module

@@ -192,15 +192,9 @@ def _log(dt):
     return _libm("log")(dt)
 
 
-def _sqrt(dt):
-    if not sm.is_float(dt):
-        raise Unsupported("sqrt of a non-float")
-    return lambda x: sm.tirx.sqrt(x)        # correctly rounded, as libm's: LLVM's vector square root
-
-
 UFUNC_RULES["exp"] = _exp
 UFUNC_RULES["log"] = _log
-UFUNC_RULES["sqrt"] = _sqrt
+UFUNC_RULES["sqrt"] = _float_only(lambda dt, x: sm.tirx.sqrt(x))   # correctly rounded: LLVM's vector sqrt
 for _name in sm.LIBM2:
     UFUNC_RULES[_name] = _libm2(_name)
 

@@ -64,6 +64,10 @@ def gaussian(x):
     return np.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi)
 
 
+def entropy(p):
+    return -(p * np.log(p))
+
+
 def _inputs(seed=0):
     rng = np.random.default_rng(seed)
     f32 = np.float32
@@ -76,12 +80,15 @@ def _inputs(seed=0):
                                                        rng.standard_normal(1024).astype(f32))),
         ("affine chain 10M f64", affine_chain, (rng.standard_normal(10_000_000),)),
         ("gaussian 1M f64", gaussian, (rng.standard_normal(1_000_000),)),
+        ("gaussian 16 f64", gaussian, (rng.standard_normal(16),)),
+        ("entropy 1M f64", entropy, (rng.random(1_000_000) + 1e-9,)),
+        ("entropy 16 f64", entropy, (rng.random(16) + 1e-9,)),
         ("affine chain 16 f64", affine_chain, (rng.standard_normal(16),)),
     ]
 
 
 NUMEXPR = {"affine_chain": "(x * 2.0 + 1.0) * 0.5 - 3.0",
-           "gaussian": "exp(-0.5 * x * x) / sqrt(2.0 * 3.141592653589793)"}
+           "gaussian": "exp(-0.5 * x * x) / sqrt(2.0 * 3.141592653589793)", "entropy": "-(x * log(x))"}
 
 
 def _torch_version(fn):
@@ -93,6 +100,7 @@ def _torch_version(fn):
         "matmul_bias_relu": lambda a, w, b: t.relu(a @ w + b),
         "affine_chain": lambda x: (x * 2.0 + 1.0) * 0.5 - 3.0,
         "gaussian": lambda x: t.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi),
+        "entropy": lambda p: -(p * t.log(p)),
     }
     body = table[fn.__name__]
     return lambda *args: body(*[t.from_numpy(a) for a in args]).numpy()
@@ -106,6 +114,7 @@ def _jax_version(fn):
         "matmul_bias_relu": lambda a, w, b: jnp.maximum(a @ w + b, 0.0),
         "affine_chain": lambda x: (x * 2.0 + 1.0) * 0.5 - 3.0,
         "gaussian": lambda x: jnp.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi),
+        "entropy": lambda p: -(p * jnp.log(p)),
     }
     compiled = jax.jit(table[fn.__name__])
     return lambda *args: np.asarray(compiled(*args).block_until_ready())

@@ -2,19 +2,22 @@
 
 ASTJIT_DISABLE=1     run every jitted function as the original Python (no transform, no compile).
 ASTJIT_LOG=a,b       log these event kinds through the ``astjit`` logger: fragments, recompiles,
-                     fallbacks, compiles (or ``all``).
+                     fallbacks, compiles, cache (or ``all``).
 ASTJIT_BACKEND=numpy run every fragment on the numpy reference backend (no TVM).
 ASTJIT_RECOMPILE_LIMIT=N
                      specializations one fragment may hold before it runs as Python (default 16).
 ASTJIT_TINY_LOOP=N   a compiled loop about to execute N statements or fewer runs as written in Python,
                      which is faster than a kernel call for a few iterations (default 24; 0: always
                      the kernel).
+ASTJIT_CACHE=0       do not read or write the on-disk cache of compiled kernels (runtime/disk_cache).
+ASTJIT_CACHE_DIR=P   keep that cache in folder P (default ``$XDG_CACHE_HOME/astjit`` or
+                     ``~/.cache/astjit``); a folder other users can write is refused with a warning.
 """
 
 import logging
 import os
 
-_LOG_KINDS = ("fragments", "recompiles", "fallbacks", "compiles")
+_LOG_KINDS = ("fragments", "recompiles", "fallbacks", "compiles", "cache")
 
 
 def disabled() -> bool:
@@ -36,6 +39,10 @@ def tiny_loop_work() -> int:
         return int(os.environ.get("ASTJIT_TINY_LOOP", "24"))
     except ValueError:
         return 24
+
+
+def disk_cache_enabled() -> bool:
+    return os.environ.get("ASTJIT_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def recompile_limit() -> int:

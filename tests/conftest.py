@@ -5,3 +5,6 @@ sys.path.insert(0, os.path.dirname(__file__))
 # the example programs the tests check (examples/loop_programs.py), importable by name
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
 os.environ.setdefault("TVM_NUM_THREADS", "2")
+# the on-disk kernel cache is tested on its own (tests/runtime/test_disk_cache.py, in temporary
+# folders); elsewhere every test compiles, as a first run would, and writes nothing to the home folder
+os.environ.setdefault("ASTJIT_CACHE", "0")

@@ -6,6 +6,8 @@ CODE_KINDS = ("tir", "llvm", "cuda")
 def kernel_code(segment, kind: str) -> str:
     if kind not in CODE_KINDS:
         raise ValueError(f"code kind must be one of {', '.join(CODE_KINDS)}, not {kind!r}")
+    if getattr(segment, "prim_func", None) is None and hasattr(segment, "rebuild"):
+        segment.rebuild()                # a kernel loaded from the disk cache: lower it again to show it
     if kind == "tir":
         return segment.prim_func.script()
     if kind == "llvm":

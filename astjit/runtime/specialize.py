@@ -10,6 +10,7 @@ from ..backends.partition import partition
 from ..errors import Unsupported
 from ..graph.infer import infer
 from ..graph.types import ArrayType
+from . import persisted
 from .plan import Plan
 
 NUMPY = NumpyBackend()
@@ -17,7 +18,8 @@ NUMPY = NumpyBackend()
 
 def specialize(fragment, key, args):
     """The steps of a specialization, each with data in and out: infer the types of this call's
-    values, partition the graph among backends, compile each segment, build the runner."""
+    values, partition the graph among backends, compile each segment, build the runner. A partition
+    and kernels made by an earlier process for the same typed graph come from the disk cache."""
     from .fragment import Specialization
 
     graph = fragment.graph
@@ -25,18 +27,36 @@ def specialize(fragment, key, args):
     choice = fragment.backend or config.backend_override() or "auto"
     if choice == "python":
         return Specialization(key, fragment.fallback, "python", "backend=python")
+    text = persisted.key_text(fragment, ctx, choice)
+    stored = persisted.read(fragment, ctx, text) if text is not None else None
+    if stored is not None:
+        segments, reasons, meta = stored
+        return _assemble(fragment, key, ctx, segments, reasons, meta["note"], meta["mode"] == "python")
+    first_record = len(fragment.records)
     tvm_backend = _tvm_backend(fragment, choice)
     segments, reasons = partition(ctx, graph, tvm_backend)
-    guards = dict(ctx=ctx, segments=segments, reasons=reasons, length_guards=ctx.length_guards)
     if choice == "auto" and not any(s.backend == "tvm" for s in segments):
         note = _nothing_compiles(fragment, ctx, reasons)
+        spec = _assemble(fragment, key, ctx, segments, reasons, note, python=True)
+    else:
+        notes = _compile_segments(fragment, ctx, segments, tvm_backend)
+        spec = _assemble(fragment, key, ctx, segments, reasons, "; ".join(notes), python=False)
+    if tvm_backend is not None:
+        persisted.write(text, spec, first_record, fragment)
+    return spec
+
+
+def _assemble(fragment, key, ctx, segments, reasons, note, python):
+    """The Specialization of a partition whose segments are ready to run (compiled or loaded)."""
+    from .fragment import Specialization
+
+    guards = dict(ctx=ctx, segments=segments, reasons=reasons, length_guards=ctx.length_guards)
+    if python:
         return Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards,
                               **guards)
-    _guard_kernel_ints(ctx, graph, segments)
-    notes = _compile_segments(fragment, ctx, segments, tvm_backend)
-    plan, runner, mode = _build_runner(ctx, graph, segments, fragment.fallback)
-    return Specialization(key, runner, mode, "; ".join(notes), ctx.value_guards, ctx.range_guards, plan,
-                          **guards)
+    _guard_kernel_ints(ctx, fragment.graph, segments)
+    plan, runner, mode = _build_runner(ctx, fragment.graph, segments, fragment.fallback)
+    return Specialization(key, runner, mode, note, ctx.value_guards, ctx.range_guards, plan, **guards)
 
 
 def _tvm_backend(fragment, choice):
@@ -107,7 +127,7 @@ def _guard_kernel_ints(ctx, graph, segments) -> None:
 def _direct_runner(ctx, graph, segments, plan):
     """Generated straight-line code when the fragment is one kernel over its live-ins (plus, at most,
     Python tuples of its results, as in ``return z.mean(), z``); None when the plan is needed."""
-    from ..backends.tvm.backend import output_suffix
+    from ..backends.tvm.executable import output_suffix
     from ..graph.types import Static
     from .dispatch import make_kernel_runner
 

@@ -17,6 +17,7 @@ from ...graph.ops import OPS
 from ...graph.types import Static, WeakScalar
 from . import casts
 from . import scalar_math as sm
+from .executable import KernelSignature
 from .runtime import tvm_module
 
 tvm = tvm_module()
@@ -44,13 +45,6 @@ class Lowered:
         if sm.is_float(self.dtype) and not sm.is_float(dtype):   # reads its value thrice: bind it once
             return lambda *i: sm.apply_once(convert, [self.at(*i)])
         return lambda *i: convert(self.at(*i))
-
-
-@dataclass
-class KernelSignature:
-    func: object                       # the PrimFunc
-    inputs: list                       # ("array", ...) or ("scalar", converter) per segment input
-    outputs: list                      # (shape as allocated, dtype, node type) per segment output
 
 
 def broadcast_index(shape, out_ndim):

@@ -1,0 +1,181 @@
+"""The on-disk cache of compiled kernels, so a new process skips the compiler (and ``import tvm``).
+
+An entry is a folder named by the SHA-256 of its key: ``meta.json`` (the key's full text, how the
+block was partitioned, each kernel's calling convention) and one shared library per kernel. The key is
+the typed graph's exact text (graph/fingerprint) plus the code identity: a hash of astjit's own
+sources, the TVM version and the host CPU, so an edit to astjit, another TVM or another machine never
+reuses an entry. Entries are written in a temporary folder and published with an atomic rename, from a
+background thread (linking a library costs about 50 ms); an entry that fails to read or load (corrupt,
+truncated, written by another version) is deleted and rebuilt. Loading a library runs its code, so a
+cache folder that other users can write is refused with a warning.
+
+``ASTJIT_CACHE_DIR`` sets the folder (default ``$XDG_CACHE_HOME/astjit`` or ``~/.cache/astjit``) and
+``ASTJIT_CACHE=0`` turns the cache off.
+"""
+
+import functools
+import hashlib
+import json
+import os
+import platform
+import shutil
+import stat
+import tempfile
+import threading
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .. import config
+from ..errors import CacheDirectoryWarning
+
+FORMAT = 1
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+@functools.cache
+def code_identity() -> str:
+    """What compiled code depends on besides the graph: astjit's sources, TVM's version, the CPU."""
+    digest = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        digest.update(str(path.relative_to(_PACKAGE)).encode())
+        digest.update(path.read_bytes())
+    from importlib import metadata
+
+    for dist in ("apache-tvm", "apache-tvm-ffi"):
+        try:
+            digest.update(f"{dist}={metadata.version(dist)}".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{dist}=?".encode())
+    digest.update(_cpu_identity().encode())
+    return digest.hexdigest()
+
+
+def _cpu_identity() -> str:
+    """The CPU model and its feature flags (what LLVM's target detection reads), without TVM."""
+    text = platform.machine() + " " + platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read().split("\n\n")[0]
+        text += "".join(line for line in info.splitlines() if line.startswith(("model name", "flags")))
+    except OSError:
+        pass
+    return text
+
+
+def default_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "astjit"
+
+
+def active():
+    """The DiskCache to use now, or None when it is turned off or its folder is unsafe."""
+    if not config.disk_cache_enabled():
+        return None
+    root = Path(os.environ.get("ASTJIT_CACHE_DIR") or default_root())
+    return _open(str(root))
+
+
+@functools.cache
+def _open(root: str):
+    problem = _unsafe(Path(root))
+    if problem is not None:
+        warnings.warn(f"astjit's kernel cache is off: {problem} (set ASTJIT_CACHE_DIR to a private folder, "
+                      "or ASTJIT_CACHE=0)", CacheDirectoryWarning, stacklevel=2)
+        return None
+    return DiskCache(Path(root))
+
+
+def _unsafe(root: Path) -> str | None:
+    """Why ``root`` must not be used (other users could plant libraries there), or None."""
+    try:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = root.stat()
+    except OSError as exc:
+        return f"{root} cannot be created ({exc.strerror})"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{root} is not a folder"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return f"{root} belongs to another user"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"other users can write to {root}"
+    return None
+
+
+class DiskCache:
+    def __init__(self, root: Path):
+        self.root = root
+        self.entries = root / f"v{FORMAT}"
+
+    def path(self, key_text: str) -> Path:
+        digest = hashlib.sha256((code_identity() + "\n" + key_text).encode()).hexdigest()
+        return self.entries / digest[:2] / digest
+
+    def load(self, key_text: str):
+        """(meta, folder) of the entry for this key, or None; a damaged or foreign entry is removed."""
+        folder = self.path(key_text)
+        try:
+            with open(folder / "meta.json") as f:
+                meta = json.load(f)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            self.discard(folder, "unreadable")
+            return None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key_text \
+                or meta.get("identity") != code_identity():
+            self.discard(folder, "written for another key or version")
+            return None
+        return meta, folder
+
+    def discard(self, folder: Path, why: str) -> None:
+        config.log("cache", "removing %s (%s)", folder, why)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def store(self, key_text: str, meta: dict, modules: list) -> None:
+        """Publish an entry from the background thread: ``modules`` are TVM modules to export."""
+        _writer().submit(self._write, key_text, dict(meta, format=FORMAT, key=key_text,
+                                                     identity=code_identity()), list(modules))
+
+    def _write(self, key_text, meta, modules) -> None:
+        final = self.path(key_text)
+        if (final / "meta.json").exists():
+            return
+        try:
+            self.entries.mkdir(mode=0o700, parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.entries))
+        except OSError as exc:
+            config.log("cache", "cannot write to %s: %s", self.entries, exc)
+            return
+        try:
+            for k, module in enumerate(modules):
+                module.export_library(str(staging / f"kernel{k}.so"))
+            with open(staging / "meta.json", "w") as f:
+                json.dump(meta, f)
+            final.parent.mkdir(mode=0o700, exist_ok=True)
+            shutil.rmtree(final, ignore_errors=True)         # a damaged entry that load() refused
+            os.rename(staging, final)                         # atomic; fails if another process won
+            config.log("cache", "stored %s", final)
+        except Exception as exc:   # no C compiler, a full disk, a race: the cache is best effort
+            config.log("cache", "not stored (%s: %s)", type(exc).__name__, exc)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+_executor = None
+_executor_lock = threading.Lock()
+
+
+def _writer() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            # its thread is joined when the interpreter exits: queued entries are still written
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="astjit-cache")
+        return _executor
+
+
+def wait() -> None:
+    """Block until every entry queued so far is written (for tests)."""
+    if _executor is not None:
+        _executor.submit(lambda: None).result()

@@ -1,0 +1,118 @@
+"""A straight-line specialization written to and read back from the disk cache (runtime/disk_cache).
+
+What is stored is what specializing decided: the partition into segments (node numbers), why nodes
+stayed on numpy, the notes and records for ``explain``, and per kernel its library and calling
+convention. Reading it back needs neither the compiler nor ``import tvm``: types are inferred again
+(cheap, and they give this call's guards), segments are rebuilt from the node numbers, kernels are
+loaded. ``show --code tir`` on a loaded kernel lowers the segment again on demand.
+"""
+
+import functools
+
+import numpy as np
+
+from .. import config
+from ..backends.base import Segment
+from ..backends.numpy_backend import NumpyBackend
+from ..graph.fingerprint import NotFingerprintable, graph_text
+from . import disk_cache
+
+NUMPY = NumpyBackend()
+LOADED = " (from the disk cache)"
+
+
+def key_text(fragment, ctx, choice) -> str | None:
+    """The disk cache's key for this specialization, or None when it has no exact text form."""
+    if choice not in ("auto", "tvm") or disk_cache.active() is None:
+        return None
+    try:
+        text = graph_text(fragment.graph, ctx)
+    except NotFingerprintable as exc:
+        config.log("cache", "%s line %s is not cached on disk: %s", fragment.owner_name, fragment.block.lineno,
+                   exc)
+        return None
+    return f"straight-line block, backend={choice}, strict={fragment.strict}\n{text}"
+
+
+def text_choice(text: str) -> str:
+    return text.split("backend=", 1)[1].split(",", 1)[0]
+
+
+def read(fragment, ctx, text):
+    """(segments ready to run, reasons, stored meta) for this key, or None on a miss; replays the
+    records the original specialization made."""
+    cache = disk_cache.active()
+    found = cache.load(text) if cache is not None else None
+    if found is None:
+        return None
+    meta, folder = found
+    nodes = fragment.graph.nodes
+    try:
+        segments = [_segment(ctx, nodes, d, folder) for d in meta["segments"]]
+        reasons = {nodes[int(i)]: why for i, why in meta["reasons"].items()}
+        records = [(str(kind), str(message)) for kind, message in meta["records"]]
+    except Exception as exc:   # a library that does not load, a file edited by hand: compile instead
+        cache.discard(folder, f"{type(exc).__name__}: {exc}")
+        return None
+    for kind, message in records:
+        fragment._record(kind, message)
+    config.log("cache", "%s line %s: loaded from %s", fragment.owner_name, fragment.block.lineno, folder)
+    return segments, reasons, meta
+
+
+def _segment(ctx, nodes, d, folder) -> Segment:
+    seg = Segment(d["backend"], [nodes[i] for i in d["nodes"]], [nodes[i] for i in d["inputs"]],
+                  [nodes[i] for i in d["outputs"]], description=d["description"])
+    if d["kernel"] is None:
+        seg.executable = NUMPY.compile(ctx, seg)
+        return seg
+    from ..backends.tvm.executable import KernelSignature, make_executable
+    from ..backends.tvm.loader import load_kernel
+
+    seg.loaded_module, seg.kernel = load_kernel(str(folder / d["kernel"]))
+    outputs = [(tuple(shape), np.dtype(dtype), ctx.types[n]) for (shape, dtype), n in zip(d["allocs"], seg.outputs)]
+    seg.signature = KernelSignature(None, list(d["input_kinds"]), outputs)
+    seg.executable = make_executable(seg.kernel, seg.signature.inputs, outputs, NUMPY.compile(ctx, seg))
+    seg.description += LOADED
+    seg.rebuild = functools.partial(_rebuild, ctx, seg)
+    return seg
+
+
+def _rebuild(ctx, seg) -> None:
+    """Lower and compile a loaded segment again, for inspection (its TIR, its LLVM IR)."""
+    from ..backends.tvm import get_backend
+    from ..backends.tvm.runtime import compile_module, tvm_module
+
+    backend = get_backend()
+    signature = backend.lower(ctx, seg)
+    seg.prim_func = signature.func
+    seg.module = compile_module(tvm_module().IRModule({"main": signature.func}), backend.target)
+
+
+def write(text, spec, first_record, fragment) -> None:
+    """Queue the entry for a specialization just made (kernels are exported in the background).
+
+    Only types decide a partition and its kernels, so the key is taken before them; should anything
+    after inference have pinned a value into a type (a value guard), the key no longer describes the
+    kernels and nothing is stored."""
+    cache = disk_cache.active()
+    if cache is None or text is None or key_text(fragment, spec.ctx, text_choice(text)) != text:
+        return
+    position = {n: i for i, n in enumerate(fragment.graph.nodes)}
+    modules, segments = [], []
+    for seg in spec.segments:
+        d = {"backend": seg.backend, "nodes": [position[n] for n in seg.nodes],
+             "inputs": [position[n] for n in seg.inputs], "outputs": [position[n] for n in seg.outputs],
+             "description": seg.description, "kernel": None}
+        if seg.backend == "tvm":
+            if getattr(seg, "module", None) is None:
+                return
+            d["kernel"] = f"kernel{len(modules)}.so"
+            d["input_kinds"] = list(seg.signature.inputs)
+            d["allocs"] = [[list(shape), np.dtype(dtype).str] for shape, dtype, _ in seg.signature.outputs]
+            modules.append(seg.module)
+        segments.append(d)
+    meta = {"mode": spec.mode, "note": spec.note, "segments": segments,
+            "reasons": {str(position[n]): why for n, why in (spec.reasons or {}).items()},
+            "records": [[r.kind, r.message] for r in fragment.records[first_record:]]}
+    cache.store(text, meta, modules)

@@ -1,0 +1,200 @@
+"""The on-disk kernel cache: a new process reuses kernels without the compiler, and never a wrong one.
+
+Each test uses its own cache folder. Kernels are exported from a background thread: ``wait()`` lets a
+test read what was written.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from differential import assert_same_as_numpy
+
+from astjit import CacheDirectoryWarning, jit
+from astjit.graph.fingerprint import NotFingerprintable, value_text
+from astjit.inspection.codegen import kernel_code
+from astjit.runtime import disk_cache
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "kernels"
+    monkeypatch.setenv("ASTJIT_CACHE", "1")
+    monkeypatch.setenv("ASTJIT_CACHE_DIR", str(folder))
+    return folder
+
+
+def entries(folder):
+    return sorted(p.parent for p in folder.glob("v*/*/*/meta.json"))
+
+
+def chain(x, y):
+    z = np.exp(x) * 2.0 + y
+    return z.sum(), z
+
+
+def chain_again(x, y):        # the same block in another function: the same typed graph, the same kernel
+    z = np.exp(x) * 2.0 + y
+    return z.sum(), z
+
+
+def descriptions(jf):
+    return [s.description for f in jf.fragments for e in f.entries for s in e.segments if s.backend == "tvm"]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_stored_kernel_is_loaded_and_gives_numpys_results(cache_dir, dtype):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(300).astype(dtype)
+    y = rng.random(300).astype(dtype) + 0.5        # no cancellation: float32 exp is within an ulp of numpy's
+    first = jit(chain)
+    assert_same_as_numpy(chain, x, y, jitted=first)
+    disk_cache.wait()
+    assert len(entries(cache_dir)) == 1
+    second = jit(chain_again)
+    for scale in (1.0, -3.0, 0.0):
+        assert_same_as_numpy(chain_again, x * scale, y, jitted=second)
+    assert all(d.endswith("(from the disk cache)") for d in descriptions(second)) and descriptions(second)
+    assert not any(d.endswith("(from the disk cache)") for d in descriptions(first))
+    tir = kernel_code(second.fragments[0].entries[0].segments[0], "tir")     # lowered again on demand
+    assert "T.prim_func" in tir
+
+
+def test_another_shape_or_dtype_is_another_entry(cache_dir):
+    jf = jit(chain)
+    for n, dtype in [(10, np.float64), (11, np.float64), (10, np.float32)]:
+        assert_same_as_numpy(chain, np.arange(n, dtype=dtype), np.ones(n, dtype), jitted=jf)
+    disk_cache.wait()
+    assert len(entries(cache_dir)) == 3
+
+
+def reduce_along(x, axis):
+    return np.sum(x * 2.0, axis=axis)
+
+
+def test_a_value_the_kernel_depends_on_is_part_of_the_key(cache_dir):
+    x = np.arange(12.0).reshape(3, 4)
+    assert_same_as_numpy(reduce_along, x, 0)
+    disk_cache.wait()
+    jf = jit(reduce_along)
+    for axis in (1, 0, -1):
+        assert_same_as_numpy(reduce_along, x, axis, jitted=jf)
+
+
+@pytest.mark.parametrize("damage", ["truncated kernel", "garbage meta", "foreign key"])
+def test_a_damaged_or_foreign_entry_is_ignored_and_rebuilt(cache_dir, damage):
+    x, y = np.linspace(0, 1, 50), np.ones(50)
+    assert_same_as_numpy(chain, x, y)
+    disk_cache.wait()
+    [entry] = entries(cache_dir)
+    if damage == "truncated kernel":
+        kernel = next(entry.glob("*.so"))
+        kernel.write_bytes(kernel.read_bytes()[:200])
+    elif damage == "garbage meta":
+        (entry / "meta.json").write_text("{not json")
+    else:
+        meta = json.loads((entry / "meta.json").read_text())
+        meta["key"] += "\nwritten for another graph"
+        (entry / "meta.json").write_text(json.dumps(meta))
+    jf = jit(chain)
+    assert_same_as_numpy(chain, x, y, jitted=jf)
+    assert not any(d.endswith("(from the disk cache)") for d in descriptions(jf))     # compiled again
+    disk_cache.wait()
+    assert entries(cache_dir) == [entry]                                                # and stored again
+    assert_same_as_numpy(chain, x, y, jitted=jit(chain_again))
+
+
+def test_a_folder_other_users_can_write_is_refused(tmp_path, monkeypatch):
+    folder = tmp_path / "shared"
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)
+    monkeypatch.setenv("ASTJIT_CACHE", "1")
+    monkeypatch.setenv("ASTJIT_CACHE_DIR", str(folder))
+    with pytest.warns(CacheDirectoryWarning, match="other users can write"):
+        assert disk_cache.active() is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CacheDirectoryWarning)
+        assert_same_as_numpy(chain, np.ones(8), np.ones(8))
+    disk_cache.wait()
+    assert entries(folder) == []
+
+
+def test_turned_off_writes_nothing(cache_dir, monkeypatch):
+    monkeypatch.setenv("ASTJIT_CACHE", "0")
+    assert_same_as_numpy(chain, np.ones(8), np.ones(8))
+    disk_cache.wait()
+    assert not cache_dir.exists() or entries(cache_dir) == []
+
+
+def mixed(a, b):
+    m = np.linalg.norm(a)         # numpy (BLAS) between two kernels
+    c = (a * 2.0 + b) / m
+    return np.tanh(c) + 1.0
+
+
+def test_a_plan_with_numpy_segments_is_restored(cache_dir):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(400), rng.standard_normal(400)
+    assert_same_as_numpy(mixed, a, b)
+    disk_cache.wait()
+    jf = jit(mixed)
+    for scale in (1.0, 1e-3):
+        assert_same_as_numpy(mixed, a * scale, b, jitted=jf)
+    assert descriptions(jf) and all("disk cache" in d for d in descriptions(jf))
+
+
+def test_exact_text_of_values():
+    assert value_text(0.0) != value_text(-0.0)
+    assert value_text(float("nan")) != value_text(-float("nan"))
+    assert value_text(1) != value_text(True) != value_text(1.0)
+    assert value_text((1, 2)) != value_text([1, 2])
+    assert value_text(np.float32(1)) != value_text(np.float64(1))
+    assert value_text(np.exp) == "object:numpy:exp" and value_text(np) == "module:numpy"
+    assert value_text(np.arange(3)) != value_text(np.arange(3.0))
+    for opaque in (lambda x: x, object(), np.zeros(100_000), np.frompyfunc(abs, 1, 1)):
+        with pytest.raises(NotFingerprintable):
+            value_text(opaque)
+
+
+SCRIPT = textwrap.dedent("""\
+    import sys
+    import numpy as np
+    from astjit import CacheDirectoryWarning, jit
+
+    @jit
+    def f(x, y):
+        z = np.exp(x) * 2.0 + y
+        return z.sum(), z
+
+    @jit
+    def g(x):
+        return np.linalg.inv(x) @ x          # nothing to compile: numpy's
+
+    x = np.linspace(-1, 1, 1000) * float(sys.argv[1])
+    y = np.full_like(x, 3.0)
+    s, z = f(x, y)
+    assert np.allclose(z, np.exp(x) * 2.0 + y, rtol=1e-15, atol=0) and np.isclose(s, z.sum(), rtol=1e-12), "wrong result"
+    assert np.allclose(g(np.eye(3) * 2), np.eye(3))
+    print("tvm imported" if "tvm" in sys.modules else "no tvm")
+    """)
+
+
+@pytest.mark.slow
+def test_a_new_process_runs_from_the_cache_without_the_compiler(tmp_path):
+    script = tmp_path / "program.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, ASTJIT_CACHE="1", ASTJIT_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(scale):
+        done = subprocess.run([sys.executable, str(script), scale], env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert run("1.0") == "tvm imported"
+    assert run("2.5") == "no tvm"         # other values, same types: kernels and decisions from the cache

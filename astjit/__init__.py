@@ -3,9 +3,16 @@ while its control flow stays Python."""
 
 from . import graph  # noqa: F401
 from .api import Explanation, JitFunction, explain, jit
-from .errors import AstjitError, SourceUnavailableError, StrictModeError, Unsupported
+from .errors import (
+                     AstjitError,
+                     CacheDirectoryWarning,
+                     RecompileLimitWarning,
+                     SourceUnavailableError,
+                     StrictModeError,
+                     Unsupported,
+)
 from .graph import ops as _ops  # noqa: F401  (registers every op)
 
 __version__ = "0.1.0"
 __all__ = ["jit", "explain", "JitFunction", "Explanation", "AstjitError", "SourceUnavailableError",
-           "StrictModeError", "Unsupported"]
+           "StrictModeError", "Unsupported", "RecompileLimitWarning", "CacheDirectoryWarning"]

@@ -54,3 +54,11 @@ def render_location(message: str, filename, lineno, col=None, end_col=None) -> s
             width = max(1, (end_col - col) if end_col and end_col > col else 1)
             text += "\n    " + " " * col + "^" * width
     return text
+
+
+class RecompileLimitWarning(UserWarning):
+    """A block reached ASTJIT_RECOMPILE_LIMIT specializations: new argument types run as Python."""
+
+
+class CacheDirectoryWarning(UserWarning):
+    """The kernel cache's folder is not safe to load code from, or cannot be made: the cache is off."""

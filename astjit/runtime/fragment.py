@@ -11,9 +11,10 @@ import linecache
 import threading
 import time
 import types
+import warnings
 
 from .. import config
-from ..errors import StrictModeError, Unsupported
+from ..errors import RecompileLimitWarning, StrictModeError, Unsupported
 from .keys import KEYS, describe_key, key_difference
 from .records import Record
 
@@ -36,6 +37,8 @@ UNBOUND = _Unbound()
 # scalar statements cost about a tenth of a Fragment call, and new argument types are still looked at
 # every SETTLED_CALLS iterations (the block's Python is right for any of them, only maybe slower).
 SETTLED_CALLS = 63
+
+
 _DISPATCH = itertools.repeat(False)
 
 
@@ -149,6 +152,8 @@ class Fragment:
             if not any(r.kind == "limit" for r in self.records):
                 self._record("limit", f"more than {limit} specializations (ASTJIT_RECOMPILE_LIMIT): "
                                       "further argument types run as Python")
+                if limit > 0:
+                    self._warn_limit(limit, key, args)
             return Specialization(key, self.fallback, "python", "recompile limit")
         if self.entries:
             change = key_difference(self.live_in, self.entries[-1].key, key)
@@ -178,6 +183,21 @@ class Fragment:
         config.log("fragments", "%s line %s: specialized for %s in %.1f ms (%s)", self.owner_name,
                    self.block.lineno, describe_key(self.live_in, key), spec.compile_seconds * 1e3, spec.mode)
         return spec
+
+    def _warn_limit(self, limit, key, args) -> None:
+        """Warn once, at the user's line, naming what keeps changing between calls."""
+        last = self.entries[-1]
+        if last.key != key:
+            change = key_difference(self.live_in, last.key, key)
+        else:
+            change = "; ".join(f"'{self.live_in[i]}' value {v!r} -> {args[i]!r}"
+                               for i, v in last.value_guards.items() if not _same_value(args[i], v)) \
+                or "argument values the specialization depends on"
+        warnings.warn_explicit(
+            f"{self.owner_name}: this block was specialized {limit} times (ASTJIT_RECOMPILE_LIMIT) and "
+            f"runs as Python for new argument types from now on; what keeps changing: {change}. Pass "
+            "arrays of fewer distinct shapes (pad them), or raise ASTJIT_RECOMPILE_LIMIT.",
+            RecompileLimitWarning, self.filename, self.block.lineno)
 
     def make_specialization(self, key, args):
         """Infer, partition and compile the block's graph for these arguments (runtime/specialize)."""

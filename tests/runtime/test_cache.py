@@ -1,10 +1,13 @@
 """Fragment caches: one specialization per (dtype, shape) key, value guards for ints used as shapes,
 no recompiles for loop counters, and the recompile limit."""
 
+import warnings
+
 import numpy as np
+import pytest
 from differential import assert_same_as_numpy, modes
 
-from astjit import explain, jit
+from astjit import RecompileLimitWarning, explain, jit
 
 RNG = np.random.default_rng(6)
 
@@ -113,14 +116,41 @@ def test_python_scalar_types_key_by_type_not_value():
 def test_recompile_limit_falls_back_to_python(monkeypatch):
     monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "2")
     jf = jit(affine)
-    for n in (3, 4, 5, 6, 3, 6):
-        assert_same_as_numpy(affine, RNG.standard_normal(n), RNG.standard_normal(n), jitted=jf)
+    with pytest.warns(RecompileLimitWarning):
+        for n in (3, 4, 5, 6, 3, 6):
+            assert_same_as_numpy(affine, RNG.standard_normal(n), RNG.standard_normal(n), jitted=jf)
     frag = jf.fragments[0]
     assert len(frag.entries) == 2                         # no more compiles past the limit
     assert {e.key[0][1] for e in frag.entries} == {(3,), (4,)}
     limits = [r for r in explain(jf) if r.kind == "limit"]
     assert len(limits) == 1 and "ASTJIT_RECOMPILE_LIMIT" in limits[0].message
     assert limits[0].lineno == affine.__code__.co_firstlineno + 1
+
+
+def test_reaching_the_recompile_limit_warns_once_at_the_users_line(monkeypatch):
+    monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "2")
+    jf = jit(affine)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in (3, 4, 5, 6, 7):
+            assert_same_as_numpy(affine, RNG.standard_normal(n), RNG.standard_normal(n), jitted=jf)
+    limit = [w for w in caught if issubclass(w.category, RecompileLimitWarning)]
+    assert len(limit) == 1
+    assert limit[0].filename == __file__ and limit[0].lineno == affine.__code__.co_firstlineno + 1
+    assert "'a' dimension 0: 4 -> 5" in str(limit[0].message)
+
+
+def reshaped(a, n):
+    return a.reshape(n, -1) * 2.0
+
+
+def test_the_warning_names_a_value_that_keeps_changing(monkeypatch):
+    monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "2")
+    jf = jit(reshaped)
+    a = RNG.standard_normal(24)
+    with pytest.warns(RecompileLimitWarning, match="'n' value 3 -> 4"):
+        for n in (2, 3, 4):
+            assert_same_as_numpy(reshaped, a, n, jitted=jf)
 
 
 def test_recompile_limit_zero_runs_everything_as_python(monkeypatch):

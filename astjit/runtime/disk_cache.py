@@ -171,8 +171,18 @@ def _writer() -> ThreadPoolExecutor:
     with _executor_lock:
         if _executor is None:
             # its thread is joined when the interpreter exits: queued entries are still written
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="astjit-cache")
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="astjit-cache",
+                                           initializer=_lower_priority)
         return _executor
+
+
+def _lower_priority() -> None:
+    """Exporting repeats LLVM's code generation and runs the C compiler: it yields to the program's
+    own work (on Linux the priority is per thread, and the compiler inherits it)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (AttributeError, OSError):
+        pass
 
 
 def wait() -> None:

@@ -32,12 +32,6 @@ def relax_alignment(func):
     return BufferReplacer(mapping)(func) if mapping else func
 
 
-def _is_math(op: str) -> bool:
-    """A transcendental function (sqrt excluded: one instruction), for the schedule's cost estimate."""
-    name = op.removeprefix("np.")
-    return name != "sqrt" and (name in sm.LIBM or name in sm.LIBM2 or name in ("power", "float_power"))
-
-
 class TvmBackend:
     name = "tvm"
 
@@ -54,7 +48,7 @@ class TvmBackend:
         elements = max((int(np.prod(s)) for s, _, _ in signature.outputs), default=1)
         elements = max([elements] + [int(np.prod(ctx.types[n].shape)) for n in segment.inputs
                                      if hasattr(ctx.types[n], "shape")])
-        math_ops = sum(1 for node in segment.nodes if _is_math(node.op))
+        math_ops = sum(1 for node in segment.nodes if sm.transcendental(node.op))
         func, how = schedule_cpu(signature.func, elements, math_ops=math_ops)
         # peeling a loop's tail copies its body: give the copies' Let variables their own names again
         signature.func = relax_alignment(distinct_lets(func)).with_attr("global_symbol", name)

@@ -100,8 +100,20 @@ class SegmentLowering:
     def lower(self, name) -> KernelSignature:
         for k, n in enumerate(self.segment.inputs):
             self.add_input(n, k)
+        readers = {n: 0 for n in self.segment.nodes}
         for n in self.segment.nodes:
-            self.values[n] = self.node(n)
+            for o in n.operands:
+                if o in readers:
+                    readers[o] += 1
+        costly = set()
+        for n in self.segment.nodes:
+            lv = self.node(n)
+            if OPS[n.op].kind == "elementwise" and (sm.transcendental(n.op) or any(o in costly for o in n.operands)):
+                costly.add(n)
+            if n in costly and readers[n] >= 2 and lv.shape:
+                lv = _kept(n, lv)              # computed once, read twice (softmax's exponentials)
+                costly.discard(n)
+            self.values[n] = lv
         outs, out_specs = [], []
         for k, n in enumerate(self.segment.outputs):
             lv = self.values[n]
@@ -341,6 +353,14 @@ def _output_body(lv, has_shape):
     if has_shape:
         return lambda *i: lv.at(*i)
     return lambda i: lv.at()
+
+
+def _kept(n, lv) -> Lowered:
+    """A costly elementwise value that several nodes read, as a stage of its own (``keep<id>``): the
+    generic schedule inlines it back; the row schedule keeps one row of it in a buffer, so softmax
+    computes each exponential once."""
+    stage = te.compute(lv.shape, lambda *i: lv.at(*i), name=f"keep{n.id}")
+    return Lowered(lv.shape, lv.dtype, _placeholder_body(stage, lv.dtype))
 
 
 def _constant_body(value, dtype):

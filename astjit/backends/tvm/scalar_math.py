@@ -476,3 +476,10 @@ def log_float64(x):
     special = tirx.Select(te.isnan(x), x, tirx.Select(tirx.EQ(x, c(0.0)), c(-float("inf")),
                                                       tirx.Select(tirx.EQ(x, inf), inf, c(-float("nan")))))
     return s.done(tirx.Select(tirx.And(x > c(0.0), x < inf), result, special))
+
+
+def transcendental(op: str) -> bool:
+    """A costly function (exp, log, tanh, power...; sqrt excluded: one instruction), for the schedule's
+    cost estimate and for which intermediates are worth keeping in a buffer."""
+    name = op.removeprefix("np.")
+    return name != "sqrt" and (name in LIBM or name in LIBM2 or name in ("power", "float_power"))

@@ -5,8 +5,9 @@ no per-lane predicate), split reductions into partial sums (rfactor: parallel an
 run the outer loop in parallel only for kernels with enough work: on a small one the thread-pool
 wake-up (about 5 us) costs more than it saves. Work is elements weighted by the cost of their math: an
 ``exp`` or ``log`` costs about ten times an add, so such kernels go parallel at a tenth of the size.
-If a schedule primitive fails, retry without the reduction schedule, then give up and keep the
-unscheduled (correct, slower) function.
+Kernels shaped like softmax (row reductions feeding an elementwise output) are scheduled row by row
+instead (``_by_rows``). If a schedule primitive fails, retry without the reduction schedule, then give
+up and keep the unscheduled (correct, slower) function.
 """
 
 from .runtime import tvm_module
@@ -83,10 +84,78 @@ def _schedule(func, vec, reductions, parallel):
     return sch.mod["main"]
 
 
+def _extents(sch, block):
+    return [_extent(sch, loop) for loop in sch.get_loops(block)]
+
+
+def _by_rows(func, vec, parallel):
+    """Softmax's shape of kernel, row by row: one output over (rows, n), reductions of each row over
+    its last axis, and kept stages (lower._kept) of the output's shape. Every reduction and kept
+    stage is computed inside the output's row loop, so a row is read from memory once and its kept
+    values (the exponentials) are computed once, in a row buffer; the rows run in parallel. None when
+    the kernel has another shape."""
+    sch = s_tir.Schedule(func)
+    infos = dl.normalize_prim_func(sch)
+    if infos is None:
+        return None
+    name = {info.block_rv: sch.get(info.block_rv).name_hint for info in infos}
+    outputs = [i for i in infos if name[i.block_rv].startswith("out")]
+    kept = [i for i in infos if name[i.block_rv].startswith("keep")]
+    if len(outputs) != 1 or not kept:
+        return None
+    for info in infos:
+        if info not in outputs and info not in kept and set(info.dom_kind()) == {"S"}:
+            sch.compute_inline(info.block_rv)          # raises where it cannot: the generic schedule then
+    infos = dl.normalize_prim_func(sch)
+    out = next(i.block_rv for i in infos if sch.get(i.block_rv).name_hint.startswith("out"))
+    shape = _extents(sch, out)
+    if len(shape) < 2 or None in shape or shape[-1] % vec:
+        return None
+    rows, n = shape[:-1], shape[-1]
+    reductions = []
+    for info in infos:
+        block, kinds = info.block_rv, info.dom_kind()
+        if block == out:
+            continue
+        extents = _extents(sch, block)
+        if kinds == "S" * len(rows) + "R" and extents == rows + [n]:
+            reductions.append(block)
+        elif not (set(kinds) == {"S"} and extents == shape and sch.get(block).name_hint.startswith("keep")):
+            return None
+    factored = {}
+    for block in reductions:
+        _, lanes = sch.split(sch.get_loops(block)[-1], [None, vec])
+        factored[block] = sch.rfactor(lanes, len(rows))
+    out_loops = sch.get_loops(out)
+    row = sch.fuse(*out_loops[:-1]) if len(rows) > 1 else out_loops[0]
+    producers = [i.block_rv for i in infos if i.block_rv != out]
+    for block in reversed(producers):
+        sch.compute_at(block, row, preserve_unit_loops=False)
+        if block in factored:
+            sch.compute_at(factored[block], row, preserve_unit_loops=False)
+    if parallel:
+        sch.parallel(row)
+    for block in [out] + [b for b in producers if b not in factored]:
+        _, lanes = sch.split(sch.get_loops(block)[-1], [None, vec])
+        sch.vectorize(lanes)
+    for rf in factored.values():
+        lanes, chunk = sch.get_loops(rf)[-2:]
+        sch.reorder(chunk, lanes)
+        sch.vectorize(lanes)
+        sch.decompose_reduction(rf, chunk)
+    return sch.mod["main"]
+
+
 def schedule_cpu(func, elements: int, vec: int = 8, math_ops: int = 0):
     """``math_ops``: transcendental functions computed per element (each as costly as ``MATH_COST``
     additions)."""
     parallel = elements * (1 + MATH_COST * math_ops) >= PARALLEL_MIN_WORK
+    try:
+        rows = _by_rows(func, vec, parallel)
+        if rows is not None:
+            return rows, "rows"
+    except Exception:  # tvm ScheduleError: the generic schedule below
+        pass
     for reductions in (True, False):
         try:
             return _schedule(func, vec, reductions, parallel), "scheduled" if reductions else "no-rfactor"

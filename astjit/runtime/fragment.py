@@ -196,7 +196,8 @@ class Fragment:
         warnings.warn_explicit(
             f"{self.owner_name}: this block was specialized {limit} times (ASTJIT_RECOMPILE_LIMIT) and "
             f"runs as Python for new argument types from now on; what keeps changing: {change}. Pass "
-            "arrays of fewer distinct shapes (pad them), or raise ASTJIT_RECOMPILE_LIMIT.",
+            "fewer distinct shapes, dtypes or such values (pad arrays to a few sizes), or raise "
+            "ASTJIT_RECOMPILE_LIMIT.",
             RecompileLimitWarning, self.filename, self.block.lineno)
 
     def make_specialization(self, key, args):

@@ -4,12 +4,12 @@ while its control flow stays Python."""
 from . import graph  # noqa: F401
 from .api import Explanation, JitFunction, explain, jit
 from .errors import (
-                     AstjitError,
-                     CacheDirectoryWarning,
-                     RecompileLimitWarning,
-                     SourceUnavailableError,
-                     StrictModeError,
-                     Unsupported,
+    AstjitError,
+    CacheDirectoryWarning,
+    RecompileLimitWarning,
+    SourceUnavailableError,
+    StrictModeError,
+    Unsupported,
 )
 from .graph import ops as _ops  # noqa: F401  (registers every op)
 

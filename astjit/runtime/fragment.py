@@ -37,8 +37,6 @@ UNBOUND = _Unbound()
 # scalar statements cost about a tenth of a Fragment call, and new argument types are still looked at
 # every SETTLED_CALLS iterations (the block's Python is right for any of them, only maybe slower).
 SETTLED_CALLS = 63
-
-
 _DISPATCH = itertools.repeat(False)
 
 

@@ -34,10 +34,6 @@ def key_text(fragment, ctx, choice) -> str | None:
     return f"straight-line block, backend={choice}, strict={fragment.strict}\n{text}"
 
 
-def text_choice(text: str) -> str:
-    return text.split("backend=", 1)[1].split(",", 1)[0]
-
-
 def read(fragment, ctx, text):
     """(segments ready to run, reasons, stored meta) for this key, or None on a miss; replays the
     records the original specialization made."""
@@ -89,14 +85,14 @@ def _rebuild(ctx, seg) -> None:
     seg.module = compile_module(tvm_module().IRModule({"main": signature.func}), backend.target)
 
 
-def write(text, spec, first_record, fragment) -> None:
+def write(text, choice, spec, first_record, fragment) -> None:
     """Queue the entry for a specialization just made (kernels are exported in the background).
 
     Only types decide a partition and its kernels, so the key is taken before them; should anything
     after inference have pinned a value into a type (a value guard), the key no longer describes the
     kernels and nothing is stored."""
     cache = disk_cache.active()
-    if cache is None or text is None or key_text(fragment, spec.ctx, text_choice(text)) != text:
+    if cache is None or text is None or key_text(fragment, spec.ctx, choice) != text:
         return
     position = {n: i for i, n in enumerate(fragment.graph.nodes)}
     modules, segments = [], []

@@ -42,7 +42,7 @@ def specialize(fragment, key, args):
         notes = _compile_segments(fragment, ctx, segments, tvm_backend)
         spec = _assemble(fragment, key, ctx, segments, reasons, "; ".join(notes), python=False)
     if tvm_backend is not None:
-        persisted.write(text, spec, first_record, fragment)
+        persisted.write(text, choice, spec, first_record, fragment)
     return spec
 
 

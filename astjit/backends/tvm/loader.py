@@ -12,10 +12,7 @@ import importlib.util
 import os
 import sys
 
-
-def _set_thread_environment() -> None:
-    os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
-    os.environ.setdefault("TVM_BIND_THREADS", "0")
+from .runtime import set_thread_environment
 
 
 @functools.cache
@@ -23,7 +20,7 @@ def tvm_ffi_module():
     """``tvm_ffi`` with TVM's runtime library loaded. tvm_ffi imports torch at its own import when it
     can (a workaround for a Windows symbol clash), 0.6 s here; astjit passes numpy arrays only, so the
     import is kept from happening unless the program already imported torch."""
-    _set_thread_environment()
+    set_thread_environment()
     blocked = "torch" not in sys.modules
     if blocked:
         sys.modules["torch"] = None          # makes ``import torch`` raise ImportError, which tvm_ffi skips

@@ -8,10 +8,15 @@ import functools
 import os
 
 
-@functools.cache
-def tvm_module():
+def set_thread_environment() -> None:
+    """TVM's pool settings, applied before anything loads TVM's runtime (here or backends/tvm/loader)."""
     os.environ.setdefault("TVM_NUM_THREADS", str(os.cpu_count() or 1))
     os.environ.setdefault("TVM_BIND_THREADS", "0")
+
+
+@functools.cache
+def tvm_module():
+    set_thread_environment()
     import tvm
 
     return tvm

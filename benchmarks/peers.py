@@ -18,6 +18,7 @@ import tracemalloc
 
 import numpy as np
 from _timing import _batch, batch_size, format_time, parse_args, print_header
+from workloads import affine_chain, entropy, gaussian, layernorm, matmul_bias_relu, mse, softmax
 
 from astjit import jit
 
@@ -35,44 +36,12 @@ if jax is not None:
     jax.config.update("jax_enable_x64", True)       # float64 workloads stay float64
 
 
-# -- workloads: one numpy function each, the same source for astjit and numba ----------------------------
-
-def softmax(x):
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def layernorm(x):
-    mu = x.mean(axis=1, keepdims=True)
-    var = ((x - mu) ** 2).mean(axis=1, keepdims=True)
-    return (x - mu) / np.sqrt(var + 1e-5)
-
-
-def mse(a, b):
-    return ((a - b) ** 2).mean()
-
-
-def matmul_bias_relu(a, w, b):
-    return np.maximum(a @ w + b, 0.0)
-
-
-def affine_chain(x):
-    return (x * 2.0 + 1.0) * 0.5 - 3.0
-
-
-def gaussian(x):
-    return np.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi)
-
-
-def entropy(p):
-    return -(p * np.log(p))
-
-
 def _inputs(seed=0):
     rng = np.random.default_rng(seed)
     f32 = np.float32
     return [
         ("row softmax 4096x1024 f32", softmax, (rng.standard_normal((4096, 1024)).astype(f32),)),
+        ("row softmax 16x64 f32", softmax, (rng.standard_normal((16, 64)).astype(f32),)),
         ("layernorm 4096x1024 f32", layernorm, (rng.standard_normal((4096, 1024)).astype(f32),)),
         ("MSE 4M f32", mse, (rng.standard_normal(4 << 20).astype(f32), rng.standard_normal(4 << 20).astype(f32))),
         ("matmul 1024^2+bias+relu", matmul_bias_relu, (rng.standard_normal((1024, 1024)).astype(f32),

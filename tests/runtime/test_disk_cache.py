@@ -59,6 +59,10 @@ def test_a_stored_kernel_is_loaded_and_gives_numpys_results(cache_dir, dtype):
     second = jit(chain_again)
     for scale in (1.0, -3.0, 0.0):
         assert_same_as_numpy(chain_again, x * scale, y, jitted=second)
+    special = x.copy()
+    special[:5] = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert_same_as_numpy(chain_again, special, y, jitted=second)
     assert all(d.endswith("(from the disk cache)") for d in descriptions(second)) and descriptions(second)
     assert not any(d.endswith("(from the disk cache)") for d in descriptions(first))
     tir = kernel_code(second.fragments[0].entries[0].segments[0], "tir")     # lowered again on demand

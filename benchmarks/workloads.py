@@ -1,0 +1,36 @@
+"""The numpy functions the peer benchmarks time (peers.py, first_call.py): one source for astjit and
+numba (jax and torch get their own spellings in peers.py). Kept free of imports beyond numpy, so a
+fresh process that imports it times only what it measures."""
+
+import numpy as np
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def layernorm(x):
+    mu = x.mean(axis=1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-5)
+
+
+def mse(a, b):
+    return ((a - b) ** 2).mean()
+
+
+def matmul_bias_relu(a, w, b):
+    return np.maximum(a @ w + b, 0.0)
+
+
+def affine_chain(x):
+    return (x * 2.0 + 1.0) * 0.5 - 3.0
+
+
+def gaussian(x):
+    return np.exp(-0.5 * x * x) / np.sqrt(2.0 * np.pi)
+
+
+def entropy(p):
+    return -(p * np.log(p))

@@ -6,24 +6,9 @@ import types
 
 from . import config
 from .errors import AstjitError, SourceUnavailableError, StrictModeError, render_location
+from .frontend.resolve import GUARD_ERRORS
 from .runtime import fpstate
 from .runtime.records import Record
-
-
-def _prefixed(expr: str, namespace: dict, prefix: str):
-    """``expr`` and ``namespace`` with each of the namespace's names prefixed (not attributes of the
-    same spelling, nor text in strings)."""
-    import io
-    import tokenize
-
-    out, previous = [], None
-    for tok in tokenize.generate_tokens(io.StringIO(expr).readline):
-        text = tok.string
-        if tok.type == tokenize.NAME and text in namespace and previous != ".":
-            text = prefix + text
-        out.append((tok.type, text))
-        previous = tok.string
-    return tokenize.untokenize(out).strip(), {prefix + k: v for k, v in namespace.items()}
 
 
 class JitFunction:
@@ -88,7 +73,6 @@ class JitFunction:
         body, namespace = resolver.guard_expression(
             (self.original.__defaults__, self.original.__kwdefaults__),
             quiet_floating_point=(fpstate.current_state, fpstate.last_quiet))
-        body, namespace = _prefixed(body, namespace, "__astjit_")   # apart from the parameters' names
         namespace["__astjit_function"] = function
         # each parameter defaults to a marker: a default set on the original later (which the guard
         # sees) takes the generic path, by keywords, with only the arguments given
@@ -100,11 +84,11 @@ class JitFunction:
         namespace["__astjit_given"] = lambda kw: {k: v for k, v in kw.items() if v is not missing}
         src = (f"def __call__(__astjit_self{signature}):\n"
                f"    try:\n        __astjit_ok = {body}{given}\n"
-               "    except (ValueError, AttributeError):\n        __astjit_ok = False\n"
+               f"    except {GUARD_ERRORS}:\n        __astjit_ok = False\n"
                f"    if __astjit_ok:\n        return __astjit_function({names})\n"
                f"    return __astjit_self._slow_call((), __astjit_given({keywords}))\n")
-        exec(compile(src, "<astjit call>", "exec"), namespace)
-        call = namespace["__call__"]
+        # compiled in the user's module: the guard reads its globals as the function does
+        call = resolver.function_in_module(src, "__call__", namespace)
         call.__name__, call.__qualname__ = self.original.__name__, self.original.__qualname__  # its errors
         # a class of its own per jitted function: Python looks special methods up on the type
         self.__class__ = type(type(self).__name__, (JitFunction,), {"__call__": call,

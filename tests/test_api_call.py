@@ -73,3 +73,30 @@ def test_defaults_set_after_the_first_call_go_back_to_the_generic_call():
         assert type(jf).__call__ is JitFunction.__call__
     finally:
         later_defaults.__defaults__ = None
+
+
+def counted(a):
+    total = 0.0
+    for i in range(len(a)):
+        total += a[i] * SCALE
+    return total
+
+
+def test_a_deleted_global_and_a_shadowed_builtin_reach_the_next_call(monkeypatch):
+    """The guard reads the module's globals as the function does: a global deleted since raises
+    Python's NameError at the user's line; a module-level ``len`` defined since (it shadows the builtin)
+    is what the next call uses."""
+    jf = jit(counted)
+    for n in (3, 40):
+        a = np.arange(float(n))
+        assert jf(a) == counted(a)
+    monkeypatch.setitem(globals(), "len", lambda a: 2)
+    for n in (3, 40):
+        a = np.arange(float(n))
+        assert jf(a) == counted(a) == a[0] * SCALE + a[1] * SCALE
+    monkeypatch.delitem(globals(), "len")
+    monkeypatch.delitem(globals(), "SCALE")
+    with pytest.raises(NameError, match="SCALE"):
+        jf(np.arange(3.0))
+    with pytest.raises(NameError, match="SCALE"):
+        jf(np.arange(40.0))

@@ -33,8 +33,6 @@ class Block:
     kind: str = "block"                                 # "block" (straight-line graph) or "loop"
     loop_calls: dict = field(default_factory=dict)      # loop regions: call node -> scalar op name
     kernel_loop: object = None                          # loop regions: the loop as written (for lowering)
-    plain: object = None                                # loop regions: that loop as a Python function
-    work: object = None                                 # loop regions: its work estimate (frontend/emit)
     in_loop: bool = False                               # inside a loop's body (that stays Python)
 
     @property
@@ -222,7 +220,7 @@ class BlockFinder:
         if not run:
             return
         graph = lowering.graph
-        if not any(n.op not in NOT_WORK for n in graph.nodes):
+        if not any(n.op not in NOT_WORK and not _reads_metadata(n) for n in graph.nodes):
             return                                     # nothing worth a Fragment call
         live = self.liveness.block(run)
         for name in live["live_out"]:
@@ -236,6 +234,12 @@ class BlockFinder:
                       maybe_unbound, in_loop=self.loop_depth > 0)
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))
+
+
+def _reads_metadata(node) -> bool:
+    """An item of a shape or tuple (``n = L.shape[0]``): no array work either."""
+    return node.op == "getitem" and bool(node.args) and node.args[0].op in ("shape", "tuple") and all(
+        a.op == "const" for a in node.args[1:])
 
 
 def _is_docstring(stmt) -> bool:

@@ -15,7 +15,7 @@ import types
 import astor
 import gast
 
-from .loops import UNKNOWN_TRIPS, work_expression
+from .loop_guard import SHOWN, tiny_loop_guard
 
 
 def load(name):
@@ -113,6 +113,10 @@ def fragment_call(block) -> list:
     drop = [_delete([checked_name(n) for n in block.maybe_unbound])] if checks else []
     anchor = block.stmts[0]
     stmts = checks + [stmt] + drop
+    if block.kind == "loop":
+        # a loop about to do a few statements' work runs inline, as written (frontend/loop_guard)
+        stmts, as_written = tiny_loop_guard(block, stmts)
+        keep |= {id(m) for s in as_written for m in gast.walk(s)}
     if block.in_loop:
         # a block that settled on Python runs its statements here: a Fragment call per loop iteration
         # costs several times a few scalar statements (runtime/fragment.settle_python)
@@ -166,62 +170,6 @@ def fallback_def(block, stmts=None, name=None):
     return gast.copy_location(fdef, block.stmts[0])
 
 
-def loop_helper_defs(block) -> list:
-    """For a loop region: its loop as plain Python (``_plain``: no Fragment calls inside, the fastest
-    Python for a few iterations) and its work estimate (``_work``, frontend/loops.work_expression;
-    UNKNOWN_TRIPS where it cannot be evaluated). A ``while`` loop's count is not known before it runs:
-    its ``_plain`` runs the first iterations as Python and hands the loop over (while_plain_def)."""
-    if isinstance(block.kernel_loop, gast.While):
-        plain = while_plain_def(block)
-    else:
-        plain = fallback_def(block, [block.kernel_loop], fallback_name(block) + "_plain")
-    guarded = gast.Try(body=[gast.Return(value=work_expression(block.kernel_loop, block.live_in))],
-                       handlers=[gast.ExceptHandler(type=load("Exception"), name=None,
-                                                    body=[gast.Return(value=gast.Constant(value=UNKNOWN_TRIPS,
-                                                                                          kind=None))])],
-                       orelse=[], finalbody=[])
-    work = gast.FunctionDef(name=fallback_name(block) + "_work", args=_arguments(block.live_in), body=[guarded],
-                            decorator_list=[], returns=None, type_comment=None, type_params=[])
-    for node in gast.walk(work):
-        gast.copy_location(node, block.stmts[0])
-    return [plain, work]
-
-
-TRIPS_NAME = "__astjit_trips"
-
-
-def while_plain_def(block):
-    """``_plain`` of a ``while`` region: the loop as written, counting its iterations. It returns
-    ``(True, live-out values)`` when the loop ends within ``config.tiny_loop_work()`` iterations,
-    else ``(False, live-in values)`` at the start of the next iteration: the kernel goes on from
-    there, evaluating the test again (a test has no effects in a loop region), so a short loop costs
-    no kernel call and a long one runs compiled after a few iterations."""
-    from ..config import tiny_loop_work
-
-    loop = copy.deepcopy(block.kernel_loop)
-    anchor = loop.body[0]
-    state = gast.Tuple(elts=[load(n) for n in block.live_in], ctx=gast.Load())
-    handover = gast.If(test=gast.Compare(left=load(TRIPS_NAME), ops=[gast.GtE()],
-                                         comparators=[gast.Constant(value=tiny_loop_work(), kind=None)]),
-                       body=[gast.Return(value=gast.Tuple(elts=[gast.Constant(value=False, kind=None), state],
-                                                          ctx=gast.Load()))], orelse=[])
-    count = gast.AugAssign(target=store(TRIPS_NAME), op=gast.Add(), value=gast.Constant(value=1, kind=None))
-    for node in (handover, count):
-        for n in gast.walk(node):
-            gast.copy_location(n, anchor)
-    loop.body = [handover, count] + loop.body
-    fdef = fallback_def(block, [_assign(TRIPS_NAME, gast.Constant(value=0, kind=None)), loop],
-                        fallback_name(block) + "_plain")
-    ret = fdef.body[-1]
-    ret.value = gast.Tuple(elts=[gast.Constant(value=True, kind=None),
-                                 ret.value if ret.value is not None else gast.Constant(value=None, kind=None)],
-                           ctx=gast.Load())
-    for n in gast.walk(fdef):
-        if not hasattr(n, "lineno") and isinstance(n, gast.expr | gast.stmt):
-            gast.copy_location(n, block.stmts[-1])
-    return fdef
-
-
 def rewrite(placements) -> None:
     """Replace each block's statements by its Fragment call (in place, last block first per list)."""
     for stmts, start, end, block in sorted(placements, key=lambda p: (id(p[0]), -p[1])):
@@ -230,12 +178,26 @@ def rewrite(placements) -> None:
 
 class _WithoutSwitches(gast.NodeTransformer):
     """The rewritten function as ``show`` prints it: each block as its Fragment call, without the switch
-    to its inline statements (same code either way, but the switch doubles every block's text)."""
+    to its inline statements (same code either way, but the switch doubles every block's text), and
+    each loop region as its Fragment call, without the loop that runs where it is tiny."""
+
+    def visit(self, node):
+        shown = getattr(node, SHOWN, None)
+        if shown is not None:
+            return self.visit_all(shown)
+        return super().visit(node)
+
+    def visit_all(self, stmts) -> list:
+        out = []
+        for s in stmts:
+            new = self.visit(s)
+            out += new if isinstance(new, list) else [new]
+        return out
 
     def visit_If(self, node):
         test = node.test
         if isinstance(test, gast.Call) and isinstance(test.func, gast.Name) and test.func.id == NEXT_NAME:
-            return [self.visit(s) for s in node.orelse]
+            return self.visit_all(node.orelse)
         return self.generic_visit(node)
 
 
@@ -276,7 +238,6 @@ def build(fn, fndef, blocks, fragments: dict):
     freevars = [v for v in fn.__code__.co_freevars if v != "__class__"]
     params = list(dict.fromkeys(freevars + list(fragments)))
     fallbacks = [fallback_def(b) for b in blocks]
-    fallbacks += [d for b in blocks if b.kind == "loop" for d in loop_helper_defs(b)]
     inner = [fndef] + fallbacks
     if "__class__" in fn.__code__.co_freevars:      # zero-argument super() needs a __class__ cell
         # a class name of only underscores turns off name mangling, which would otherwise rename the
@@ -308,9 +269,6 @@ def build(fn, fndef, blocks, fragments: dict):
     for b in blocks:
         fcode = _find_code(module_code, fallback_name(b))
         built_fallbacks[b.index] = make(fcode, fallback_name(b))
-        if b.kind == "loop":
-            b.plain, b.work = (make(_find_code(module_code, fallback_name(b) + suffix), fallback_name(b) + suffix)
-                               for suffix in ("_plain", "_work"))
     return new, built_fallbacks
 
 

@@ -385,30 +385,56 @@ def array_work(*values) -> int:
 def work_expression(loop, live_in=()):
     """A Python expression of the loop's live-in names: about how many statements the nest executes.
 
-    Each ``for`` contributes ``len(range(...))`` of its arguments when they read only names the nest
-    does not assign (else UNKNOWN_TRIPS), times the statements of its body (a statement on slices
-    counts as SLICE_STATEMENT_WORK: each of its operations is a numpy call). Evaluated before a call,
-    it lets a tiny loop run as Python: a kernel call costs a few microseconds, more than a handful of
-    Python statements. ``name = <expression>`` without subscripts counts as a statement on slices
-    where a live-in name it reads holds an array (``array_work``): ``x = x + dt * v``."""
+    Each ``for`` contributes its range's length (``stop - start``) when its arguments read only names
+    the nest does not assign, the sum of its lengths at the first and the last value of the enclosing
+    loops' variables when they read those (a triangular ``range(i)``), else UNKNOWN_TRIPS; times the
+    statements of its body (a statement on slices counts as SLICE_STATEMENT_WORK: each of its
+    operations is a numpy call). Evaluated before the loop, it lets a tiny loop run as Python
+    (frontend/loop_guard): a kernel call costs a few microseconds, more than a handful of Python
+    statements. ``name = <expression>`` without subscripts counts as a statement on slices where a
+    live-in name it reads holds an array (``array_work``): ``x = x + dt * v``. An estimate only
+    chooses between two correct paths: a negative length reads as tiny, as an empty range is."""
     assigned = assigned_names(loop)
 
-    def trips(node):
+    def count(args):
+        if len(args) == 1:          # cheaper than len(range(...))
+            return args[0]
+        if len(args) == 2:
+            return gast.BinOp(left=args[1], op=gast.Sub(), right=args[0])
+        return gast.Call(func=_name(LEN_NAME), args=[gast.Call(func=_name(RANGE_NAME), args=args, keywords=[])],
+                         keywords=[])
+
+    def trips(node, outer):
         if isinstance(node.iter, gast.Tuple):
             return gast.Constant(value=len(node.iter.elts), kind=None)
         names = {n.id for a in node.iter.args for n in gast.walk(a) if isinstance(n, gast.Name)}
-        if names & assigned:
+        if not names & assigned:
+            return count([copy.deepcopy(a) for a in node.iter.args])
+        if not names & assigned <= set(outer):
             return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
-        rng = gast.Call(func=_name(RANGE_NAME), args=[copy.deepcopy(a) for a in node.iter.args], keywords=[])
-        return gast.Call(func=_name(LEN_NAME), args=[rng], keywords=[])
+        ends = [count([_substituted(a, {n: outer[n][k] for n in names & assigned}) for a in node.iter.args])
+                for k in (0, 1)]
+        return gast.BinOp(left=ends[0], op=gast.Add(), right=ends[1])
 
-    def statements(stmts):
-        total = gast.Constant(value=0, kind=None)
+    def ends(node):
+        """(first, last) value of a ``for`` variable over range(...) (last: the stop, one past)."""
+        args = node.iter.args if isinstance(node.iter, gast.Call) else []
+        names = {n.id for a in args for n in gast.walk(a) if isinstance(n, gast.Name)}
+        if not isinstance(node.target, gast.Name) or names & assigned or len(args) not in (1, 2):
+            return None
+        return (gast.Constant(value=0, kind=None), args[0]) if len(args) == 1 else (args[0], args[1])
+
+    def statements(stmts, outer):
+        total = None
         for s in stmts:
             if isinstance(s, gast.While):
                 term = gast.Constant(value=UNKNOWN_TRIPS, kind=None)
             elif isinstance(s, gast.For):
-                term = gast.BinOp(left=trips(s), op=gast.Mult(), right=statements(s.body))
+                inner = dict(outer)
+                span = ends(s)
+                if span is not None:
+                    inner[s.target.id] = span
+                term = gast.BinOp(left=trips(s, outer), op=gast.Mult(), right=statements(s.body, inner))
             else:
                 # (an ``if``'s branches count below, each statement once)
                 slices = not isinstance(s, gast.If) and any(isinstance(n, gast.Slice) for n in gast.walk(s))
@@ -420,13 +446,22 @@ def work_expression(loop, live_in=()):
                         term = gast.Call(func=_name(ARRAY_WORK_NAME), args=[_name(n) for n in names], keywords=[])
                 for name in ("body", "orelse"):
                     if getattr(s, name, None):
-                        term = gast.BinOp(left=term, op=gast.Add(), right=statements(getattr(s, name)))
-            total = gast.BinOp(left=total, op=gast.Add(), right=term)
-        return total
+                        term = gast.BinOp(left=term, op=gast.Add(), right=statements(getattr(s, name), outer))
+            total = term if total is None else gast.BinOp(left=total, op=gast.Add(), right=term)
+        return gast.Constant(value=0, kind=None) if total is None else total
 
     if isinstance(loop, gast.While):
         return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
-    return gast.BinOp(left=trips(loop), op=gast.Mult(), right=statements(loop.body))
+    return statements([loop], {})
+
+
+def _substituted(expr, values: dict):
+    """A copy of ``expr`` with each name in ``values`` replaced by a copy of its expression."""
+    class Substitute(gast.NodeTransformer):
+        def visit_Name(self, node):
+            return copy.deepcopy(values[node.id]) if node.id in values else node
+
+    return Substitute().visit(copy.deepcopy(expr))
 
 
 def _name(name):

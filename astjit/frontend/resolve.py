@@ -67,41 +67,52 @@ class Resolver:
         ``(current_state, [quiet_state])``, numpy's floating-point error state is one known to be quiet."""
         body, namespace = self.guard_expression(defaults, quiet_floating_point)
         src = (f"def guard():\n    try:\n        return {body}\n"
-               "    except (ValueError, AttributeError):\n        return False\n")
-        exec(compile(src, "<astjit guard>", "exec"), namespace)
-        return namespace["guard"]
+               f"    except {GUARD_ERRORS}:\n        return False\n")
+        return self.function_in_module(src, "guard", namespace)
 
     def guard_expression(self, defaults=None, quiet_floating_point=None):
         """(Python expression, its namespace) of the guard: what ``compiled_guard`` wraps in a
-        function, and what a generated call (api.JitFunction) checks inline."""
-        terms, namespace = [], {"g": self.fn.__globals__, "b": self.builtins, "M": _MISSING, "fn": self.fn}
+        function, and what a generated call (api.JitFunction) checks inline. Global and builtin names
+        are read as the function reads them (compiled in its module: ``function_in_module``), which
+        Python's own caches of global lookups make a few nanoseconds each; the namespace's names start
+        with ``__astjit_``, apart from the user's names. A name since deleted raises NameError, which the
+        guard's caller takes as False (``GUARD_ERRORS``)."""
+        terms, namespace = [], {"__astjit_fn": self.fn}
         if quiet_floating_point is not None:
-            namespace["fp_state"], namespace["fp_quiet"] = quiet_floating_point
-            terms.append("fp_state() is fp_quiet[0]")
+            namespace["__astjit_fp_state"], namespace["__astjit_fp_quiet"] = quiet_floating_point
+            terms.append("__astjit_fp_state() is __astjit_fp_quiet[0]")
         for k, (name, obj) in enumerate(self.guards.items()):
-            namespace[f"o{k}"] = obj
+            namespace[f"__astjit_o{k}"] = obj
             if isinstance(name, tuple):
                 root = self._load_code(name[0], k, namespace)
                 path = root + "".join(f".{attr}" for attr in name[1:])
-                terms.append(f"{path} is o{k}")
-            elif name in self.cells:
-                namespace[f"c{k}"] = self.cells[name]
-                terms.append(f"c{k}.cell_contents is o{k}")
-            elif name in self.fn.__globals__:
-                terms.append(f"g.get({name!r}, M) is o{k}")
+                terms.append(f"{path} is __astjit_o{k}")
             else:
-                terms.append(f"g.get({name!r}, M) is M and b.get({name!r}, M) is o{k}")
+                terms.append(f"{self._load_code(name, k, namespace)} is __astjit_o{k}")
         if defaults is not None:
-            namespace["d0"], namespace["d1"] = defaults
-            terms.append("fn.__defaults__ is d0 and fn.__kwdefaults__ is d1")
+            namespace["__astjit_d0"], namespace["__astjit_d1"] = defaults
+            terms.append("__astjit_fn.__defaults__ is __astjit_d0 and __astjit_fn.__kwdefaults__ is __astjit_d1")
         return " and ".join(terms) or "True", namespace
 
     def _load_code(self, name, k, namespace) -> str:
-        """Python code reading the free name ``name`` now (a closure cell, a global or a builtin)."""
+        """Python code reading the free name ``name`` now (a closure cell, or a global or builtin)."""
         if name in self.cells:
-            namespace[f"c{k}"] = self.cells[name]
-            return f"c{k}.cell_contents"
-        return f"g.get({name!r}, b.get({name!r}))"
+            namespace[f"__astjit_c{k}"] = self.cells[name]
+            return f"__astjit_c{k}.cell_contents"
+        return name
+
+    def function_in_module(self, src: str, name: str, namespace: dict):
+        """The function ``name`` defined by ``src``, compiled with the user's module as its globals (its
+        free names read as the user's function reads them) and ``namespace`` as closure variables;
+        nothing is added to the module."""
+        params = ", ".join(namespace)
+        body = "".join(f"    {line}\n" for line in src.splitlines())
+        factory = compile(f"def __astjit_factory({params}):\n{body}    return {name}\n", f"<astjit {name}>", "exec")
+        code = next(c for c in factory.co_consts if isinstance(c, types.CodeType))
+        return types.FunctionType(code, self.fn.__globals__)(*namespace.values())
+
+
+GUARD_ERRORS = "(ValueError, AttributeError, NameError)"   # a cell emptied, an attribute or a name deleted
 
 
 def is_module(obj) -> bool:

@@ -13,13 +13,11 @@ def _names(n):
     return [f"a{i}" for i in range(n)]
 
 
-def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="shape", loop=None):
+def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="shape"):
     """``dispatch(a0, .., an)``: count the call, look the key up in ``cache`` and call its runner, else
     ``miss(args)`` (which counts the call itself). Inside ``with np.errstate(all="raise")`` (numpy's
-    error state not a quiet one) the block's Python runs instead: ``as_python(args)``. For a loop
-    region (``loop``: its Block), a loop about to execute at most ``config.tiny_loop_work()``
-    statements runs as written (``loop.plain``) before any of that: cheaper than a kernel call. A
-    ``while`` region runs its first iterations that way, and the rest from the state it hands over."""
+    error state not a quiet one) the block's Python runs instead: ``as_python(args)``. (A loop region
+    about to do a few statements' work never calls it: frontend/loop_guard runs the loop inline.)"""
     from .fpstate import current_state, kernels_allowed, last_quiet
     from .keys import KEY_CODE
 
@@ -27,21 +25,7 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     params = ", ".join(names)
     packed = f"({params}{',' if n else ''})"
     key = ", ".join(KEY_CODE[key_by].format(x=x) for x in names)
-    tiny = ""
-    if loop is not None and loop.is_while:
-        # its first iterations run as Python; a loop still going hands its variables over
-        tiny = (f"    done, values = loop.plain({params})\n"
-                f"    if done:\n"
-                f"        counter[0] += 1\n"
-                f"        return values\n"
-                f"    {params}{',' if n == 1 else ''} = values\n") if n else ""
-    elif loop is not None:
-        from ..config import tiny_loop_work
-
-        tiny = (f"    if loop.work({params}) <= {tiny_loop_work()}:\n"
-                f"        counter[0] += 1\n"
-                f"        return loop.plain({params})\n")
-    src = (f"def dispatch({params}):\n" + tiny +
+    src = (f"def dispatch({params}):\n"
            f"    if fp_state() is not fp_quiet[0] and not fp_allowed():\n"
            f"        counter[0] += 1\n"
            f"        return as_python({packed})\n"
@@ -52,7 +36,7 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
            f"    return miss({packed})\n")
     namespace = {"ndarray": np.ndarray, "cache_get": cache.get, "miss": miss, "counter": counter,
                  "fp_state": current_state, "fp_quiet": last_quiet, "fp_allowed": kernels_allowed,
-                 "as_python": as_python, "loop": loop}
+                 "as_python": as_python}
     exec(compile(src, "<astjit dispatch>", "exec"), namespace)
     return namespace["dispatch"]
 

@@ -67,7 +67,7 @@ class Fragment:
         # what the rewritten function calls: a generated fixed-arity cache lookup
         self.make_key = KEYS[self.key_by]
         self.dispatch = make_dispatch(self.cache, self._miss, len(self.live_in), self._counter,
-                                      self._run_python, self.key_by, block if block.kind == "loop" else None)
+                                      self._run_python, self.key_by)
         self.dispatch.fragment = self
 
     @property

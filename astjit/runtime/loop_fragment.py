@@ -109,7 +109,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
     rebound = [(k, local_index.get(var.name), live_in.index(var.name)) for k, var in enumerate(lowered.outputs)
                if isinstance(var, LocalArray)]
 
-    def run(*args):                # (a tiny loop never gets here: runtime/dispatch runs it as written)
+    def run(*args):                # (a tiny loop never gets here: frontend/loop_guard runs it as written)
         for p in written:
             for q in arrays + copied:
                 if q != p and _overlap(args[p], args[q]):

@@ -256,6 +256,23 @@ def test_a_tiny_loop_runs_as_written(monkeypatch):
         jitted(np.zeros(20), 2**40)
 
 
+def fill_to(a, n):
+    for i in range(n):
+        a[i] = 1.0
+    return a
+
+
+@pytest.mark.parametrize("tiny", ["0", "24"])
+def test_odd_range_arguments_raise_as_python_whichever_path_runs(tiny, monkeypatch):
+    """The rewritten function estimates a loop's work from its range() arguments before choosing the
+    loop as written or the kernel: an argument range() refuses (an array, a float) must still raise
+    range()'s TypeError at the user's line, not an error of the estimate."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", tiny)
+    check(fill_to, [(np.zeros(4), 3), (np.zeros(4), np.arange(3)), (np.zeros(4), 2.5), (np.zeros(40), 30),
+                    (np.zeros(40), np.int64(35)), (np.zeros(4), -5), (np.zeros(4), True), (np.zeros(40), 41)],
+          compiled=False)
+
+
 def int8_plus_python_int(x, v):
     for i in range(len(x)):
         x[i] = x[i] + v

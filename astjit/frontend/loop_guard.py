@@ -1,0 +1,91 @@
+"""The statements that replace a loop region in the rewritten function: the loop as written where it
+is about to do a few statements' work, the region's Fragment call otherwise.
+
+A kernel call costs a few microseconds; a loop of a handful of scalar statements costs less as Python.
+Deciding that inside the Fragment would cost three more Python calls on every call of the function
+(the dispatch, the work estimate, the loop as a function of its own), as much again as the loop, so
+the rewritten function decides itself, before the loop, and runs the loop inline::
+
+    try:                                   # a ``for`` region
+        __astjit_tiny = True if <frontend/loops.work_expression> <= ASTJIT_TINY_LOOP else False
+    except Exception:                      # (the loop as written raises it, or the kernel's lowering refuses)
+        __astjit_tiny = False
+    if __astjit_tiny:
+        for i in range(1, len(x)): ...     # as written
+    else:
+        __astjit_fragment_0(x, y, a)
+
+A ``while`` loop's count is not known before it runs: its first iterations run as written and the
+rest in the kernel, from the state they left (the kernel evaluates the test again; a test in a loop
+region has no effects)::
+
+    __astjit_trips_0 = 0
+    while abs(x * x - target) > tol:
+        if __astjit_trips_0 >= ASTJIT_TINY_LOOP:
+            x = __astjit_fragment_0(tol, x, target)
+            break
+        __astjit_trips_0 += 1
+        x = x - (x * x - target) / (2.0 * x)
+
+``show`` prints the Fragment call alone (``SHOWN``: what each generated statement prints as).
+"""
+
+import copy
+
+import gast
+
+from ..config import tiny_loop_work
+from .loops import work_expression
+
+TINY_NAME = "__astjit_tiny"
+SHOWN = "astjit_shown"          # attribute of a generated statement: the statements ``show`` prints instead
+
+
+def _load(name):
+    return gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _store(name):
+    return gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)
+
+
+def _const(value):
+    return gast.Constant(value=value, kind=None)
+
+
+def _assign(name, value):
+    return gast.Assign(targets=[_store(name)], value=value, type_comment=None)
+
+
+def trips_name(block) -> str:
+    return f"__astjit_trips_{block.index}"
+
+
+def tiny_loop_guard(block, call: list) -> tuple[list, list]:
+    """(statements, the loop as written among them) for loop region ``block`` whose Fragment call is
+    ``call``; the caller keeps the loop's own source positions (tracebacks, pdb)."""
+    tiny = tiny_loop_work()
+    loop = copy.deepcopy(block.kernel_loop)
+    if isinstance(loop, gast.While):
+        counter = trips_name(block)
+        handover = gast.If(test=gast.Compare(left=_load(counter), ops=[gast.GtE()], comparators=[_const(tiny)]),
+                           body=call + [gast.Break()], orelse=[])
+        count = gast.AugAssign(target=_store(counter), op=gast.Add(), value=_const(1))
+        kept = list(loop.body)
+        loop.body = [handover, count] + loop.body
+        start = _assign(counter, _const(0))
+        setattr(start, SHOWN, [])
+        setattr(loop, SHOWN, call)
+        return [start, loop], [loop.test] + kept
+    # the truth of the comparison is taken inside the ``try`` too: a range() of something that is
+    # not an int may give a work estimate without one (an array), and the loop as written raises
+    is_tiny = gast.IfExp(test=gast.Compare(left=work_expression(loop, block.live_in), ops=[gast.LtE()],
+                                           comparators=[_const(tiny)]), body=_const(True), orelse=_const(False))
+    work = gast.Try(body=[_assign(TINY_NAME, is_tiny)],
+                    handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
+                                                 body=[_assign(TINY_NAME, _const(False))])],
+                    orelse=[], finalbody=[])
+    choose = gast.If(test=_load(TINY_NAME), body=[loop], orelse=call)
+    setattr(work, SHOWN, [])
+    setattr(choose, SHOWN, call)
+    return [work, choose], [loop]

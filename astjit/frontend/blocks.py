@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import NotTraceable
 from .bound import DefinitelyBound
+from .entry_facts import entry_facts
 from .loops import LoopChecker, NotALoopRegion, assigned_names, loop_liveness
 from .lower import BlockLowering
 
@@ -33,6 +34,7 @@ class Block:
     kind: str = "block"                                 # "block" (straight-line graph) or "loop"
     loop_calls: dict = field(default_factory=dict)      # loop regions: call node -> scalar op name
     kernel_loop: object = None                          # loop regions: the loop as written (for lowering)
+    entry_facts: dict = field(default_factory=dict)     # loop regions: incoming ints known (frontend/entry_facts)
     in_loop: bool = False                               # inside a loop's body (that stays Python)
 
     @property
@@ -138,8 +140,9 @@ class BlockFinder:
                 return note(f"{name!r} may be read before the loop assigns it, which keeps it in Python", loop)
             if isinstance(loop, gast.While):   # its first iterations run as Python, then hand over
                 return note(f"{name!r} may be unbound when the loop starts, which keeps it in Python", loop)
+        facts = {n: f for n, f in entry_facts(stmts[:i], self.resolver).items() if n in live_in}
         block = Block(len(self.blocks), [loop], None, live_in, live_out, {}, maybe_unbound,
-                      kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop)
+                      kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, entry_facts=facts)
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))
         # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel

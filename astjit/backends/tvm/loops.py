@@ -24,6 +24,7 @@ import numpy as np
 from ...errors import Unsupported
 from ...frontend.inline import Inlined, inlined_names
 from ...frontend.loops import MATH_FUNCTIONS, assigned_names, constant_items, index_items, rebound_names
+from . import loop_spans as spans
 from . import scalar_math as sm
 from .loop_arrays import LocalArray, LocalArrays, written_in_place
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
@@ -94,6 +95,8 @@ class Val:
     types: tuple
     tag: object = None
     bits: int | None = None
+    span: tuple | None = None      # (lo, hi) of an int value, where known (loop_spans)
+    ub: tuple | None = None        # (extent key, k, c): at most k * extent + c (loop_spans)
 
     @property
     def dtype(self) -> str:
@@ -122,8 +125,9 @@ class LoopKernel:
 
 
 class LoopLowering(RowStatements, RowReductions, LocalArrays):
-    def __init__(self, loop, live_in, live_out, args, calls):
+    def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None):
         self.loop = loop
+        self.entry_facts = entry_facts or {}
         self.live_in = live_in
         self.live_out = live_out
         self.calls = calls
@@ -150,6 +154,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             if isinstance(n, gast.For):
                 self.var_types.setdefault(n.target.id, set()).add(counter_type(n))
         self.var_bits = {}                         # name -> bound on an int variable's magnitude
+        self.var_spans = {}                        # name -> (lo, hi) of an int64 variable (loop_spans)
+        self.var_ubs = {}                          # name -> its bound by an extent (loop_spans)
         self.final = False                         # the last build: the bounds seen are trusted
         self.scratch_wanted = set()                # arrays a row statement copies through scratch
         self.locals_grown = False                  # a pass found a new local array (loop_arrays)
@@ -173,6 +179,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 if kernel is None:
                     raise _no(f"{stale.name!r} is read before the loop assigns it", stale.node)
                 self.tighten_bits()
+                self.infer_spans()
                 self.final = True
                 kernel, _ = self.build_pass()
                 return kernel
@@ -190,9 +197,50 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 return
             self.var_bits = dict(self.seen_bits)
 
+    def infer_spans(self, passes=8) -> None:
+        """Spans of the int64 variables, guessed and checked (loop_spans): each build reads the guesses
+        and records what is assigned; a guess every assignment keeps to holds throughout the loop."""
+        guesses = {n: spans.FIRST_GUESS for n, var in self.variables.items() if _int64_variable(var)}
+        for _ in range(passes):
+            self.var_spans = dict(guesses)
+            self.build_pass()
+            wider = {}
+            for name, guess in guesses.items():
+                seen = self.seen_spans.get(name)
+                new = guess if seen is not None and spans.meet(seen, guess) == seen else spans.widen(guess, seen)
+                if new is not None:
+                    wider[name] = new
+            if wider == guesses:
+                self.infer_extent_bounds()
+                return
+            guesses = wider
+        self.var_spans = {}
+
+    def infer_extent_bounds(self, passes=4) -> None:
+        """Bounds of int64 variables by an extent (loop_spans), with the spans settled: the first guess
+        is what a build reading none of them sees assigned, leaving out values it knows nothing of;
+        a variable whose guess an assignment exceeds loses it, until the rest hold."""
+        self.var_ubs = {}
+        self.build_pass()
+        guesses = {n: spans.ub_join(terms, optimistic=True) for n, terms in self.seen_ub_terms.items()}
+        guesses = {n: ub for n, ub in guesses.items() if ub is not None and n in self.var_spans}
+        for _ in range(passes):
+            if not guesses:
+                break
+            self.var_ubs = dict(guesses)
+            self.build_pass()
+            kept = {n: ub for n, ub in guesses.items()
+                    if spans.ub_within(spans.ub_join(self.seen_ub_terms.get(n, [(None, None)])), ub)}
+            if kept == guesses:
+                return
+            guesses = kept
+        self.var_ubs = {}
+
     def build_pass(self):
         self.seen = {n: set() for n in self.assigned}
         self.seen_bits = {}
+        self.seen_spans = {}
+        self.seen_ub_terms = {}
         try:
             return self.build(), None
         except _Stale as exc:
@@ -205,6 +253,10 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         self.unchecked = set()                 # (access node id, axis) proven in bounds
         self.positive_divisors = set()         # ids of ``x % d`` nodes with d proven positive
         self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
+        self.refined = {}                      # name -> (span, ub) of its value here: from its assignment
+        #                                        or a test that holds (loop_spans.refine), until reassigned
+        self.compared = {}                     # id of a one-operator comparison -> (op, left, right spans)
+        self.counter_spans = {}                # id of a for loop -> span of its variable
         self.returns = []                      # per enclosing inlined call: what ``return`` does
         self.scratch_buffers = {}              # array buffer -> its scratch buffer (loop_rows)
         self.shape_parent = {}                 # local arrays and the arrays they must match (loop_arrays)
@@ -247,6 +299,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                     var = self.variables[name]
                     T.buffer_store(var.buffer, _cast(params[name], t.dtype, var.dtype), [0])
                     self.note_bits(name, self.incoming_bits(params[name], t))
+                    self.note_span(name, *self.incoming_facts(name, t))
                     if var.tag is not None:
                         T.buffer_store(var.tag, tirx.const(var.types.index(t), "int8"), [0])
                 with T.If(self.ok[0]):
@@ -283,6 +336,21 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         self.bail_if(tirx.Or(param >= limit, param <= tirx.const(0, I64) - limit))
         return EXTENT_BITS
 
+    def incoming_facts(self, name, t: Scalar):
+        """(span, extent bound) of an incoming scalar: its type's range, or what the statements before
+        the loop say (frontend/entry_facts: ``hi = len(a)`` is ``a``'s extent on entry)."""
+        span = _incoming_span(t)
+        fact = self.entry_facts.get(name)
+        if fact is None or t.kind not in "iu" or t.dtype == "uint64":
+            return span, None
+        if fact[0] == "const":
+            return spans.meet(span, (fact[1], fact[1])), None
+        _, array, axis, c = fact
+        buf = self.arrays.get(array)
+        if buf is None or array in self.local_types or not -len(buf.shape) <= axis < len(buf.shape):
+            return span, None
+        return spans.meet(span, (c, spans.EXTENT[1] + c)), ((array, axis % len(buf.shape)), 1, c)
+
     def bail_on_huge_extents(self) -> None:
         """Arrays with an extent of 2**48 or more (only empty or broadcast ones can) run as Python, so
         that index arithmetic on extents and counters stays far from int64's limits."""
@@ -308,6 +376,30 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             brk, cont = self.flags[-1]
             cond = tirx.And(cond, tirx.Not(tirx.Or(brk[0], cont[0])))
         return cond
+
+    def forget_refinements(self, names) -> None:
+        """Names assigned ahead (a loop's body runs again after its assignments, a branch may run)."""
+        self.refined = {k: v for k, v in self.refined.items() if k not in names}
+
+    def refine_by(self, test, holds: bool) -> None:
+        """Where ``test`` (one comparison of ints, evaluated just now) is ``holds``, the spans of the
+        names compared (loop_spans.refine), until they are assigned."""
+        recorded = self.compared.get(id(test))
+        if recorded is None:
+            return
+        op, left, right = recorded
+        if not holds:
+            op = spans.NEGATED.get(op)
+            if op is None:
+                return
+        a, b = spans.refine(op, left.span, right.span)
+        # a < b: a <= b's bound - 1; b > a: b's bound is a's bound... not a bound above (none for b)
+        a_ub = spans.ub_minus(right.ub, 1) if op == "Lt" else (spans.ub_minus(right.ub, 0) if op == "LtE" else None)
+        b_ub = spans.ub_minus(left.ub, 1) if op == "Gt" else (spans.ub_minus(left.ub, 0) if op == "GtE" else None)
+        for side, span, ub in ((test.left, a, a_ub), (test.comparators[0], b, b_ub)):
+            if isinstance(side, gast.Name) and side.id in self.variables and _int64_variable(self.variables[side.id]):
+                old_span, old_ub = self.refined.get(side.id, (None, None))
+                self.refined[side.id] = (spans.meet(old_span, span), spans.ub_meet(old_ub, ub))
 
     def fail(self, cond, node, raise_, values=()):
         """Stop the kernel where ``cond`` holds: Python raises ``raise_(values)`` at ``node``. Whatever
@@ -378,12 +470,19 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             self.while_loop(s)
         elif isinstance(s, gast.If):
             test = self.truth(self.expr(s.test))
+            before = dict(self.refined)
             with T.If(test):
                 with T.Then(), self.scope():
+                    self.refine_by(s.test, True)
                     self.body(s.body)
+                self.refined = dict(before)
+                self.forget_refinements(assigned_names(s))
                 if s.orelse:
                     with T.Else(), self.scope():
+                        self.refine_by(s.test, False)
                         self.body(s.orelse)
+            self.refined = before
+            self.forget_refinements(assigned_names(s))
         elif isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Tuple) and isinstance(s.value, gast.Tuple):
@@ -452,6 +551,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                            zero)
         T.buffer_store(count, tirx.Select(step > zero, up, down), [0])
         last = start + (count[0] - one) * step
+        self.counter_spans[id(loop)] = _counter_span([v.span for v in values])
         self.run_loop(loop, start, step, count[0], counter_bits,
                       Interval(tirx.Min(start, last), tirx.Max(start, last), counter_bits))
 
@@ -461,6 +561,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         bits = max(abs(int(v)).bit_length() for v in items) if type(items[0]) is not float else None
         span = (Interval(tirx.const(min(items), I64), tirx.const(max(items), I64), bits)
                 if type(items[0]) is int else None)
+        if type(items[0]) is int:
+            self.counter_spans[id(loop)] = (min(items), max(items))
         self.run_loop(loop, tirx.const(0, I64), tirx.const(1, I64), tirx.const(len(items), I64), bits, span)
 
     def run_loop(self, loop, start, step, count, counter_bits, span) -> None:
@@ -469,6 +571,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         counter), checked otherwise."""
         if self.var_types.get(loop.target.id, set()) - {counter_type(loop)}:
             raise _no(f"the loop variable {loop.target.id!r} also holds other types", loop)
+        self.forget_refinements(assigned_names(loop))
         proven = self.proven_in_bounds(loop, span) if span is not None else None
         if proven is None:
             self.checked_loop(loop, start, step, count, counter_bits)
@@ -503,6 +606,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         T.buffer_store(target.buffer, _cast(value, t.dtype, target.dtype), [0])
         self.seen[loop.target.id].add(t)
         self.note_bits(loop.target.id, counter_bits)
+        self.note_span(loop.target.id, self.counter_spans.get(id(loop)))
 
     def checked_loop(self, loop, start, step, count, counter_bits) -> None:
         """The loop as a ``while`` that stops at a failed check, a ``break`` or the end of the range."""
@@ -526,12 +630,17 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         brk = T.alloc_buffer((1,), "bool", scope="global")
         cont = T.alloc_buffer((1,), "bool", scope="global")
         T.buffer_store(brk, tirx.const(False, "bool"), [0])
+        assigned = assigned_names(loop)
+        self.forget_refinements(assigned)
+        outside = dict(self.refined)
         with T.While(tirx.And(self.ok[0], tirx.Not(brk[0]))), self.scope():
             T.buffer_store(cont, tirx.const(False, "bool"), [0])
             T.buffer_store(brk, tirx.Not(self.truth(self.expr(loop.test))), [0])
+            self.refine_by(loop.test, True)           # the body runs only where the test held
             self.flags.append((brk, cont))
             self.body(loop.body)
             self.flags.pop()
+        self.refined = outside
 
     def counted_loop(self, loop, start, step, count, counter_bits) -> None:
         """The loop as a plain counted ``for`` (LLVM can unroll and vectorize it): only for a body with
@@ -546,12 +655,12 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         same code is emitted for real after it)."""
         with IRBuilder():
             with T.prim_func(), self.scope():
-                sites = list(self.sites)
+                sites, refined = list(self.sites), dict(self.refined)
                 try:
                     emit()
                     return len(self.sites) - len(sites)
                 finally:
-                    self.sites = sites
+                    self.sites, self.refined = sites, refined
 
     def proven_in_bounds(self, loop, span):
         """(condition, accesses): the element indices of an innermost loop that lie in their arrays
@@ -604,13 +713,20 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         if not self.var_types.get(name):
             raise _Stale(name, node)
         bits = EXACT_FLOAT_BITS if holds_ints_as_floats(var.types) else self.var_bits.get(name)
+        span = ub = None
+        if _int64_variable(var):
+            here_span, here_ub = self.refined.get(name, (None, None))
+            span = spans.meet(self.var_spans.get(name), here_span)
+            ub = spans.ub_meet(here_ub, self.var_ubs.get(name))
         return Val(_leaf(var.buffer[0], var.dtype), var.types, var.tag[0] if var.tag is not None else None,
-                   bits)
+                   _tighter(bits, spans.bits(span)), span, ub)
 
     def assign(self, name, value: Val, node) -> None:
         var = self.variables[name]
         self.seen[name].update(value.types)
         self.note_bits(name, value.bits)
+        ints = all(t.kind in "iu" for t in value.types)
+        self.note_span(name, value.span if ints else None, value.ub if ints else None)
         if not set(value.types) <= set(var.types):
             return                                   # this pass's layout is stale; the next one fits
         self.exact_in(value, var.dtype, node)
@@ -625,6 +741,13 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             return
         if value.bits is None or value.bits > EXACT_FLOAT_BITS:
             raise _no("an int that may reach 2**53, in a variable that also holds floats", node)
+
+    def note_span(self, name, span, ub=None) -> None:
+        """Record the span and extent bound of what ``name`` is assigned (joined with the others): they
+        hold for its reads from here until it is assigned again or control flow joins."""
+        self.refined[name] = (span, ub)
+        self.seen_spans[name] = span if name not in self.seen_spans else spans.join(self.seen_spans[name], span)
+        self.seen_ub_terms.setdefault(name, []).append((ub, span))
 
     def note_bits(self, name, bits) -> None:
         """Record a bound on what ``name`` is assigned: the largest one seen, or None if one is unknown."""
@@ -647,14 +770,15 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         """``v`` computed now into locals: reading a variable gives a load, which a later assignment
         to that variable would change."""
         tag = self.bind(v.tag, "int8") if v.tag is not None else None
-        return Val(self.bind(v.expr, v.dtype), v.types, tag, v.bits)
+        return Val(self.bind(v.expr, v.dtype), v.types, tag, v.bits, v.span, v.ub)
 
     def unpack_shape(self, target, value) -> None:
         array = self.array(value.value.id, value)
         if len(target.elts) != len(array.shape):
             raise _no(f"unpacking a {len(array.shape)}-d shape into {len(target.elts)} names", target)
-        for name, extent in zip(target.elts, array.shape):
-            self.assign(name.id, Val(extent, (Scalar(I64, True),), bits=EXTENT_BITS), target)
+        for k, (name, extent) in enumerate(zip(target.elts, array.shape)):
+            self.assign(name.id, Val(extent, (Scalar(I64, True),), bits=EXTENT_BITS, span=spans.EXTENT,
+                                     ub=((value.value.id, k), 1, 0)), target)
 
     # -- arrays ---------------------------------------------------------------------------------
     def array(self, name, node):
@@ -675,20 +799,28 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
     def indices(self, node, buf, items) -> list:
         """The checked int64 indices of ``items``, integers for the leading axes of ``buf``: all of them
         evaluated first, then checked in order (Python builds the index tuple before numpy reads it)."""
-        values = [self.index_value(item) for item in items]
-        return [self.checked_index(node, axis, i, buf.shape[axis]) for axis, i in enumerate(values)]
+        values = [self.index_val(item) for item in items]
+        name = node.value.id
+        return [v.expr if _below_extent(v, (name, axis)) else self.checked_index(node, axis, v.expr, buf.shape[axis], v.span)
+                for axis, v in enumerate(values)]
 
     def index_value(self, item, v=None):
         """An integer index or slice bound (``v``: its value, if evaluated), in an int64 local."""
+        return self.index_val(item, v).expr
+
+    def index_val(self, item, v=None) -> Val:
         v = self.expr(item) if v is None else v
         if any(t.kind not in "iu" or t.dtype == "uint64" for t in v.types):
             raise _no(f"an index of type {'/'.join(map(str, v.types))}", item)
-        return self.bind(_cast(v.expr, v.dtype, I64), I64)
+        return Val(self.bind(_cast(v.expr, v.dtype, I64), I64), v.types, bits=v.bits, span=v.span, ub=v.ub)
 
-    def checked_index(self, node, axis, i, n):
+    def checked_index(self, node, axis, i, n, span=None):
         """``i`` as an index into an axis of extent ``n``: IndexError outside ``-n <= i < n``, a
-        negative index wrapped."""
+        negative index wrapped (neither where its span says it is not negative)."""
         if (id(node), axis) in self.unchecked:        # proven in bounds at the loop's entry
+            return i
+        if span is not None and span[0] >= 0:
+            self.fail(i >= n, node, _index_error, (i, axis, n))
             return i
         self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, _index_error, (i, axis, n))
         return self.bind(tirx.Select(i < tirx.const(0, I64), i + n, i), I64)
@@ -697,7 +829,9 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         dtype = str(buf.dtype)
         kind = np.dtype(dtype).kind
         bits = 1 if kind == "b" else (np.iinfo(dtype).bits - (kind == "i") if kind in "iu" else None)
-        return Val(self.bind(buf[tuple(index)], dtype), (Scalar(dtype, False),), bits=bits)
+        span = (0, 1) if kind == "b" else ((int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+                                           if kind in "iu" and dtype != "uint64" else None)
+        return Val(self.bind(buf[tuple(index)], dtype), (Scalar(dtype, False),), bits=bits, span=span)
 
     def store(self, target, value) -> None:
         buf, index = self.element(target)
@@ -742,7 +876,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             if t.kind in "iu" and not -2**63 <= value < 2**63:
                 raise _no("an int constant beyond int64", e)
             return Val(_leaf(tirx.const(value, t.dtype), t.dtype), (t,),
-                       bits=abs(int(value)).bit_length() if t.kind != "f" else None)
+                       bits=abs(int(value)).bit_length() if t.kind != "f" else None,
+                       span=(int(value), int(value)) if t.kind != "f" else None)
         if isinstance(e, gast.BinOp):
             left = self.expr(e.left)
             right = self.expr(e.right)
@@ -761,7 +896,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 k = e.slice.value
                 if not -len(buf.shape) <= k < len(buf.shape):
                     raise _no(f"shape[{k}] of a {len(buf.shape)}-d array", e)
-                return Val(buf.shape[k], (Scalar(I64, True),), bits=EXTENT_BITS)
+                return Val(buf.shape[k], (Scalar(I64, True),), bits=EXTENT_BITS, span=spans.EXTENT,
+                           ub=((e.value.value.id, k % len(buf.shape)), 1, 0))
             buf, index = self.element(e)
             return self.load(buf, index)
         if isinstance(e, gast.Call):
@@ -803,16 +939,20 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 self.check_exact_as_float(v, node, "an int above 2**53 divided")
         if r.kind in "iu" and op in ("FloorDiv", "Mod"):
             smallest = tirx.const(int(np.iinfo(loop).min), loop)
-            if loop == I64:
+            if loop == I64 and not (spans.excludes(a.span, spans.INT64_LO) or spans.excludes(b.span, -1)):
                 self.fail(tirx.And(tirx.EQ(x, smallest), tirx.EQ(y, tirx.const(-1, loop))), node,
                           _int_overflow(node.lineno))
         rule = UFUNC_RULES[UFUNC_OF_BINARY[op]](loop)
         expr = rule(x, y)
-        bits = None
+        bits = span = ub = None
         if r.kind in "iu" and op in ("FloorDiv", "Mod"):
             expr = self.bind(expr, loop)
             bits = a.bits if op == "FloorDiv" else b.bits      # |a // b| <= |a|, |a % b| < |b|
-        return Val(expr, (r,), bits=bits)
+            if loop == I64:
+                span = (spans.floordiv if op == "FloorDiv" else spans.mod)(a.span, b.span)
+                bits = _tighter(bits, spans.bits(span))
+                ub = spans.ub_floordiv(a.ub, b.span) if op == "FloorDiv" else None
+        return Val(expr, (r,), bits=bits, span=span, ub=ub)
 
     def float_of_either_kind(self, op, a, b, types, tag, node) -> Val:
         """``s * w`` where ``s`` is a Python float on some iterations and a numpy float on others
@@ -840,6 +980,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
     def check_python_division(self, op, a, b, node) -> None:
         """Python numbers divided by zero raise, numpy scalars give inf or nan: on an iteration where
         both operands are Python numbers, a zero divisor raises what Python raises for their types."""
+        if spans.excludes(b.span, 0):
+            return
         combos = [c for c in possible_results(BINARY[op], (a, b), f"the operator {op}")
                   if c[0].python and c[1].python]
         if not combos:
@@ -895,6 +1037,12 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             return Val(self.bind(sm.wrap_int(self.bind(wide, I64), I64, loop), loop), (r,),
                        bits=np.iinfo(loop).bits - (r.kind == "i"))
         x, y = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
+        span = {"Add": spans.add, "Sub": spans.sub, "Mult": spans.mul}[op](a.span, b.span)
+        ub = (spans.ub_add(a.ub, a.span, b.ub, b.span) if op == "Add" else
+              spans.ub_sub(a.ub, b.span) if op == "Sub" else None)
+        if spans.fits_int64(span):                       # no overflow: the operands' spans say so
+            return Val(self.bind({"Add": x + y, "Sub": x - y, "Mult": x * y}[op], I64), (r,),
+                       bits=spans.bits(span), span=span, ub=ub)
         bits = None
         if a.bits is not None and b.bits is not None:
             bits = max(a.bits, b.bits) + 1 if op != "Mult" else a.bits + b.bits
@@ -945,6 +1093,9 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         def step(left, k):
             right = self.expr(e.comparators[k])
             v = self.compare_values(type(e.ops[k]).__name__, left, right, e)
+            ints = all(t.kind in "biu" for t in left.types + right.types)
+            if len(e.ops) == 1 and ints:
+                self.compared[id(e)] = (type(e.ops[k]).__name__, left, right)
             steps.append((v.types, v.tag))
             T.buffer_store(out, v.expr, [0])
             if k + 1 < len(e.ops):
@@ -1072,7 +1223,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         if name == "len":
             if len(e.args) != 1 or not isinstance(e.args[0], gast.Name):
                 raise _no("len() of something other than an array", e)
-            return Val(self.array(e.args[0].id, e).shape[0], (Scalar(I64, True),), bits=EXTENT_BITS)
+            return Val(self.array(e.args[0].id, e).shape[0], (Scalar(I64, True),), bits=EXTENT_BITS,
+                       span=spans.EXTENT, ub=((e.args[0].id, 0), 1, 0))
         args = [self.expr(a) for a in e.args]
         if name in ("min", "max"):
             if len(args) < 2:
@@ -1292,6 +1444,47 @@ def _as_int64(v):
     if dtype == "float64":
         return tirx.reinterpret(I64, v)
     return _cast(v, dtype, I64)
+
+
+def _int64_variable(var) -> bool:
+    """A variable holding only ints, stored as int64 (a span describes its value)."""
+    return var.dtype == I64 and all(t.kind in "iu" for t in var.types)
+
+
+def _below_extent(v: Val, key) -> bool:
+    """``0 <= v <= extent - 1`` from its span and its bound by that extent (loop_spans)."""
+    return v.span is not None and v.span[0] >= 0 and v.ub is not None and v.ub[0] == key and v.ub[1] == 1 \
+        and v.ub[2] <= -1
+
+
+def _tighter(bits, other):
+    return other if bits is None else (bits if other is None else min(bits, other))
+
+
+def _incoming_span(t: Scalar):
+    """The span of a scalar argument: a Python int or int64 below 2**48 in magnitude (else the loop
+    runs as Python: LoopLowering.incoming_bits), another int dtype's range."""
+    if t.kind == "b":
+        return 0, 1
+    if t.kind not in "iu" or t.dtype == "uint64":
+        return None
+    if t.dtype == I64:
+        return -(2**EXTENT_BITS) + 1, 2**EXTENT_BITS - 1
+    info = np.iinfo(t.dtype)
+    return int(info.min), int(info.max)
+
+
+def _counter_span(args):
+    """The span of a range() variable from its arguments' spans: ``range(stop)`` and
+    ``range(start, stop)`` from start to stop - 1, a stepped range between the two."""
+    if any(a is None for a in args):
+        return None
+    if len(args) == 1:
+        return 0, max(0, args[0][1] - 1)
+    start, stop = args[0], args[1]
+    if len(args) == 2:
+        return start[0], max(start[0], stop[1] - 1)
+    return min(start[0], stop[0]), max(start[1], stop[1])
 
 
 def _float_of_bits(bits: int) -> float:

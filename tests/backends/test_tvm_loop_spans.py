@@ -1,0 +1,203 @@
+"""Value ranges of a loop's int variables (backends/tvm/loop_spans.py): a check is left out only where
+it cannot fail. Each function is called with values where the ranges prove an access in bounds and
+where they do not (an off-by-one search, a negative start, a counter reassigned after its test), on
+one jitted function, and compared with plain Python: results, arguments afterwards, exceptions.
+"""
+
+import numpy as np
+import pytest
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import bisect_rows
+
+from astjit import jit
+from astjit.backends.tvm import loop_spans as spans
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
+rng = np.random.default_rng(5)
+
+
+def search(a, x):
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def search_one_past(a, x):
+    lo, hi = 0, len(a) + 1           # a bug of the caller's: mid reaches len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def search_inclusive(a, x):
+    lo, hi = 0, len(a) - 1
+    found = -1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        elif a[mid] > x:
+            hi = mid - 1
+        else:
+            found = mid
+            break
+    return found
+
+
+def search_from(a, x, lo):
+    hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def checked_lines(jitted) -> list:
+    """The lines of the checks a compiled loop kernel kept (where it may stop)."""
+    (kernel,) = [e.loop for f in jitted.fragments for e in f.entries if getattr(e, "loop", None)]
+    return sorted(site.line for site in kernel.sites)
+
+
+def test_binary_searches_agree_with_python_in_and_out_of_bounds():
+    """The plain search is proven (no check of ``lo + hi``, none of ``a[mid]``); one past the end
+    raises IndexError as Python does; an inclusive search breaks out of the loop; a negative
+    start reads wrapped elements as Python does (its indices are checked and wrapped)."""
+    a = np.sort(rng.random(300))
+    for x in (0.5, -1.0, 2.0, a[17], a[-1]):
+        check(search, [(a, x), (a[:1], x), (a[:0], x), (a[:7].astype(np.float32), x)])
+        check(search_inclusive, [(a, x), (a[:1], x), (a[:0], x), (a[:2], x)])
+    one_past = check(search_one_past, [(a, 0.5), (a, 2.0), (a[:0], 1.0), (a[:3], 0.0), (a[:3], 5.0)])
+    assert checked_lines(one_past) == [search_one_past.__code__.co_firstlineno + 4]   # a[mid]: maybe a[len(a)]
+    for proven in (search, search_inclusive):               # nothing left to check in the kernel
+        jitted = jit(proven)
+        jitted(a, 0.5)
+        assert checked_lines(jitted) == []
+    check(search_from, [(a, 0.5, 0), (a, 0.5, -3), (a, 0.5, -300), (a, 0.5, -301), (a, 0.5, 299), (a, 2.0, 150)])
+    m = np.sort(rng.random((20, 40)), axis=1)
+    check(bisect_rows, [(m, rng.random(20), np.zeros(20, np.int64)), (m[:, :1], rng.random(20), np.zeros(20, np.int64)),
+                        (m[:3], rng.random(5), np.zeros(3, np.int64)), (m[:4], rng.random(3), np.zeros(4, np.int64))])
+
+
+def walk(a, step):
+    s = 0.0
+    i = 0
+    while i < len(a):
+        s += a[i]
+        i += step
+    return s
+
+
+def walk_ahead(a):
+    s = 0.0
+    i = 0
+    while i < len(a):
+        i += 1
+        s += a[i]                    # the test no longer holds for this i: the last one is out of bounds
+    return s
+
+
+def guarded(a, j):
+    s = 0.0
+    for k in range(3):
+        if j < len(a):
+            s += a[j]
+        else:
+            s -= a[j - len(a)]
+        j += k
+    return s
+
+
+def growing(a, out):
+    k = 0
+    for i in range(len(out)):
+        out[i] = a[k]
+        k = k + 2
+    return out
+
+
+def test_tests_refine_only_until_their_names_are_assigned():
+    a = rng.random(50)
+    check(walk, [(a, 1), (a, 3), (a, 49), (a, 50), (a[:0], 1)])
+    check(walk_ahead, [(a,), (a[:1],), (a[:0],)])
+    check(guarded, [(a, 0), (a, 48), (a, 49), (a, 60), (a, -3), (a, -60), (a[:2], 1)])
+    check(growing, [(a, np.zeros(25)), (a, np.zeros(26)), (a, np.zeros(3)), (a[:0], np.zeros(0))])
+
+
+def accumulate_index(a, n):
+    total = 0
+    for i in range(n):
+        total = total + i * i          # grows past any first guess: spans give up, the overflow check stays
+    return total + a[0]
+
+
+def test_an_unbounded_accumulator_keeps_its_overflow_check():
+    check(accumulate_index, [(np.ones(2), 10), (np.ones(2), 1000), (np.ones(2, np.int64), 3)])
+    with pytest.raises(OverflowError):
+        jit(accumulate_index)(np.ones(2), 2**21 * 3)
+
+
+def test_span_arithmetic():
+    assert spans.add((0, 3), (-2, 5)) == (-2, 8)
+    assert spans.sub((0, 3), (-2, 5)) == (-5, 5)
+    assert spans.mul((-2, 3), (-4, 5)) == (-12, 15)
+    assert spans.floordiv((-7, 9), (2, 3)) == (-4, 4) and spans.floordiv((0, 9), (0, 3)) is None
+    assert spans.mod((-7, 9), (2, 3)) == (0, 2)
+    assert spans.refine("Lt", (0, 10), (3, 7)) == ((0, 6), (3, 7))
+    assert spans.refine("GtE", None, (3, 7))[0] == (3, spans.INT64_HI)
+    assert spans.widen((0, 2**48), (0, 2**48 + 1)) == (0, 2**49)
+    assert spans.widen((0, 2**48), (-5, 3)) == (-8, 2**48)
+    assert spans.widen((0, 2**48), (0, 2**62 + 1)) is None and spans.widen((0, 1), None) is None
+    key = ("a", 0)
+    assert spans.ub_floordiv(spans.ub_add((key, 1, -1), (0, 5), (key, 1, 0), (0, 5)), (2, 2)) == (key, 1, -1)
+    assert spans.ub_floordiv((key, 1, 0), (2, 2)) is None          # 2 does not divide k = 1
+    assert spans.ub_join([((key, 1, -1), None), (None, (0, 0))]) == (key, 1, 0)
+    assert spans.ub_join([((key, 1, -1), None), (None, (0, 7))], optimistic=True) == (key, 1, -1)
+    assert spans.ub_join([((key, 1, -1), None), (None, None)]) is None
+
+
+def search_after_rebinding(a, b, x):
+    hi = len(a)
+    a = b                            # hi is no longer an extent of the array the loop reads
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def search_after_growing(a, x):
+    lo, hi = 0, a.shape[0]
+    hi += 2                          # reassigned after the fact: no fact
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def test_facts_before_a_loop_hold_only_until_their_names_are_assigned():
+    """The statements before a loop tell it ``hi`` is an extent (frontend/entry_facts) only where
+    neither ``hi`` nor the array is assigned again before the loop: here both searches can read past
+    the end, and raise IndexError as Python does."""
+    a, b = np.sort(rng.random(40)), np.sort(rng.random(10))
+    for x in (0.05, 0.5, 2.0):
+        rebinding = check(search_after_rebinding, [(a, b, x), (b, a, x), (a, a, x)])
+        growing = check(search_after_growing, [(a, x), (b, x), (a[:0], x)])
+    assert checked_lines(rebinding) and checked_lines(growing)

@@ -819,10 +819,11 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         negative index wrapped (neither where its span says it is not negative)."""
         if (id(node), axis) in self.unchecked:        # proven in bounds at the loop's entry
             return i
-        if span is not None and span[0] >= 0:
-            self.fail(i >= n, node, _index_error, (i, axis, n))
-            return i
         self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, _index_error, (i, axis, n))
+        if span is not None and span[0] >= 0:
+            # (the test keeps its lower half, which never holds here: without it the game of life's
+            # outer-row accesses ran 1.2x slower, as LLVM laid the loop out otherwise)
+            return i
         return self.bind(tirx.Select(i < tirx.const(0, I64), i + n, i), I64)
 
     def load(self, buf, index) -> Val:

@@ -9,7 +9,7 @@ specialization ran compiled, so a silent fallback to numpy or Python fails the t
 
 import numpy as np
 import pytest
-from differential import assert_compiled, assert_same_as_numpy, modes
+from differential import assert_compiled, assert_same_as_numpy
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -403,10 +403,28 @@ _I32 = np.array([2**31 - 1, 5, -(2**31), 0, 3], dtype=np.int32)
     pytest.param(unsigned_wrapped_then_compared, (np.array([5, 2, 0, 4294967295], np.uint32),)),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_integer_overflow_wraps_inside_fused_expressions(fn, args):
-    """numpy wraps every intermediate result; a kernel must not reason as if it could not overflow, so
-    wrapping integer arithmetic runs on numpy (the rest of each function still compiles)."""
+    """numpy wraps every intermediate result; a kernel must not reason as if it could not overflow
+    (TVM's simplifier would fold ``(a + 1) > a`` to True): integer +, -, * compile in a wrapping form
+    (scalar_math.wrapping), fused with what reads them."""
     jf = assert_same_as_numpy(fn, *args)
-    assert modes(jf) <= {"tvm", "mixed", "python"}
+    assert_compiled(jf)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
+def test_one_more_than_the_maximum_is_not_greater(dtype):
+    """``(a + 1) > a`` is False at the type's maximum, ``(a - 1) < a`` False at its minimum, and the
+    negation of the minimum is the minimum, as numpy wraps them, in one compiled kernel."""
+    info = np.iinfo(dtype)
+    a = np.resize(np.array([info.max, info.min, 0, 1, info.max - 1, info.min + 1], dtype), 37)
+    for values in (a, a[::-1].copy(), a[:5]):
+        jf = assert_same_as_numpy(edges_of_the_range, values)
+        assert_compiled(jf)
+    out = jf(a)
+    assert not out[0][0] and not out[1][1]            # max + 1 > max, min - 1 < min: both False
+
+
+def edges_of_the_range(a):
+    return (a + 1) > a, (a - 1) < a, -a, a * a - a, abs(a) >= a
 
 
 def shifts(a, b):

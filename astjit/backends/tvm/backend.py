@@ -49,7 +49,8 @@ class TvmBackend:
         elements = max([elements] + [int(np.prod(ctx.types[n].shape)) for n in segment.inputs
                                      if hasattr(ctx.types[n], "shape")])
         math_ops = sum(1 for node in segment.nodes if sm.transcendental(node.op))
-        func, how = schedule_cpu(signature.func, elements, math_ops=math_ops)
+        vectorize = not any(support.wraps_integers(ctx, node) for node in segment.nodes)
+        func, how = schedule_cpu(signature.func, elements, math_ops=math_ops, vectorize=vectorize)
         # peeling a loop's tail copies its body: give the copies' Let variables their own names again
         signature.func = relax_alignment(distinct_lets(func)).with_attr("global_symbol", name)
         signature.schedule = how

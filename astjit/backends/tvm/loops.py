@@ -1411,13 +1411,8 @@ def _constant_overflow(op, x, y):
 
 
 def _wrapping_int64(op, x, y):
-    """``x + y`` or ``x - y`` modulo 2**64, as numpy's int64 gives it. TVM marks 64-bit adds as never
-    overflowing (LLVM may then assume anything of one that does), so the sum is LLVM's reduction of
-    the vector <x, y> (<x, ~y, 1> for ``x - y``), which wraps: LLVM folds it back into one plain add."""
-    lanes = [x, y] if op == "Add" else [x, tirx.bitwise_not(y), tirx.const(1, I64)]
-    vector = tirx.Shuffle([tirx.Broadcast(v, 2) for v in lanes],
-                          [tirx.const(2 * k, "int32") for k in range(len(lanes))])
-    return tirx.call_llvm_pure_intrin(I64, "llvm.vector.reduce.add", vector)
+    """``x + y`` or ``x - y`` modulo 2**64, as numpy's int64 gives it (scalar_math.wrapping)."""
+    return sm.wrapping({"Add": "add", "Sub": "subtract"}[op], I64, x, y)
 
 
 def _leaf(expr, dtype):

@@ -316,7 +316,24 @@ def absolute(dtype, x):
         return x
     if is_float(dtype):
         return te.abs(x)
-    return te.if_then_else(x < const(0, dtype), const(0, dtype) - x, x)
+    return te.if_then_else(x < const(0, dtype), wrapping("subtract", dtype, const(0, dtype), x), x)
+
+
+WRAPPING_OPS = ("add", "subtract", "multiply")
+
+
+def wrapping(op: str, dtype, x, y):
+    """``x + y``, ``x - y`` or ``x * y`` (``op``: the ufunc's name) modulo 2**bits, as numpy's integers
+    give them. TVM's simplifier assumes integer arithmetic never overflows (it folds ``(a + 1) > a`` to
+    True) and its LLVM code marks 32- and 64-bit adds, subtracts and multiplies as never overflowing.
+    LLVM's reduction of the vector <x, y> (<x, ~y, 1> for a difference) is opaque to the first and wraps
+    in the second, which folds it back into one plain instruction. TVM's vectorizer cannot take that
+    vector: kernels holding it are left to LLVM's own loop vectorizer (schedule.schedule_cpu)."""
+    lanes = [x, ~y, const(1, dtype)] if op == "subtract" else [x, y]
+    vector = tirx.Shuffle([tirx.Broadcast(v, 2) for v in lanes],
+                          [tirx.const(2 * k, "int32") for k in range(len(lanes))])
+    reduce = "llvm.vector.reduce.mul" if op == "multiply" else "llvm.vector.reduce.add"
+    return tirx.call_llvm_pure_intrin(dtype, reduce, vector)
 
 
 def int_power(dtype, x, exponent: int):

@@ -25,7 +25,7 @@ def _extent(sch, loop):
     return int(e) if isinstance(e, tirx.IntImm) else None
 
 
-def _spatial(sch, loops, vec, parallel):
+def _spatial(sch, loops, vec, parallel, vectorize=True):
     if not loops:
         return
     *outer, inner = loops
@@ -34,12 +34,12 @@ def _spatial(sch, loops, vec, parallel):
         inner = sch.loop_partition(inner, [ext - ext % vec, None])[0]
     if ext is None or ext >= vec:
         inner, lanes = sch.split(inner, [None, vec])
-        sch.vectorize(lanes)
+        _vectorize(sch, vectorize, lanes)
     if parallel:
         sch.parallel(sch.fuse(*outer) if len(outer) > 1 else (outer[0] if outer else inner))
 
 
-def _reduction(sch, blk, n_spatial, vec, parallel, chunks=16):
+def _reduction(sch, blk, n_spatial, vec, parallel, chunks=16, vectorize=True):
     loops = sch.get_loops(blk)
     s_loops, r_loops = loops[:n_spatial], loops[n_spatial:]
     r = sch.fuse(*r_loops) if len(r_loops) > 1 else r_loops[0]
@@ -52,7 +52,7 @@ def _reduction(sch, blk, n_spatial, vec, parallel, chunks=16):
         sch.reorder(c2, ro2, v2)
         if parallel:
             sch.parallel(c2)
-        sch.vectorize(v2)
+        _vectorize(sch, vectorize, v2)
         sch.decompose_reduction(rf, ro2)
         return
     if n_spatial > 1:
@@ -62,12 +62,12 @@ def _reduction(sch, blk, n_spatial, vec, parallel, chunks=16):
     rl = sch.get_loops(rf)
     if parallel:
         sch.parallel(rl[0])
-    sch.vectorize(rl[-1])
+    _vectorize(sch, vectorize, rl[-1])
     sch.decompose_reduction(rf, rl[1])
     sch.reverse_compute_at(blk, rl[0])
 
 
-def _schedule(func, vec, reductions, parallel):
+def _schedule(func, vec, reductions, parallel, vectorize=True):
     sch = s_tir.Schedule(func)
     infos = dl.normalize_prim_func(sch)
     if infos is None:
@@ -77,10 +77,10 @@ def _schedule(func, vec, reductions, parallel):
         kinds = info.dom_kind()
         n_s = len(kinds) - len(kinds.lstrip("S"))
         if reductions and "R" in kinds and kinds == "S" * n_s + "R" * (len(kinds) - n_s):
-            _reduction(sch, info.block_rv, n_s, vec, parallel)
+            _reduction(sch, info.block_rv, n_s, vec, parallel, vectorize=vectorize)
     for info in rest:
         if "R" not in info.dom_kind():
-            _spatial(sch, sch.get_loops(info.block_rv), vec, parallel)
+            _spatial(sch, sch.get_loops(info.block_rv), vec, parallel, vectorize)
     return sch.mod["main"]
 
 
@@ -88,7 +88,7 @@ def _extents(sch, block):
     return [_extent(sch, loop) for loop in sch.get_loops(block)]
 
 
-def _by_rows(func, vec, parallel):
+def _by_rows(func, vec, parallel, vectorize=True):
     """Softmax's shape of kernel, row by row: one output over (rows, n), reductions of each row over
     its last axis, and kept stages (lower._kept) of the output's shape. Every reduction and kept
     stage is computed inside the output's row loop, so a row is read from memory once and its kept
@@ -137,28 +137,34 @@ def _by_rows(func, vec, parallel):
         sch.parallel(row)
     for block in [out] + [b for b in producers if b not in factored]:
         _, lanes = sch.split(sch.get_loops(block)[-1], [None, vec])
-        sch.vectorize(lanes)
+        _vectorize(sch, vectorize, lanes)
     for rf in factored.values():
         lanes, chunk = sch.get_loops(rf)[-2:]
         sch.reorder(chunk, lanes)
-        sch.vectorize(lanes)
+        _vectorize(sch, vectorize, lanes)
         sch.decompose_reduction(rf, chunk)
     return sch.mod["main"]
 
 
-def schedule_cpu(func, elements: int, vec: int = 8, math_ops: int = 0):
+def _vectorize(sch, enabled, loop):
+    if enabled:
+        sch.vectorize(loop)
+
+
+def schedule_cpu(func, elements: int, vec: int = 8, math_ops: int = 0, vectorize: bool = True):
     """``math_ops``: transcendental functions computed per element (each as costly as ``MATH_COST``
-    additions)."""
+    additions). ``vectorize=False`` leaves the lanes' loops serial, for LLVM's loop vectorizer (TVM's
+    cannot take the wrapping integer arithmetic of scalar_math.wrapping)."""
     parallel = elements * (1 + MATH_COST * math_ops) >= PARALLEL_MIN_WORK
     try:
-        rows = _by_rows(func, vec, parallel)
+        rows = _by_rows(func, vec, parallel, vectorize)
         if rows is not None:
             return rows, "rows"
     except Exception:  # tvm ScheduleError: the generic schedule below
         pass
     for reductions in (True, False):
         try:
-            return _schedule(func, vec, reductions, parallel), "scheduled" if reductions else "no-rfactor"
+            return _schedule(func, vec, reductions, parallel, vectorize), "scheduled" if reductions else "no-rfactor"
         except Exception:  # tvm InternalError / ScheduleError: try the next, simpler schedule
             continue
     return func, "unscheduled"

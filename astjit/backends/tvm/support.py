@@ -31,6 +31,8 @@ def _arith(name):
             if name == "multiply":
                 return lambda a, b: sm.tirx.And(a, b)
             raise Unsupported(f"{name} on bool")
+        if not sm.is_float(dt):              # numpy's integers wrap around
+            return lambda a, b: sm.wrapping(name, dt, a, b)
         return {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b,
                 "multiply": lambda a, b: a * b}[name]
     return make
@@ -119,9 +121,7 @@ def _negative(dt):
         raise Unsupported("negative of bool")
     if sm.is_float(dt):
         return lambda x: -x
-    if sm.is_unsigned(dt):              # TVM's simplifier folds unsigned 0 - x to 0; ~x + 1 wraps as numpy
-        return lambda x: ~x + sm.const(1, dt)
-    return lambda x: sm.const(0, dt) - x
+    return lambda x: sm.wrapping("subtract", dt, sm.const(0, dt), x)      # -INT_MIN is INT_MIN, as numpy's
 
 
 def _invert(dt):
@@ -162,7 +162,7 @@ UFUNC_RULES = {
     "absolute": lambda dt: (lambda x: sm.absolute(dt, x)),
     "fabs": _float_only(lambda dt, x: sm.te.abs(x)),
     "sign": lambda dt: (lambda x: sm.sign(dt, x)),
-    "square": lambda dt: (lambda x: x * x),
+    "square": lambda dt: (lambda x: x * x) if sm.is_float(dt) else (lambda x: sm.wrapping("multiply", dt, x, x)),
     "floor": _rounding(lambda x: sm.te.floor(x)), "ceil": _rounding(lambda x: sm.te.ceil(x)),
     "trunc": _rounding(lambda x: sm.te.trunc(x)), "rint": _rounding(lambda x: sm.te.round(x)),
     "isnan": _is("nan"), "isinf": _is("inf"), "isfinite": _is("finite"),
@@ -234,10 +234,23 @@ def _bound_operands(node):
 
 
 # Integer arithmetic that can wrap around. numpy wraps; TVM's simplifier and its LLVM code (nsw/nuw
-# flags on every add, sub and mul) assume it never overflows, so a fused kernel can fold (a + 1) > a to
-# True. No setting turns that off, so these run on numpy: a wrong answer is worse than a slow one.
-WRAPPING = {"add", "subtract", "multiply", "negative", "power", "left_shift", "absolute", "square"}
-WRAP_REASON = "integer arithmetic that may wrap around runs on numpy (TVM assumes it never overflows)"
+# flags on every add, sub and mul) assume it never overflows, so a fused kernel could fold (a + 1) > a
+# to True. +, -, *, negation, abs and square compile to wrapping forms (scalar_math.wrapping); integer
+# powers and left shifts run on numpy: a wrong answer is worse than a slow one.
+WRAPPING = {"power", "left_shift"}
+WRAP_REASON = "integer powers and left shifts that may wrap around run on numpy (TVM assumes no overflow)"
+
+
+def wraps_integers(ctx, node) -> bool:
+    """Integer arithmetic compiled in its wrapping form (scalar_math.wrapping)."""
+    op = OPS.get(node.op)
+    if op is None or op.ufunc is None or op.ufunc.__name__ not in WRAPPING_FORMS:
+        return False
+    dtype = getattr(ctx.types.get(node), "dtype", None)
+    return dtype is not None and np.dtype(dtype).kind in "iu"
+
+
+WRAPPING_FORMS = sm.WRAPPING_OPS + ("negative", "absolute", "square")
 # numpy multiplies the factors one by one in its own dtype: whether a partial product overflows to inf
 # (and inf * 0 to nan) or underflows to 0 depends on that order, which a kernel's split reduction and
 # its float64 accumulator change (float32 [3e38, 3e38, 0]: numpy nan, a kernel 0). Two factors round once.

@@ -201,3 +201,18 @@ def test_facts_before_a_loop_hold_only_until_their_names_are_assigned():
         rebinding = check(search_after_rebinding, [(a, b, x), (b, a, x), (a, a, x)])
         growing = check(search_after_growing, [(a, x), (b, x), (a[:0], x)])
     assert checked_lines(rebinding) and checked_lines(growing)
+
+
+def fnv_hashes(x, out, seed):
+    h = seed[0]
+    for i in range(len(x)):
+        h = (h ^ x[i]) * x[0]           # numpy int64 products wrap around
+        out[i] = h - x[i] * x[i]
+    return out
+
+
+def test_numpy_int64_products_wrap_in_a_loop():
+    big = np.array([1099511628211, 2**62 + 3, -(2**63), 7, 2**40 + 1], np.int64)
+    check(fnv_hashes, [(big, np.zeros(5, np.int64), np.array([1469598103934665603], np.int64)),
+                       (big[::-1].copy(), np.zeros(5, np.int64), np.array([-1], np.int64)),
+                       (big[:2], np.zeros(2, np.int64), np.array([2**63 - 1], np.int64))])

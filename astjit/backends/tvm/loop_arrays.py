@@ -118,8 +118,8 @@ class LocalArrays:
 
         self.each_element(shape, at)
         if len(self.sites) != sites:
-            raise self.refusal(f"the array assigned to {first.id!r} needs checks per element (an int64 product, "
-                               "a Python int beyond a small int type)", first)
+            raise self.refusal(f"the array assigned to {first.id!r} needs checks per element (a Python int "
+                               "beyond a small int type, a division of Python numbers)", first)
         for target, _, _ in plans:
             if target.id in self.live_out:
                 self.mark_rebound(self.live_out.index(target.id))

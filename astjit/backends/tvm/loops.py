@@ -1027,8 +1027,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
     def int_arithmetic(self, op, a, b, r, node) -> Val:
         """+, -, * of integers. Python ints are checked against overflow where their bound is not known
         to be safe (a float estimate of the result): Python would go on with a larger int. numpy ints
-        wrap as numpy's do (the kernel emits no warning); an int64 product that may not fit stops the
-        kernel, as wrapping it would need a wider type."""
+        wrap as numpy's do (the kernel emits no warning)."""
         loop = r.dtype
         if loop == "uint64":
             raise _no("uint64 arithmetic in a loop", node)
@@ -1047,7 +1046,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         bits = None
         if a.bits is not None and b.bits is not None:
             bits = max(a.bits, b.bits) + 1 if op != "Mult" else a.bits + b.bits
-        if (bits is None or bits > 63) and not r.python and op != "Mult":
+        if (bits is None or bits > 63) and not r.python:      # numpy's int64 wraps
             return Val(self.bind(_wrapping_int64(op, x, y), I64), (r,))
         if bits is None or bits > 63:                    # |result| < 2**63 fits int64
             overflow = _constant_overflow(op, x, y)      # ``mid + 1``: one comparison
@@ -1411,8 +1410,8 @@ def _constant_overflow(op, x, y):
 
 
 def _wrapping_int64(op, x, y):
-    """``x + y`` or ``x - y`` modulo 2**64, as numpy's int64 gives it (scalar_math.wrapping)."""
-    return sm.wrapping({"Add": "add", "Sub": "subtract"}[op], I64, x, y)
+    """``x + y``, ``x - y`` or ``x * y`` modulo 2**64, as numpy's int64 gives it (scalar_math.wrapping)."""
+    return sm.wrapping({"Add": "add", "Sub": "subtract", "Mult": "multiply"}[op], I64, x, y)
 
 
 def _leaf(expr, dtype):

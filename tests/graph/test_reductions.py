@@ -305,3 +305,42 @@ def test_reduction_of_one_element_followed_by_a_comparison():
     for values in ([1.0], [np.nan], [1.0], [0.5], [-1.0]):
         assert_same_as_numpy(all_positive_below_one, np.array(values), jitted=jf)
     assert_compiled(jf)
+
+
+def variances(a):
+    return a.var(), np.var(a, axis=0), a.std(axis=-1, keepdims=True), np.std(a, axis=0, ddof=1)
+
+
+def normalized(x):
+    return (x - x.mean(axis=0)) / x.std(axis=0)
+
+
+def var_ddof(a, ddof):
+    return np.var(a * 1.0, axis=-1, ddof=ddof)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64", "uint32"])
+@pytest.mark.parametrize("shape", [(7, 1), (1, 6), (5, 8), (3, 4, 5), (1, 1)])
+def test_var_and_std_compile_and_agree_with_numpy(dtype, shape):
+    """var and std (numpy's two passes: the mean, then the mean squared deviation from it) in one
+    kernel with what feeds and reads them, for every axis form, keepdims and ddof; a single element
+    gives 0 (NaN for NaN and infinities), ddof at least the count gives inf or NaN, as numpy's."""
+    rng = np.random.default_rng(3)
+    a = (rng.random(shape) * 20 - 5).astype(dtype) if dtype[0] != "u" else rng.integers(0, 50, shape).astype(dtype)
+    tol = {"rtol": 2e-6, "atol": 1e-6} if dtype == "float32" else {"rtol": 1e-12, "atol": 1e-12}
+    jf = assert_same_as_numpy(variances, a, **tol)
+    assert_same_as_numpy(variances, a[::-1].copy() * 2, jitted=jf, **tol)
+    assert_compiled(jf) if shape != (1, 1) else None
+    if dtype[0] == "f":
+        assert_compiled(assert_same_as_numpy(normalized, a, **tol))
+
+
+def test_var_and_std_of_special_values_and_degrees_of_freedom():
+    a = np.array([[np.nan, 1.0, 2.0], [np.inf, 3.0, 3.0], [-0.0, 0.0, 5.0]])
+    jf = assert_same_as_numpy(variances, a)
+    assert_compiled(jf)
+    jd = None
+    for ddof in (0, 1, 2, 3, 4):                       # 3 and 4: no degrees of freedom left (inf, nan)
+        jd = assert_same_as_numpy(var_ddof, a, ddof, jitted=jd)
+    assert_same_as_numpy(var_ddof, np.ones((2, 3), np.float32), 1)
+    assert_same_as_numpy(variances, np.zeros((0, 4)))  # empty: numpy's nan (and its warning), on numpy

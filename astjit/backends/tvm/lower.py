@@ -6,6 +6,7 @@ loop nest (nothing materialized); reductions become TE reduction stages. Inputs 
 or scalar parameters (Python and numpy scalars); outputs are the segment's outputs.
 """
 
+import functools
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -194,8 +195,8 @@ class SegmentLowering:
         count = 1
         for a in axes:
             count *= src.shape[a]
-        if name in ("sum", "mean", "prod"):
-            if out_dtype.startswith("float") or name == "mean":
+        if name in ("sum", "mean", "prod", "var", "std"):
+            if out_dtype.startswith("float") or name in ("mean", "var", "std"):
                 acc = "float64"
             else:
                 acc = out_dtype
@@ -221,7 +222,10 @@ class SegmentLowering:
             for d in range(len(src.shape)):
                 full.append(next(it_k) if d in axes else next(it_outer))
             value = src.at(*full)
-            if name in ("sum", "mean"):
+            if what == "squares":         # var, std: the squared deviations from the mean (numpy's order)
+                deviation = (sm.widen(value, src.dtype, acc) if src.dtype != acc else value) - means[i if out_t.shape else (0,)]
+                return te.sum(deviation * deviation, axis=ks)
+            if name in ("sum", "mean", "var", "std"):
                 return te.sum(sm.widen(value, src.dtype, acc) if src.dtype != acc else value, axis=ks)
             if name == "prod":
                 return _prod_reducer(acc)(sm.widen(value, src.dtype, acc) if src.dtype != acc else value, axis=ks)
@@ -251,10 +255,21 @@ class SegmentLowering:
                 it_outer = iter(outer)
                 full = [0 if d in axes else next(it_outer) for d in range(len(src.shape))]
                 value = src.at(*full) if src.shape else src.at()
-                return sm.widen(value, src.dtype, acc) if src.dtype != acc else value
+                value = sm.widen(value, src.dtype, acc) if src.dtype != acc else value
+                if name in ("var", "std"):       # one element: 0, or NaN for NaN and infinities
+                    deviation = sm.shielded(value, acc) - sm.shielded(value, acc)      # not folded to 0
+                    return deviation * deviation
+                return value
         else:
             body = reduce_body
-        tensor = te.compute(out_shape, _plain(body), name=f"red{n.id}")
+        means = None
+        if name in ("var", "std") and count != 1:
+            # numpy: the mean first (its sum / count), then the sum of squared deviations from it
+            sums = te.compute(out_shape, _plain(body), name=f"red{n.id}")
+            means = te.compute(out_shape, _plain(lambda *i: sums[i] / tirx.const(float(count), acc)),
+                               name=f"mean{n.id}")
+            body = functools.partial(reduce_body, what="squares")
+        tensor = te.compute(out_shape, _plain(body), name=f"red{n.id}" if means is None else f"var{n.id}")
         nans = None
         if split_nan and count != 1:
             nans = te.compute(out_shape, _plain(lambda *i: reduce_body(*i, what="nan_count")),
@@ -263,6 +278,12 @@ class SegmentLowering:
         def at(*i):
             index = i if out_t.shape else (0,)
             value = sm.shielded(tensor[index], acc)
+            if name in ("var", "std"):           # numpy divides by max(count - ddof, 0): 0 gives inf or nan
+                # (shielded: TVM's simplifier refuses a division by the constant 0.0)
+                value = value / sm.shielded(tirx.const(float(max(count - info["ddof"], 0)), acc), acc)
+                if name == "std":
+                    value = tirx.sqrt(value)
+                return value.astype(out_dtype) if acc != out_dtype else value
             if name == "mean":
                 if out_dtype == "float32":
                     return value.astype("float32") / tirx.const(float(count), "float32")

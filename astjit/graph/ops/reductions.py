@@ -1,4 +1,5 @@
-"""Reductions: sum, prod, mean, max, min (functions and methods), with axis and keepdims."""
+"""Reductions: sum, prod, mean, max, min, var, std (functions and methods), with axis and keepdims
+(and ``ddof`` for var and std)."""
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -15,6 +16,10 @@ def _sig(a, axis=None, dtype=None, out=None, keepdims=False):
 
 
 def _minmax_sig(a, axis=None, out=None, keepdims=False):
+    pass
+
+
+def _var_sig(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     pass
 
 
@@ -41,7 +46,8 @@ def infer_reduction(ctx, node):
     else:
         shape = tuple(d for i, d in enumerate(a.shape) if i not in axes)
     # sorted: backends pair reduce axes with the input's dimensions in order (axis=(1, 0) is (0, 1))
-    ctx.info[node] = {"axes": tuple(sorted(axes)), "keepdims": bool(keepdims), "dtype": dtype}
+    ctx.info[node] = {"axes": tuple(sorted(axes)), "keepdims": bool(keepdims), "dtype": dtype,
+                      "ddof": _static_ddof(ctx, node)}
     t = type_of_result(result)
     return ArrayType(t.dtype, shape, isinstance(result, np.generic) and shape == ())
 
@@ -55,6 +61,18 @@ def _static_params(ctx, node):
         if name in bound.arguments:
             values[name] = ctx.static_value(bound.arguments[name], f"{name}=")
     return values.get("axis"), values.get("keepdims", False), values.get("dtype")
+
+
+def _static_ddof(ctx, node):
+    from .registry import OPS
+
+    bound = OPS[node.op].signature.bind(*node.args, **node.kwargs)
+    if "ddof" not in bound.arguments:
+        return 0
+    ddof = ctx.static_value(bound.arguments["ddof"], "ddof=")
+    if isinstance(ddof, bool) or not isinstance(ddof, int | np.integer):
+        raise Unsupported("var/std with a ddof that is not an int")
+    return int(ddof)
 
 
 def _rep(ctx, n, array_node=None):
@@ -77,6 +95,7 @@ def _method(name):
 for _name, _fn, _sigfn in [
     ("sum", np.sum, _sig), ("prod", np.prod, _sig), ("mean", np.mean, _sig),
     ("max", np.max, _minmax_sig), ("min", np.min, _minmax_sig),
+    ("var", np.var, _var_sig), ("std", np.std, _var_sig),
 ]:
     _numpy = [_fn]
     if _name == "max":

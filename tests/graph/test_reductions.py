@@ -344,3 +344,30 @@ def test_var_and_std_of_special_values_and_degrees_of_freedom():
         jd = assert_same_as_numpy(var_ddof, a, ddof, jitted=jd)
     assert_same_as_numpy(var_ddof, np.ones((2, 3), np.float32), 1)
     assert_same_as_numpy(variances, np.zeros((0, 4)))  # empty: numpy's nan (and its warning), on numpy
+
+
+def truth_tests(a, b):
+    x = a * 2 - b
+    return np.any(x > 1), np.all(x > -1), x.any(axis=0), (x < 0).all(axis=-1, keepdims=True), np.any(a), a.all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (2, 3, 4), (1, 9)])
+def test_any_and_all_compile_and_agree_with_numpy(dtype, shape):
+    """any and all over every axis form in one kernel with their operands: NaN counts as true (as
+    numpy's), -0.0 as zero, every dtype; results are numpy bools and bool arrays."""
+    a = exact_values(dtype, shape)
+    b = exact_values(dtype, shape[-1:], seed=1)
+    if dtype == "bool":
+        b = b.astype(np.int8)
+    jf = assert_same_as_numpy(truth_tests, a, b)
+    assert_same_as_numpy(truth_tests, np.zeros_like(a), b, jitted=jf)
+    assert_same_as_numpy(truth_tests, np.ones_like(a), np.zeros_like(b), jitted=jf)
+    assert_compiled(jf)
+
+
+def test_any_and_all_of_nan_and_signed_zeros():
+    a = np.array([[np.nan, -0.0, 0.0], [0.0, -0.0, 0.0], [1.0, np.inf, -np.inf]])
+    jf = assert_same_as_numpy(truth_tests, a, np.zeros(3))
+    assert_same_as_numpy(truth_tests, a.astype(np.float32), np.full(3, -0.0, np.float32), jitted=jf)
+    assert_compiled(jf)

@@ -195,7 +195,9 @@ class SegmentLowering:
         count = 1
         for a in axes:
             count *= src.shape[a]
-        if name in ("sum", "mean", "prod", "var", "std"):
+        if name in ("any", "all"):       # counts of the elements that decide (not zero; zero)
+            acc = "int64"
+        elif name in ("sum", "mean", "prod", "var", "std"):
             if out_dtype.startswith("float") or name in ("mean", "var", "std"):
                 acc = "float64"
             else:
@@ -225,6 +227,8 @@ class SegmentLowering:
             if what == "squares":         # var, std: the squared deviations from the mean (numpy's order)
                 deviation = (sm.widen(value, src.dtype, acc) if src.dtype != acc else value) - means[i if out_t.shape else (0,)]
                 return te.sum(deviation * deviation, axis=ks)
+            if name in ("any", "all"):
+                return te.sum(_deciding(name, value, src.dtype), axis=ks)
             if name in ("sum", "mean", "var", "std"):
                 return te.sum(sm.widen(value, src.dtype, acc) if src.dtype != acc else value, axis=ks)
             if name == "prod":
@@ -255,6 +259,8 @@ class SegmentLowering:
                 it_outer = iter(outer)
                 full = [0 if d in axes else next(it_outer) for d in range(len(src.shape))]
                 value = src.at(*full) if src.shape else src.at()
+                if name in ("any", "all"):
+                    return _deciding(name, value, src.dtype)
                 value = sm.widen(value, src.dtype, acc) if src.dtype != acc else value
                 if name in ("var", "std"):       # one element: 0, or NaN for NaN and infinities
                     deviation = sm.shielded(value, acc) - sm.shielded(value, acc)      # not folded to 0
@@ -278,6 +284,8 @@ class SegmentLowering:
         def at(*i):
             index = i if out_t.shape else (0,)
             value = sm.shielded(tensor[index], acc)
+            if name in ("any", "all"):          # any: some element is not zero; all: none is zero
+                return value > tirx.const(0, acc) if name == "any" else tirx.EQ(value, tirx.const(0, acc))
             if name in ("var", "std"):           # numpy divides by max(count - ddof, 0): 0 gives inf or nan
                 # (shielded: TVM's simplifier refuses a division by the constant 0.0)
                 value = value / sm.shielded(tirx.const(float(max(count - info["ddof"], 0)), acc), acc)
@@ -362,6 +370,15 @@ def distinct_lets(func):
     """A rule that reads an operand twice (``isnan(x) ? x : ...``) binds its shielded Let variable twice;
     TVM's schedules reject a variable defined twice, so each binding gets its own variable."""
     return tvm.tirx.transform.ConvertSSA()(tvm.IRModule({"main": func}))["main"]
+
+
+def _deciding(name, value, dtype):
+    """1 where an element decides ``any`` (it is not zero: NaN counts) or ``all`` (it is zero), as int64."""
+    # (truthy: NaN is true; a bool as it is, since a vector compare of bools is an invalid float compare
+    # in TVM's LLVM code)
+    value = sm.shielded(value, dtype)
+    test = sm.truthy(value, dtype) if name == "any" else tirx.Not(sm.truthy(value, dtype))
+    return tirx.Select(test, tirx.const(1, "int64"), tirx.const(0, "int64"))
 
 
 def _plain(fn):

@@ -1,5 +1,5 @@
-"""Reductions: sum, prod, mean, max, min, var, std (functions and methods), with axis and keepdims
-(and ``ddof`` for var and std)."""
+"""Reductions: sum, prod, mean, max, min, var, std, any, all (functions and methods), with axis and
+keepdims (and ``ddof`` for var and std)."""
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -96,6 +96,7 @@ for _name, _fn, _sigfn in [
     ("sum", np.sum, _sig), ("prod", np.prod, _sig), ("mean", np.mean, _sig),
     ("max", np.max, _minmax_sig), ("min", np.min, _minmax_sig),
     ("var", np.var, _var_sig), ("std", np.std, _var_sig),
+    ("any", np.any, _minmax_sig), ("all", np.all, _minmax_sig),
 ]:
     _numpy = [_fn]
     if _name == "max":

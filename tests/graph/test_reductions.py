@@ -371,3 +371,34 @@ def test_any_and_all_of_nan_and_signed_zeros():
     jf = assert_same_as_numpy(truth_tests, a, np.zeros(3))
     assert_same_as_numpy(truth_tests, a.astype(np.float32), np.full(3, -0.0, np.float32), jitted=jf)
     assert_compiled(jf)
+
+
+def arg_extremes(a, b):
+    x = a * 2 - b
+    return x.argmax(), np.argmin(x, axis=0), x.argmax(axis=-1), np.argmax(x, axis=1, keepdims=True), np.argmin(a)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["uint8", "int8"])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (4, 1), (2, 3, 4)])
+def test_argmax_and_argmin_compile_and_agree_with_numpy(dtype, shape):
+    """The first index of the extreme element, flat over every axis for axis=None, with ties (the
+    exact values repeat) going to the earliest index, as numpy's."""
+    a = exact_values(dtype, shape)
+    b = exact_values(dtype, shape[-1:], seed=1)
+    if dtype == "bool":
+        b = b.astype(np.int8)
+    jf = assert_same_as_numpy(arg_extremes, a, b)
+    assert_same_as_numpy(arg_extremes, a[::-1].copy(), b, jitted=jf)
+    assert_same_as_numpy(arg_extremes, np.zeros_like(a), b, jitted=jf)
+    assert_compiled(jf)
+
+
+def test_argmax_and_argmin_of_nan_infinities_signed_zeros_and_empty_arrays():
+    """The first NaN wins both (numpy's rule); -0.0 and 0.0 tie; an empty axis raises numpy's
+    ValueError."""
+    a = np.array([[1.0, np.nan, 3.0, np.nan], [np.inf, -np.inf, -0.0, 0.0], [0.0, -0.0, 2.0, 2.0]])
+    jf = assert_same_as_numpy(arg_extremes, a, np.zeros(4))
+    assert_same_as_numpy(arg_extremes, a.astype(np.float32), np.zeros(4, np.float32), jitted=jf)
+    assert_same_as_numpy(arg_extremes, a[1:], np.zeros(4), jitted=jf)
+    assert_compiled(jf)
+    assert_same_as_numpy(arg_extremes, np.zeros((0, 3)), np.zeros(3))

@@ -195,6 +195,8 @@ class SegmentLowering:
         count = 1
         for a in axes:
             count *= src.shape[a]
+        if name in ("argmax", "argmin"):
+            return self.arg_reduction(n, src, out_t, axes, keepdims, kept, name == "argmax")
         if name in ("any", "all"):       # counts of the elements that decide (not zero; zero)
             acc = "int64"
         elif name in ("sum", "mean", "prod", "var", "std"):
@@ -305,6 +307,56 @@ class SegmentLowering:
             return value.astype(out_dtype) if acc != out_dtype else value
 
         return Lowered(out_t.shape, out_dtype, at)
+
+    def arg_reduction(self, n, src, out_t, axes, keepdims, kept, largest: bool) -> Lowered:
+        """argmax, argmin: the first index of the largest (smallest) element, or of the first NaN, as
+        numpy's; the index is flat over the reduced axes (all of them for ``axis=None``) in C order.
+        One reduction of (index, value) pairs whose combiner prefers a NaN, then the larger (smaller)
+        value, then the smaller index: an order, so any split of the work gives the same pair."""
+        dtype = "int8" if src.dtype == "bool" else src.dtype
+        rshape = [src.shape[a] for a in axes]
+        strides = [int(np.prod(rshape[k + 1:], dtype=np.int64)) for k in range(len(rshape))]
+        out_shape = out_t.shape if out_t.shape else (1,)
+        floating = sm.is_float(dtype)
+
+        def combine(x, y):
+            (xi, xv), (yi, yv) = x, y
+            better = yv > xv if largest else yv < xv
+            earlier = yi < xi
+            if floating:
+                xn, yn = te.isnan(xv), te.isnan(yv)
+                neither = tirx.And(tirx.Not(xn), tirx.Not(yn))
+                same = tirx.Or(tirx.And(xn, yn), tirx.And(neither, tirx.EQ(xv, yv)))
+                take = tirx.Or(tirx.And(yn, tirx.Not(xn)), tirx.Or(tirx.And(neither, better), tirx.And(same, earlier)))
+            else:
+                take = tirx.Or(better, tirx.And(tirx.EQ(xv, yv), earlier))
+            return tirx.Select(take, yi, xi), tirx.Select(take, yv, xv)
+
+        def identity(ti, tv):
+            if floating:
+                far = tirx.const(-np.inf if largest else np.inf, dtype)
+            else:
+                far = tirx.min_value(dtype) if largest else tirx.max_value(dtype)
+            return tirx.const(np.iinfo(np.int64).max, "int64"), far
+
+        reducer = te.comm_reducer(combine, identity, name="argmax" if largest else "argmin")
+
+        def body(*i):
+            ks = [te.reduce_axis((0, e), name=f"k{j}") for j, e in enumerate(rshape)]
+            outer = [i[d] for d in kept] if keepdims else (list(i) if out_t.shape else [])
+            it_outer, it_k = iter(outer), iter(ks)
+            full = [next(it_k) if d in axes else next(it_outer) for d in range(len(src.shape))]
+            value = src.at(*full)
+            value = sm.widen(value, src.dtype, dtype) if src.dtype != dtype else value
+            flat = tirx.const(0, "int64")
+            for k, stride in zip(ks, strides):
+                flat = flat + k.var.astype("int64") * tirx.const(stride, "int64")
+            return reducer((flat, value), axis=ks)
+
+        if int(np.prod(rshape, dtype=np.int64)) == 1:      # one element: index 0 (no reduction of extent 1)
+            return Lowered(out_t.shape, "int64", lambda *i: tirx.const(0, "int64"))
+        index, _ = te.compute(out_shape, _plain(body), name=f"arg{n.id}")
+        return Lowered(out_t.shape, "int64", lambda *i: index[i if out_t.shape else (0,)])
 
     # -- views and creation -------------------------------------------------------------------------
     def view(self, n) -> Lowered:

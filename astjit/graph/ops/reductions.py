@@ -1,5 +1,5 @@
-"""Reductions: sum, prod, mean, max, min, var, std, any, all (functions and methods), with axis and
-keepdims (and ``ddof`` for var and std)."""
+"""Reductions: sum, prod, mean, max, min, var, std, any, all, argmax, argmin (functions and methods),
+with axis and keepdims (and ``ddof`` for var and std)."""
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -8,7 +8,7 @@ from ...errors import Unsupported
 from ..types import ArrayType
 from .registry import register
 
-NO_IDENTITY = {"max", "min"}
+NO_IDENTITY = {"max", "min", "argmax", "argmin"}
 
 
 def _sig(a, axis=None, dtype=None, out=None, keepdims=False):
@@ -20,6 +20,10 @@ def _minmax_sig(a, axis=None, out=None, keepdims=False):
 
 
 def _var_sig(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    pass
+
+
+def _arg_sig(a, axis=None, out=None, *, keepdims=False):
     pass
 
 
@@ -97,6 +101,7 @@ for _name, _fn, _sigfn in [
     ("max", np.max, _minmax_sig), ("min", np.min, _minmax_sig),
     ("var", np.var, _var_sig), ("std", np.std, _var_sig),
     ("any", np.any, _minmax_sig), ("all", np.all, _minmax_sig),
+    ("argmax", np.argmax, _arg_sig), ("argmin", np.argmin, _arg_sig),
 ]:
     _numpy = [_fn]
     if _name == "max":

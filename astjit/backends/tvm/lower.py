@@ -277,11 +277,13 @@ class SegmentLowering:
             means = te.compute(out_shape, _plain(lambda *i: sums[i] / tirx.const(float(count), acc)),
                                name=f"mean{n.id}")
             body = functools.partial(reduce_body, what="squares")
-        tensor = te.compute(out_shape, _plain(body), name=f"red{n.id}" if means is None else f"var{n.id}")
+        # a reduction that keeps the last axis reads whole rows: schedule.py reduces them column-wise
+        column = "col" if kept and kept[-1] == len(src.shape) - 1 and count != 1 else ""
+        tensor = te.compute(out_shape, _plain(body), name=column + (f"red{n.id}" if means is None else f"var{n.id}"))
         nans = None
         if split_nan and count != 1:
             nans = te.compute(out_shape, _plain(lambda *i: reduce_body(*i, what="nan_count")),
-                              name=f"nan{n.id}")
+                              name=f"{column}nan{n.id}")
 
         def at(*i):
             index = i if out_t.shape else (0,)

@@ -6,7 +6,7 @@ run the outer loop in parallel only for kernels with enough work: on a small one
 wake-up (about 5 us) costs more than it saves. Work is elements weighted by the cost of their math: an
 ``exp`` or ``log`` costs about ten times an add, so such kernels go parallel at a tenth of the size.
 Kernels shaped like softmax (row reductions feeding an elementwise output) are scheduled row by row
-instead (``_by_rows``). If a schedule primitive fails, retry without the reduction schedule, then give
+instead (``_by_rows``), reductions keeping the last axis column by column (``_by_columns``). If a schedule primitive fails, retry without the reduction schedule, then give
 up and keep the unscheduled (correct, slower) function.
 """
 
@@ -67,6 +67,27 @@ def _reduction(sch, blk, n_spatial, vec, parallel, chunks=16, vectorize=True):
     sch.reverse_compute_at(blk, rl[0])
 
 
+def _by_columns(sch, blk, n_spatial, vec, parallel) -> bool:
+    """A reduction keeping the input's last axis (``a.sum(axis=0)``, lowered as "col..."): the reduced
+    axes outside, the kept last axis inside in vector lanes, so each step adds a row of the input to a
+    row of sums, as numpy adds them (in numpy's order). False where it does not apply."""
+    if not sch.get(blk).name_hint.startswith("col") or n_spatial < 1:
+        return False
+    loops = sch.get_loops(blk)
+    s_loops, r_loops = loops[:n_spatial], loops[n_spatial:]
+    ext = _extent(sch, s_loops[-1])
+    if ext is None or ext % vec or not r_loops:
+        return False
+    outer, lanes = sch.split(s_loops[-1], [None, vec])
+    sch.reorder(*s_loops[:-1], outer, *r_loops, lanes)
+    if parallel:
+        sch.parallel(sch.fuse(*s_loops[:-1], outer) if len(s_loops) > 1 else outer)
+    init = sch.decompose_reduction(blk, r_loops[0])
+    sch.vectorize(sch.get_loops(init)[-1])
+    sch.unroll(lanes)                    # (TVM cannot vectorize a reduction's update: LLVM's SLP does)
+    return True
+
+
 def _schedule(func, vec, reductions, parallel, vectorize=True):
     sch = s_tir.Schedule(func)
     infos = dl.normalize_prim_func(sch)
@@ -77,7 +98,8 @@ def _schedule(func, vec, reductions, parallel, vectorize=True):
         kinds = info.dom_kind()
         n_s = len(kinds) - len(kinds.lstrip("S"))
         if reductions and "R" in kinds and kinds == "S" * n_s + "R" * (len(kinds) - n_s):
-            _reduction(sch, info.block_rv, n_s, vec, parallel, vectorize=vectorize)
+            if not (vectorize and _by_columns(sch, info.block_rv, n_s, vec, parallel)):
+                _reduction(sch, info.block_rv, n_s, vec, parallel, vectorize=vectorize)
     for info in rest:
         if "R" not in info.dom_kind():
             _spatial(sch, sch.get_loops(info.block_rv), vec, parallel, vectorize)

@@ -1,0 +1,44 @@
+"""Column-wise reductions (backends/tvm/schedule._by_columns): a reduction that keeps the input's last
+axis (``a.sum(axis=0)``) adds whole rows in order, as numpy does, so float64 sums and means over the
+leading axes are numpy's bits; other reductions and special values stay numpy's too."""
+
+import numpy as np
+import pytest
+from differential import assert_compiled, assert_same_as_numpy
+
+from astjit import jit
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+rng = np.random.default_rng(8)
+
+
+def column_stats(a):
+    return a.sum(axis=0), a.mean(axis=0), (a * 2.0).max(axis=0), np.min(a, axis=0, keepdims=True)
+
+
+def leading_axes(a):
+    return a.sum(axis=(0, 1)), a.mean(axis=1), a.std(axis=0)
+
+
+@pytest.mark.parametrize("shape", [(300, 64), (7, 16), (1000, 8), (5, 24)])
+def test_float64_sums_over_leading_axes_are_numpys_bits(shape):
+    a = rng.random(shape) - 0.5
+    jf = jit(column_stats)
+    for x in (a, a * 1e8, np.ascontiguousarray(a[::-1])):
+        got, want = jf(x), column_stats(x)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w)
+    assert_compiled(jf)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8"])
+def test_column_reductions_agree_with_numpy_with_special_values(dtype):
+    a = (rng.random((40, 16)) * 10).astype(dtype)
+    if dtype[0] == "f":
+        a[3, 2], a[5, 7], a[6, 7], a[9, 1] = np.nan, np.inf, -np.inf, -0.0
+    tol = {"rtol": 2e-6} if dtype == "float32" else {}
+    jf = assert_same_as_numpy(column_stats, a, **tol)
+    assert_same_as_numpy(column_stats, a[:1].copy(), jitted=jf, **tol)
+    assert_compiled(jf)
+    b = (rng.random((6, 5, 8)) * 10).astype(dtype)
+    assert_same_as_numpy(leading_axes, b, rtol=2e-6 if dtype == "float32" else 1e-12, atol=1e-12)

@@ -255,7 +255,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
         self.refined = {}                      # name -> (span, ub) of its value here: from its assignment
         #                                        or a test that holds (loop_spans.refine), until reassigned
-        self.compared = {}                     # id of a one-operator comparison -> (op, left, right spans)
+        self.compared = {}                     # id of a one-operator comparison -> (op, left Val, right Val)
         self.counter_spans = {}                # id of a for loop -> span of its variable
         self.returns = []                      # per enclosing inlined call: what ``return`` does
         self.scratch_buffers = {}              # array buffer -> its scratch buffer (loop_rows)
@@ -393,7 +393,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             if op is None:
                 return
         a, b = spans.refine(op, left.span, right.span)
-        # a < b: a <= b's bound - 1; b > a: b's bound is a's bound... not a bound above (none for b)
+        # a bound by an extent, from above only: a < b gives a <= (b's bound) - 1, a > b gives b's likewise
         a_ub = spans.ub_minus(right.ub, 1) if op == "Lt" else (spans.ub_minus(right.ub, 0) if op == "LtE" else None)
         b_ub = spans.ub_minus(left.ub, 1) if op == "Gt" else (spans.ub_minus(left.ub, 0) if op == "GtE" else None)
         for side, span, ub in ((test.left, a, a_ub), (test.comparators[0], b, b_ub)):
@@ -800,9 +800,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         """The checked int64 indices of ``items``, integers for the leading axes of ``buf``: all of them
         evaluated first, then checked in order (Python builds the index tuple before numpy reads it)."""
         values = [self.index_val(item) for item in items]
-        name = node.value.id
-        return [v.expr if _below_extent(v, (name, axis)) else self.checked_index(node, axis, v.expr, buf.shape[axis], v.span)
-                for axis, v in enumerate(values)]
+        return [self.checked_index(node, axis, v.expr, buf.shape[axis], v) for axis, v in enumerate(values)]
 
     def index_value(self, item, v=None):
         """An integer index or slice bound (``v``: its value, if evaluated), in an int64 local."""
@@ -814,13 +812,16 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             raise _no(f"an index of type {'/'.join(map(str, v.types))}", item)
         return Val(self.bind(_cast(v.expr, v.dtype, I64), I64), v.types, bits=v.bits, span=v.span, ub=v.ub)
 
-    def checked_index(self, node, axis, i, n, span=None):
+    def checked_index(self, node, axis, i, n, value: Val | None = None):
         """``i`` as an index into an axis of extent ``n``: IndexError outside ``-n <= i < n``, a
-        negative index wrapped (neither where its span says it is not negative)."""
+        negative index wrapped; neither where ``value`` (i's Val) is known to lie in ``0 ... n - 1``,
+        no wrap where it is known not to be negative (loop_spans)."""
         if (id(node), axis) in self.unchecked:        # proven in bounds at the loop's entry
             return i
+        if value is not None and _below_extent(value, (node.value.id, axis)):
+            return i
         self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, _index_error, (i, axis, n))
-        if span is not None and span[0] >= 0:
+        if value is not None and value.span is not None and value.span[0] >= 0:
             # (the test keeps its lower half, which never holds here: without it the game of life's
             # outer-row accesses ran 1.2x slower, as LLVM laid the loop out otherwise)
             return i
@@ -1037,12 +1038,12 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             return Val(self.bind(sm.wrap_int(self.bind(wide, I64), I64, loop), loop), (r,),
                        bits=np.iinfo(loop).bits - (r.kind == "i"))
         x, y = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
+        expr = {"Add": x + y, "Sub": x - y, "Mult": x * y}[op]
         span = {"Add": spans.add, "Sub": spans.sub, "Mult": spans.mul}[op](a.span, b.span)
         ub = (spans.ub_add(a.ub, a.span, b.ub, b.span) if op == "Add" else
               spans.ub_sub(a.ub, b.span) if op == "Sub" else None)
         if spans.fits_int64(span):                       # no overflow: the operands' spans say so
-            return Val(self.bind({"Add": x + y, "Sub": x - y, "Mult": x * y}[op], I64), (r,),
-                       bits=spans.bits(span), span=span, ub=ub)
+            return Val(self.bind(expr, I64), (r,), bits=spans.bits(span), span=span, ub=ub)
         bits = None
         if a.bits is not None and b.bits is not None:
             bits = max(a.bits, b.bits) + 1 if op != "Mult" else a.bits + b.bits
@@ -1059,7 +1060,6 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 overflow = tirx.Or(estimate >= limit, estimate <= tirx.const(-FLOAT_INT_LIMIT, "float64"))
             self.fail(overflow, node, _int_overflow(node.lineno))
             bits = None
-        expr = {"Add": x + y, "Sub": x - y, "Mult": x * y}[op]
         return Val(self.bind(expr, I64), (r,), bits=bits)
 
     def power(self, a, b, node) -> Val:

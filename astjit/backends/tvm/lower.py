@@ -214,6 +214,9 @@ class SegmentLowering:
         # in a second reduction; the result is NaN wherever a NaN was seen, as in numpy.
         split_nan = name in ("max", "min") and src.dtype.startswith("float")
 
+        def accumulated(value):
+            return sm.widen(value, src.dtype, acc) if src.dtype != acc else value
+
         def reduce_body(*i, what=name):
             ks = [te.reduce_axis((0, e), name=f"k{j}") for j, e in enumerate(rshape)]
             outer = list(i)
@@ -227,14 +230,14 @@ class SegmentLowering:
                 full.append(next(it_k) if d in axes else next(it_outer))
             value = src.at(*full)
             if what == "squares":         # var, std: the squared deviations from the mean (numpy's order)
-                deviation = (sm.widen(value, src.dtype, acc) if src.dtype != acc else value) - means[i if out_t.shape else (0,)]
+                deviation = accumulated(value) - means[i if out_t.shape else (0,)]
                 return te.sum(deviation * deviation, axis=ks)
             if name in ("any", "all"):
                 return te.sum(_deciding(name, value, src.dtype), axis=ks)
             if name in ("sum", "mean", "var", "std"):
-                return te.sum(sm.widen(value, src.dtype, acc) if src.dtype != acc else value, axis=ks)
+                return te.sum(accumulated(value), axis=ks)
             if name == "prod":
-                return _prod_reducer(acc)(sm.widen(value, src.dtype, acc) if src.dtype != acc else value, axis=ks)
+                return _prod_reducer(acc)(accumulated(value), axis=ks)
             if what == "nan_count":   # NaNs << 32 + elements other than the identity-side infinity
                 far = tirx.const(-np.inf if name == "max" else np.inf, src.dtype)
 
@@ -263,7 +266,7 @@ class SegmentLowering:
                 value = src.at(*full) if src.shape else src.at()
                 if name in ("any", "all"):
                     return _deciding(name, value, src.dtype)
-                value = sm.widen(value, src.dtype, acc) if src.dtype != acc else value
+                value = accumulated(value)
                 if name in ("var", "std"):       # one element: 0, or NaN for NaN and infinities
                     deviation = sm.shielded(value, acc) - sm.shielded(value, acc)      # not folded to 0
                     return deviation * deviation

@@ -6,8 +6,9 @@ run the outer loop in parallel only for kernels with enough work: on a small one
 wake-up (about 5 us) costs more than it saves. Work is elements weighted by the cost of their math: an
 ``exp`` or ``log`` costs about ten times an add, so such kernels go parallel at a tenth of the size.
 Kernels shaped like softmax (row reductions feeding an elementwise output) are scheduled row by row
-instead (``_by_rows``), reductions keeping the last axis column by column (``_by_columns``). If a schedule primitive fails, retry without the reduction schedule, then give
-up and keep the unscheduled (correct, slower) function.
+instead (``_by_rows``), reductions keeping the last axis column by column (``_by_columns``). If a
+schedule primitive fails, retry without the reduction schedule, then give up and keep the unscheduled
+(correct, slower) function.
 """
 
 from .runtime import tvm_module

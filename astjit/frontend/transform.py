@@ -110,7 +110,7 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     rewrite(finder.placements)
     text = to_source(fndef)
     source_name = register_source(fn.__qualname__, text)
-    cells = {name: f.dispatch for name, f in fragments.items()}
+    cells = {name: f.dispatch_cell for name, f in fragments.items()}
     cells.update({python_switch_name(f.block): f.python_switch for f in fragments.values()})
     cells[NEXT_NAME] = next
     if any(b.maybe_unbound for b in blocks):

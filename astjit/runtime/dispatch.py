@@ -13,11 +13,13 @@ def _names(n):
     return [f"a{i}" for i in range(n)]
 
 
-def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="shape"):
+def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="shape", promote=None,
+                  promoting=(False,)):
     """``dispatch(a0, .., an)``: count the call, look the key up in ``cache`` and call its runner, else
     ``miss(args)`` (which counts the call itself). Inside ``with np.errstate(all="raise")`` (numpy's
     error state not a quiet one) the block's Python runs instead: ``as_python(args)``. (A loop region
-    about to do a few statements' work never calls it: frontend/loop_guard runs the loop inline.)"""
+    about to do a few statements' work never calls it: frontend/loop_guard runs the loop inline.)
+    ``promote(key, runner)`` is told of each hit while ``promoting[0]`` holds (``make_hot_dispatch``)."""
     from .fpstate import current_state, kernels_allowed, last_quiet
     from .keys import KEY_CODE
 
@@ -29,15 +31,52 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
            f"    if fp_state() is not fp_quiet[0] and not fp_allowed():\n"
            f"        counter[0] += 1\n"
            f"        return as_python({packed})\n"
-           f"    runner = cache_get(({key}{',' if n else ''}))\n"
+           f"    key = ({key}{',' if n else ''})\n"
+           f"    runner = cache_get(key)\n"
            f"    if runner is not None:\n"
            f"        counter[0] += 1\n"
+           f"        if promoting[0]:\n"
+           f"            promote(key, runner)\n"
            f"        return runner({params})\n"
            f"    return miss({packed})\n")
     namespace = {"ndarray": np.ndarray, "cache_get": cache.get, "miss": miss, "counter": counter,
                  "fp_state": current_state, "fp_quiet": last_quiet, "fp_allowed": kernels_allowed,
-                 "as_python": as_python}
+                 "as_python": as_python, "promote": promote, "promoting": promoting}
     exec(compile(src, "<astjit dispatch>", "exec"), namespace)
+    return namespace["dispatch"]
+
+
+def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"):
+    """A dispatch for one key: the arguments are compared with the key's parts where they stand (a dtype
+    by identity, a shape by ``==``) instead of building the key and hashing it, about half the cost;
+    anything else, or numpy's error state not the known quiet one, goes to ``generic`` (the full
+    dispatch). A dtype equal to the key's but another object is only a miss here, never a wrong hit."""
+    from .fpstate import current_state, last_quiet
+
+    names = _names(len(key))
+    params = ", ".join(names)
+    namespace = {"ndarray": np.ndarray, "runner": runner, "generic": generic, "counter": counter,
+                 "fp_state": current_state, "fp_quiet": last_quiet}
+    terms = []
+    for i, (x, part) in enumerate(zip(names, key)):
+        if not isinstance(part, tuple):
+            namespace[f"t{i}"] = part
+            terms.append(f"type({x}) is t{i}")
+            continue
+        namespace[f"d{i}"] = part[0]
+        terms.append(f"type({x}) is ndarray and {x}.dtype is d{i}")
+        if key_by == "shape":
+            namespace[f"s{i}"] = part[1]
+            terms.append(f"{x}.shape == s{i}")
+        else:                                  # (dtype, ndim, C-contiguous): runtime/keys
+            terms.append(f"{x}.ndim == {part[1]:d} and {x}.flags.c_contiguous is {bool(part[2])}")
+    terms.append("fp_state() is fp_quiet[0]")
+    src = (f"def dispatch({params}):\n"
+           f"    if {' and '.join(terms)}:\n"
+           f"        counter[0] += 1\n"
+           f"        return runner({params})\n"
+           f"    return generic({params})\n")
+    exec(compile(src, "<astjit hot dispatch>", "exec"), namespace)
     return namespace["dispatch"]
 
 

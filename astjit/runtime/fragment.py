@@ -38,6 +38,19 @@ UNBOUND = _Unbound()
 # every SETTLED_CALLS iterations (the block's Python is right for any of them, only maybe slower).
 SETTLED_CALLS = 63
 _DISPATCH = itertools.repeat(False)
+# How many times a Fragment installs a dispatch for the key its calls hit (runtime/dispatch.make_hot_dispatch):
+# arguments that alternate between keys would otherwise generate code on every call.
+HOT_INSTALLS = 8
+
+
+class _Cache(dict):
+    """key -> runner; a write tells the Fragment, whose dispatch for one key may hold the old runner."""
+
+    __slots__ = ("changed",)
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self.changed()
 
 
 class Fragment:
@@ -56,7 +69,8 @@ class Fragment:
         self.live_out = list(block.live_out)
         self.fallback = None                 # set once the rewritten function is compiled
         self._lock = threading.Lock()
-        self.cache: dict = {}                # key -> runner (a GuardedEntry's generated check, if guarded)
+        self.cache = _Cache()                # key -> runner (a GuardedEntry's generated check, if guarded)
+        self.cache.changed = self._cool
         self.guarded: dict = {}              # key -> GuardedEntry, for keys whose runners check values
         self.entries: list = []              # Specialization objects, in compile order
         self.records: list[Record] = []
@@ -64,11 +78,15 @@ class Fragment:
         self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
         from .dispatch import make_dispatch
 
-        # what the rewritten function calls: a generated fixed-arity cache lookup
+        # what the rewritten function calls (through ``dispatch_cell``): a generated fixed-arity cache
+        # lookup, or, once calls hit a key, a dispatch comparing the arguments with that key first
         self.make_key = KEYS[self.key_by]
+        self._hot_installs = [HOT_INSTALLS]
+        self._promoting = [True]
         self.dispatch = make_dispatch(self.cache, self._miss, len(self.live_in), self._counter,
-                                      self._run_python, self.key_by)
+                                      self._run_python, self.key_by, self._promote, self._promoting)
         self.dispatch.fragment = self
+        self.dispatch_cell = types.CellType(self.dispatch)
 
     @property
     def calls(self) -> int:
@@ -88,7 +106,29 @@ class Fragment:
         return [linecache.getline(self.filename, i).rstrip("\n") for i in range(first, last + 1)]
 
     def __call__(self, *args):
-        return self.dispatch(*args)
+        return self.dispatch_cell.cell_contents(*args)
+
+    def _promote(self, key, runner) -> None:
+        """A call hit ``key`` in the full dispatch: install a dispatch for that key, unless its runner is
+        about to change (its first call measures). At most HOT_INSTALLS times: keys that alternate,
+        or a key whose dispatch misses its arguments (a dtype equal to the key's, another object), keep
+        the full dispatch."""
+        from .dispatch import make_hot_dispatch
+
+        if getattr(runner, "measuring", False):
+            return
+        self._hot_installs[0] -= 1
+        if self._hot_installs[0] < 0:
+            self._promoting[0] = False
+            self.dispatch_cell.cell_contents = self.dispatch
+            return
+        hot = make_hot_dispatch(key, runner, self.dispatch, self._counter, self.key_by)
+        hot.key, hot.fragment = key, self
+        self.dispatch_cell.cell_contents = hot
+
+    def _cool(self) -> None:
+        """The cache changed: back to the full dispatch, which installs a hot one again on a hit."""
+        self.dispatch_cell.cell_contents = self.dispatch
 
     def __repr__(self) -> str:
         first, last = self.lines
@@ -104,11 +144,16 @@ class Fragment:
     def _run_python(self, args):
         return self.fallback(*args)
 
+    @property
+    def python_runner(self):
+        """The runner of a specialization that chose Python: the block's statements as a function, or,
+        in a loop, ``settle_python``, which also lets the rewritten function run them inline."""
+        return self.settle_python if self.block.in_loop and not self.strict else self.fallback
+
     def settle_python(self, *args):
-        """The runner of a specialization that chose Python: run the block's statements, and let the
-        rewritten function run them inline for the next SETTLED_CALLS calls."""
-        if not self.strict:
-            self.python_switch.cell_contents = itertools.chain(itertools.repeat(True, SETTLED_CALLS), _DISPATCH)
+        """Run the block's statements, and let the rewritten function run them inline for the next
+        SETTLED_CALLS calls (a block in a loop that stays Python)."""
+        self.python_switch.cell_contents = itertools.chain(itertools.repeat(True, SETTLED_CALLS), _DISPATCH)
         return self.fallback(*args)
 
     def _miss(self, args):
@@ -134,7 +179,7 @@ class Fragment:
         spec = self._specialize(key, args)
         spec.fragment = self
         if spec.runner is self.fallback:
-            spec.runner = self.settle_python
+            spec.runner = self.python_runner
         existing = self.guarded.get(key)
         if existing is not None:
             existing.add(spec)

@@ -70,7 +70,7 @@ def measuring_runner(fragment, spec, key):
         except Exception:   # a timed run raising (on copies taken after the real run's effects): keep the kernel
             python_wins = False
         if python_wins:
-            spec.runner = fragment.settle_python
+            spec.runner = fragment.python_runner
             spec.mode_chosen = "python"
         else:
             spec.runner = compiled
@@ -78,6 +78,8 @@ def measuring_runner(fragment, spec, key):
         if fragment.cache.get(key) is first_call:
             fragment.cache[key] = spec.runner
         return result
+
+    first_call.measuring = True     # (not installed as the dispatch of its key: runtime/fragment._promote)
 
     def _python_is_faster(args) -> bool:
         fresh = _copier(args) if spec.effects else None

@@ -202,3 +202,66 @@ def test_runtime_integer_indices_on_2d_arrays_do_not_recompile():
 def test_runtime_index_out_of_bounds_raises_numpys_index_error():
     x = RNG.standard_normal((3, 3))
     assert_same_as_numpy(rows_by_counter, x, 4)
+
+
+def _calls(jf):
+    return [f.calls for f in jf.fragments]
+
+
+def test_the_dispatch_for_the_key_in_use_gives_way_to_any_other_key():
+    """After repeated calls with one key the Fragment dispatches through code for that key; calls with
+    other shapes, dtypes, ranks and types, alternating, must still reach their own specializations."""
+    jf = jit(affine)
+    args = [(RNG.standard_normal(20), RNG.standard_normal(20)),
+            (RNG.standard_normal(7), RNG.standard_normal(7)),
+            (RNG.standard_normal(7).astype(np.float32), RNG.standard_normal(7).astype(np.float32)),
+            (RNG.standard_normal((2, 3)), RNG.standard_normal(3)),
+            (RNG.standard_normal(20), 1.5),
+            (RNG.standard_normal(20), np.float32(1.5))]
+    for round_ in range(4):
+        for a, b in args:
+            for _ in range(3 if round_ == 0 else 1):        # first: settle each key (measure, then hot)
+                assert_same_as_numpy(affine, a.copy(), b, jitted=jf)
+    frag = jf.fragments[0]
+    assert len(frag.entries) == len(args)
+    assert frag.calls == 3 * len(args) + 3 * len(args)
+    # keys that alternate used up the installs: the full dispatch serves them, without generating code
+    assert frag.dispatch_cell.cell_contents is frag.dispatch
+
+
+def test_calls_with_one_key_go_through_a_dispatch_for_that_key():
+    jf = jit(affine)
+    a, b = RNG.standard_normal(20), RNG.standard_normal(20)
+    for _ in range(3):
+        assert_same_as_numpy(affine, a, b, jitted=jf)
+    frag = jf.fragments[0]
+    hot = frag.dispatch_cell.cell_contents
+    assert hot is not frag.dispatch and hot.key == frag.make_key((a, b))
+    assert_same_as_numpy(affine, RNG.standard_normal(5), b[:5], jitted=jf)     # another key: compiled
+    assert len(frag.entries) == 2 and frag.calls == 4
+
+
+def test_an_equal_dtype_that_is_another_object_still_hits_its_specialization():
+    jf = jit(affine)
+    a, b = RNG.standard_normal(9), RNG.standard_normal(9)
+    for _ in range(4):
+        assert_same_as_numpy(affine, a, b, jitted=jf)
+    other = np.dtype(np.float64, metadata={"unit": "m"})          # == float64, not the same object
+    assert other == np.float64 and other is not a.dtype
+    for _ in range(20):
+        assert_same_as_numpy(affine, a.astype(other), b.astype(other), jitted=jf)
+    assert len(jf.fragments[0].entries) == 1 and jf.fragments[0].calls == 24
+
+
+def test_a_block_that_settled_on_python_follows_new_argument_types_at_once():
+    """A block whose measurement chose Python for one key compiles for the next key at its next call."""
+    def small_argmax(x, y):
+        return (x * y).argmax(axis=1)
+
+    jf = jit(small_argmax)
+    small = (RNG.random((4, 4)), RNG.random((4, 4)))
+    for _ in range(5):
+        assert_same_as_numpy(small_argmax, *small, jitted=jf)
+    large = (RNG.random((300, 500)), RNG.random((300, 500)))
+    assert_same_as_numpy(small_argmax, *large, jitted=jf)
+    assert [e.key[0][1] for e in jf.fragments[0].entries] == [(4, 4), (300, 500)]

@@ -10,25 +10,16 @@ import ctypes
 import functools
 import importlib.util
 import os
-import sys
 
-from .runtime import set_thread_environment
+from .runtime import set_thread_environment, torch_kept_out
 
 
 @functools.cache
 def tvm_ffi_module():
-    """``tvm_ffi`` with TVM's runtime library loaded. tvm_ffi imports torch at its own import when it
-    can (a workaround for a Windows symbol clash), 0.6 s here; astjit passes numpy arrays only, so the
-    import is kept from happening unless the program already imported torch."""
+    """``tvm_ffi`` with TVM's runtime library loaded (without torch: runtime.torch_kept_out)."""
     set_thread_environment()
-    blocked = "torch" not in sys.modules
-    if blocked:
-        sys.modules["torch"] = None          # makes ``import torch`` raise ImportError, which tvm_ffi skips
-    try:
+    with torch_kept_out():
         import tvm_ffi
-    finally:
-        if blocked and sys.modules.get("torch", 0) is None:
-            del sys.modules["torch"]
     spec = importlib.util.find_spec("tvm")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("the tvm package is not installed")

@@ -4,8 +4,10 @@ TVM's pool defaults to half the cores and, when smaller than the core count, pin
 thread to core 0; both variables must be set before the pool starts.
 """
 
+import contextlib
 import functools
 import os
+import sys
 
 
 def set_thread_environment() -> None:
@@ -14,10 +16,26 @@ def set_thread_environment() -> None:
     os.environ.setdefault("TVM_BIND_THREADS", "0")
 
 
+@contextlib.contextmanager
+def torch_kept_out():
+    """TVM's FFI imports torch at its own import when it can (a workaround for a Windows symbol clash),
+    2.8 s here, more than TVM itself; astjit passes numpy arrays only, so the import is kept from
+    happening unless the program already imported torch."""
+    blocked = "torch" not in sys.modules
+    if blocked:
+        sys.modules["torch"] = None          # makes ``import torch`` raise ImportError, which tvm_ffi skips
+    try:
+        yield
+    finally:
+        if blocked and sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
 @functools.cache
 def tvm_module():
     set_thread_environment()
-    import tvm
+    with torch_kept_out():
+        import tvm
 
     return tvm
 

@@ -14,6 +14,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from .. import config
 from ..errors import Unsupported
+from . import persisted
 from .dispatch import make_loop_kernel_runner
 from .fragment import Fragment, Specialization
 
@@ -35,9 +36,26 @@ class LoopSegment:
 
     def __init__(self, prim_func, module, nodes=()):
         self.prim_func = prim_func
-        self.module = module
+        self._module = module            # None for a kernel loaded from the disk cache
         self.nodes = list(nodes)
         self.te_func = None
+
+    @property
+    def module(self):
+        """The compiled TVM module (compiled again, for its LLVM IR, where the kernel was loaded)."""
+        if self._module is None:
+            self._module = compile_loop_kernel(self.prim_func)
+        return self._module
+
+
+def compile_loop_kernel(func):
+    from ..backends.tvm.runtime import compile_module, host_target, tvm_module
+
+    tvm = tvm_module()
+    # compacting buffers has nothing to do on one-element scalars and grows with their number
+    # times the nesting of the checks: 6.7 s of a 6.8 s compile for the game-of-life kernel
+    return compile_module(tvm.IRModule({"main": func}), host_target(),
+                          disabled_passes=("s_tir.CompactBufferAllocation",))
 
 
 def specialize_loop(fragment, key, args) -> Specialization:
@@ -49,7 +67,6 @@ def specialize_loop(fragment, key, args) -> Specialization:
     if get_backend() is None:
         raise Unsupported(f"TVM is unavailable ({import_error()})")
     from ..backends.tvm.loops import LoopLowering
-    from ..backends.tvm.runtime import compile_module, host_target, tvm_module
 
     block = fragment.block
     try:
@@ -61,22 +78,29 @@ def specialize_loop(fragment, key, args) -> Specialization:
     except Exception as exc:      # a case the lowering does not foresee: the loop runs as Python, explained
         raise Unsupported(f"astjit could not lower this loop ({type(exc).__name__}: "
                           f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
-    tvm = tvm_module()
-    try:
-        # compacting buffers has nothing to do on one-element scalars and grows with their number
-        # times the nesting of the checks: 6.7 s of a 6.8 s compile for the game-of-life kernel
-        module = compile_module(tvm.IRModule({"main": lowered.func}), host_target(),
-                                disabled_passes=("s_tir.CompactBufferAllocation",))
-    except Exception as exc:
-        raise Unsupported(f"TVM could not compile this loop ({type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
-    runner = make_loop_runner(module["main"], lowered, fragment, args)
-    spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel")
-    spec.segments = [LoopSegment(lowered.func, module)]
+    text = persisted.loop_key_text(fragment, lowered.func)
+    stored = persisted.read_loop_kernel(fragment, text)
+    if stored is not None:
+        module, main = stored
+    else:
+        try:
+            module = compile_loop_kernel(lowered.func)
+        except Exception as exc:
+            raise Unsupported(f"TVM could not compile this loop ({type(exc).__name__}: "
+                              f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
+        main = module["main"]
+        persisted.write_loop_kernel(text, module)
+    runner = make_loop_runner(main, lowered, fragment, args)
+    spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
+                          + (persisted.LOADED if stored is not None else ""))
+    segment = LoopSegment(lowered.func, None if stored is not None else module)
+    segment.loaded_module = module       # (the kernel lives as long as its module)
+    spec.segments = [segment]
     spec.loop = lowered
     spec.effects = True
     spec.measure = False         # timing the loop's Python would cost more than the loop
-    config.log("compiles", "loop kernel for %s line %s", fragment.owner_name, block.lineno)
+    if stored is None:
+        config.log("compiles", "loop kernel for %s line %s", fragment.owner_name, block.lineno)
     return spec
 
 

@@ -1,4 +1,9 @@
-"""A straight-line specialization written to and read back from the disk cache (runtime/disk_cache).
+"""A specialization's compiled code written to and read back from the disk cache (runtime/disk_cache).
+
+A loop kernel is keyed by its TIR function's text, which holds everything the kernel does; what the
+runner needs besides the library (which arrays it writes, where its checks stop) comes from the
+lowering, which runs again in each process (tens of milliseconds, against a compile of tenths of a
+second to seconds). For a straight-line block:
 
 What is stored is what specializing decided: the partition into segments (node numbers), why nodes
 stayed on numpy, the notes and records for ``explain``, and per kernel its library and calling
@@ -112,3 +117,34 @@ def write(text, choice, spec, first_record, fragment) -> None:
             "reasons": {str(position[n]): why for n, why in (spec.reasons or {}).items()},
             "records": [[r.kind, r.message] for r in fragment.records[first_record:]]}
     cache.store(text, meta, modules)
+
+
+def loop_key_text(fragment, func) -> str | None:
+    """The disk cache's key of a loop kernel (its TIR function's text), or None when the cache is off."""
+    if disk_cache.active() is None:
+        return None
+    return f"loop kernel, strict={fragment.strict}\n{func.script()}"
+
+
+def read_loop_kernel(fragment, text):
+    """(module, its ``main``) of the loop kernel stored under ``text``, or None."""
+    cache = disk_cache.active()
+    found = cache.load(text) if cache is not None and text is not None else None
+    if found is None:
+        return None
+    _, folder = found
+    from ..backends.tvm.loader import load_kernel
+
+    try:
+        module, main = load_kernel(str(folder / "kernel0.so"))
+    except Exception as exc:   # a truncated library, another platform's: compile instead
+        cache.discard(folder, f"{type(exc).__name__}: {exc}")
+        return None
+    config.log("cache", "loop at %s line %s: loaded from %s", fragment.owner_name, fragment.block.lineno, folder)
+    return module, main
+
+
+def write_loop_kernel(text, module) -> None:
+    cache = disk_cache.active()
+    if cache is not None and text is not None:
+        cache.store(text, {"kind": "loop kernel"}, [module])

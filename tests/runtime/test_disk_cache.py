@@ -202,3 +202,52 @@ def test_a_new_process_runs_from_the_cache_without_the_compiler(tmp_path):
 
     assert run("1.0") == "tvm imported"
     assert run("2.5") == "no tvm"         # other values, same types: kernels and decisions from the cache
+
+
+def smooth_in_place(u, w):
+    n = len(u)
+    for i in range(1, n - 1):
+        u[i] = (1.0 - w) * u[i] + w * 0.5 * (u[i - 1] + u[i + 1])
+    return u
+
+
+def smooth_in_place_again(u, w):      # the same loop in another function: the same kernel text
+    n = len(u)
+    for i in range(1, n - 1):
+        u[i] = (1.0 - w) * u[i] + w * 0.5 * (u[i - 1] + u[i + 1])
+    return u
+
+
+def loop_notes(jf):
+    return [e.note for f in jf.fragments for e in f.entries if hasattr(e, "loop")]
+
+
+def test_a_stored_loop_kernel_is_loaded_for_any_length(cache_dir):
+    rng = np.random.default_rng(3)
+    first = jit(smooth_in_place)
+    assert_same_as_numpy(smooth_in_place, rng.random(200), 0.3, jitted=first)
+    disk_cache.wait()
+    assert len(entries(cache_dir)) == 1 and loop_notes(first) == ["the whole loop runs as one kernel"]
+    second = jit(smooth_in_place_again)
+    for n, w in [(200, 0.3), (57, -1.5), (3, 0.0), (1000, 2.0)]:
+        assert_same_as_numpy(smooth_in_place_again, rng.standard_normal(n), w, jitted=second)
+    assert loop_notes(second) == ["the whole loop runs as one kernel (from the disk cache)"]
+    segment = next(s for f in second.fragments for e in f.entries for s in e.segments)
+    assert "T.prim_func" in kernel_code(segment, "tir") and "define" in kernel_code(segment, "llvm")
+    disk_cache.wait()
+    assert len(entries(cache_dir)) == 1
+
+
+def test_a_damaged_loop_kernel_is_compiled_again(cache_dir):
+    u = np.linspace(0.0, 1.0, 40) ** 2
+    assert_same_as_numpy(smooth_in_place, u, 0.5)
+    disk_cache.wait()
+    [entry] = entries(cache_dir)
+    kernel = next(entry.glob("*.so"))
+    kernel.write_bytes(kernel.read_bytes()[:300])
+    jf = jit(smooth_in_place_again)
+    assert_same_as_numpy(smooth_in_place_again, u, 0.5, jitted=jf)
+    assert loop_notes(jf) == ["the whole loop runs as one kernel"]
+    disk_cache.wait()
+    assert entries(cache_dir) == [entry]
+    assert_same_as_numpy(smooth_in_place, u * 3.0, 0.25, jitted=jit(smooth_in_place))

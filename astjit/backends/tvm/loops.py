@@ -276,8 +276,11 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                         # loads and stores). (Declaring the whole array compact, rows n1 apart, made a
                         # binary search over 16 MB rows 2-5x slower; this form is as fast elsewhere.)
                         strides[-1] = tirx.const(1, I64)
-                    self.arrays[name] = T.arg(name, T.Buffer(shape, dtype, strides=strides, align=1,
-                                                             offset_factor=1))
+                    # (an offset named here: TVM's own names for it follow set order, which varies from
+                    # process to process, and the function's text is its disk cache key)
+                    offset = tirx.Var(f"{name}_offset", I64)
+                    self.arrays[name] = T.arg(name, T.Buffer(shape, dtype, strides=strides, elem_offset=offset,
+                                                             align=1, offset_factor=1))
                 params = {}
                 for name, t in self.incoming.items():
                     params[name] = T.arg(name, tirx.Var(name, t.dtype))

@@ -208,9 +208,17 @@ def _static_number(ctx, node):
 
 
 def _power(ctx, node, operands, loop):
+    """numpy's float power: its ufunc loop takes an exponent it reads once for the whole inner loop (a
+    scalar, or a one-element array broadcast) as a fast path (x * x for 2, sqrt for 0.5, 1 / x for -1),
+    and numpy's scalar math (``np.float64(x) ** 0.5``) calls pow for every exponent. Of these only
+    sqrt and pow differ, at -inf and -0.0 (sqrt gives nan and -0.0, pow inf and 0.0)."""
     dt = loop[0]
     exponent = _static_number(ctx, operands[1])
     if sm.is_float(dt):
+        scalar_math = node.op == "power" and not any(
+            isinstance(ctx.types[o], ArrayType) and not ctx.types[o].scalar for o in operands)
+        if exponent == 0.5 and scalar_math:
+            return lambda a, b: sm.libm("pow", dt, a, b)
         if exponent == 2:
             return lambda a, b: a * a
         if exponent == 0.5:
@@ -221,11 +229,24 @@ def _power(ctx, node, operands, loop):
             return lambda a, b: a
         if exponent == 0:
             return lambda a, b: sm.const(1.0, dt)
+        if exponent is None and not scalar_math and _read_once(ctx, node, operands[1]):
+            return lambda a, b: sm.te.if_then_else(sm.tirx.EQ(b, sm.const(0.5, dt)), sm.libm("sqrt", dt, a),
+                                                   sm.libm("pow", dt, a, b))
         return lambda a, b: sm.libm("pow", dt, a, b)
     if dt == "bool" or exponent is None or exponent < 0 or exponent != int(exponent) or exponent > 64:
         raise Unsupported("integer power needs a constant exponent from 0 to 64")
     e = int(exponent)
     return lambda a, b: sm.int_power(dt, a, e)
+
+
+def _read_once(ctx, node, operand) -> bool:
+    """Whether numpy's inner loop reads ``operand`` with stride 0: a scalar or 0-d value, or a
+    one-element array broadcast to a larger result (numpy's iterator gives an array broadcast along
+    one axis of several, such as (3, 1) against (3, 9), a stride of its own: measured)."""
+    t, out = ctx.types[operand], ctx.types[node]
+    if not isinstance(t, ArrayType) or t.scalar or t.ndim == 0:
+        return True
+    return t.size == 1 and out.size > 1
 
 
 def _bound_operands(node):

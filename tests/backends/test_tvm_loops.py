@@ -285,6 +285,52 @@ def test_a_python_int_beyond_a_numpy_int_raises_as_numpy():
                                  (np.arange(4, dtype=np.uint8), -1), (np.arange(2, dtype=np.int16), 7)])
 
 
+def copy_elements(out, values):
+    for i in range(len(values)):
+        out[i] = values[i]
+    return out
+
+
+@pytest.mark.parametrize("target, source, big", [
+    (np.int8, np.int64, 300), (np.int8, np.int16, -129), (np.int16, np.uint16, 40000),
+    (np.int32, np.int64, 2**40), (np.int32, np.uint64, 2**63), (np.int64, np.uint64, 2**63 + 5),
+    (np.uint8, np.int64, 300), (np.uint8, np.int64, -1), (np.uint32, np.int64, -2**40)])
+def test_a_numpy_int_stored_into_a_narrower_array_as_numpy_stores_it(target, source, big):
+    """numpy stores a numpy int into a signed array's element through a Python int: one out of the
+    array's range raises OverflowError (an unsigned array wraps it); the elements before it are
+    written, as in Python."""
+    fits = np.arange(40).astype(source)
+    values = fits.copy()
+    values[25] = source(big)
+    check(copy_elements, [(np.zeros(40, target), fits), (np.zeros(40, target), values),
+                          (np.zeros(30, target), values[:30]), (np.zeros(40, target), fits[::-1].copy())],
+          compiled=source is not np.uint64)         # (a uint64 array keeps the loop in Python)
+
+
+def squares_repeatedly(x, n, out):
+    for i in range(n):
+        x = x ** 2
+        out[i] = x
+    return x
+
+
+def squares_then_numpy(x, n, a):
+    for i in range(n):
+        x = x ** 2
+        if i == 2:
+            x = a[0]                # from here on a numpy float: its ** gives inf
+    return x
+
+
+def test_a_python_float_squared_beyond_the_float_range_raises_overflow_error():
+    """Python's float ** raises OverflowError where the result overflows (its * and numpy's ** give
+    inf), after the elements written before it."""
+    check(squares_repeatedly, [(1.5, 5, np.zeros(5)), (2.0, 30, np.zeros(30)), (-3.0, 12, np.zeros(12)),
+                               (np.inf, 3, np.zeros(3)), (np.nan, 3, np.zeros(3)), (1e200, 1, np.zeros(1))])
+    check(squares_then_numpy, [(1.1, 6, np.array([1e300])), (1e200, 6, np.array([2.0])),
+                               (2.0, 40, np.array([3.0]))])
+
+
 def signed_sums(x, out):
     s = -0.0
     for i in range(len(x)):

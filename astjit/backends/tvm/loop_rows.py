@@ -127,8 +127,8 @@ class RowStatements:
                        and (calls or leaf.view != out.view) for leaf in _leaves(value))
         self.row_loop(out, value, target, self.scratch(out.buf) if overlaps else None)
         if len(self.sites) != sites:
-            raise self.refusal("a row statement whose elements need checks (an int64 product, a Python int "
-                               "beyond a small int type)", s)
+            raise self.refusal("a row statement whose elements need checks (an int64 product, a Python or "
+                               "numpy int beyond a small int type)", s)
 
     # -- evaluation in Python's order ----------------------------------------------------------------
     def row(self, e, s, left=None):
@@ -302,12 +302,13 @@ class RowStatements:
         shape = out.shape
 
         def compute(value):
+            from_array = not isinstance(value, ScalarLeaf)
             def at(ks):
                 v = self.row_element(value, ks, len(shape))
                 if scratch is None:
-                    self.store_at(target, out.buf, out.at(ks), v)
+                    self.store_at(target, out.buf, out.at(ks), v, from_array)
                 else:
-                    self.store_at(target, scratch, [flat(ks)], v)
+                    self.store_at(target, scratch, [flat(ks)], v, from_array)
             self.each_element(shape, at)
 
         def flat(ks):

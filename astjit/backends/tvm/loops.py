@@ -842,7 +842,9 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         buf, index = self.element(target)
         self.store_at(target, buf, index, value)
 
-    def store_at(self, target, buf, index, value: Val) -> None:
+    def store_at(self, target, buf, index, value: Val, from_array=False) -> None:
+        """``from_array``: an element of an array being stored (numpy casts it, wrapping ints), not a
+        number stored into an element or a row (numpy converts it through a Python int)."""
         dtype = str(buf.dtype)
         kind = np.dtype(dtype).kind
         for t in value.types:
@@ -850,6 +852,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 raise _no(f"storing a {t} into an array of {dtype}", target)
         if kind in "iu":
             self.check_python_int_fits(value, dtype, target)
+        if kind == "i" and not from_array:
+            self.check_numpy_int_fits(value, dtype, target)
         name = target.id if isinstance(target, gast.Name) else target.value.id
         name = self.array_origin.get(name, name)
         if name in self.incoming_locals and not isinstance(target, gast.Name):
@@ -1020,6 +1024,22 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         self.fail(tirx.Or(x > tirx.const(int(info.max), I64), x < tirx.const(int(info.min), I64)), node,
                   _python_int_overflow(dtype), (x,))
 
+    def check_numpy_int_fits(self, v: Val, dtype, node) -> None:
+        """numpy stores a numpy int into an element of a signed int array through a Python int: one
+        outside the array's dtype raises OverflowError (``a[i] = np.int64(300)`` for int8; into an
+        unsigned array it wraps)."""
+        info = np.iinfo(dtype)
+        for t in v.types:
+            if t.python or t.kind not in "iu":
+                continue
+            source = np.iinfo(t.dtype)
+            if source.min >= info.min and source.max <= info.max:
+                continue
+            now = self.combination_holds((v,), (t,)) if v.tag is not None else tirx.const(True, "bool")
+            x = _cast(_cast(v.expr, v.dtype, t.dtype), t.dtype, I64)      # (uint64 never enters a loop kernel)
+            self.fail(tirx.And(now, tirx.Or(x > tirx.const(int(info.max), I64), x < tirx.const(int(info.min), I64))),
+                      node, _python_int_overflow(dtype), (x,))
+
     def check_exact_as_float(self, v: Val, node, what) -> None:
         """Stop where an int would not convert to float64 exactly (Python computes such cases exactly)."""
         if v.bits is not None and v.bits <= 53:
@@ -1071,7 +1091,19 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             raise _no("a power other than x ** 2", node)
         if any(t.kind == "b" for t in a.types):
             raise _no("a power of a bool", node)
-        return self.binary("Mult", a, a, node)
+        square = self.binary("Mult", a, a, node)
+        python_float = next((t for t in a.types if t.python and t.kind == "f"), None)
+        if python_float is None:
+            return square
+        # a Python float's ** raises OverflowError where the result leaves the float range (its * and
+        # numpy's ** give inf)
+        result = self.bind(square.expr, square.dtype)
+        x = self.bind(_cast(a.expr, a.dtype, "float64"), "float64")
+        overflow = tirx.And(sm.te.isinf(result), sm.te.isfinite(x))
+        if a.tag is not None:
+            overflow = tirx.And(overflow, self.combination_holds((a,), (python_float,)))
+        self.fail(overflow, node, lambda vals: _raised(pow, _float_of_bits(vals[0]), 2), (x,))
+        return Val(result, square.types, square.tag)
 
     def unary(self, e) -> Val:
         return self.unary_value(type(e.op).__name__, self.expr(e.operand), e)

@@ -106,11 +106,23 @@ def clip_between(a, b):
     return np.clip(a, -0.0, 1.0)
 
 
+def clip_below_only(a, b):           # numpy: np.maximum, the bound on a tie of zeros
+    return np.clip(a, b, None)
+
+
+def clip_above_only(a, b):
+    return np.clip(a, None, b)
+
+
+def relu_by_clip(a, b):
+    return np.clip(a, 0.0, None), a.clip(-0.0), a.clip(max=0.0), a.clip(min=b)
+
+
 IDENTITIES = [times_zero, zero_times, minus_itself, equals_itself, not_equals_itself, zero_divided,
               add_then_subtract, subtract_then_add, not_less_equal, not_equal_via_invert, logical_not_of_compare,
               max_of_times_zero, plus_zero, plus_python_int_zero, square_minus_product, where_self_equal,
               times_one_plus_zero, divided_by_itself, zeros_times, scalar_argument_twice,
-              reassociated_constants, clip_to_zero, clip_between]
+              reassociated_constants, clip_to_zero, clip_between, clip_below_only, clip_above_only, relu_by_clip]
 
 
 def assert_bitwise_equal(got, want):

@@ -323,6 +323,10 @@ def elementwise_rule(ctx, node):
 
         def rule(a, *bs):
             bs = list(bs)
+            if has_lo != has_hi:
+                # numpy's clip with one bound is np.maximum or np.minimum, which return the bound on a
+                # tie (np.clip(-0.0, 0.0, None) is 0.0; with two bounds the element is kept)
+                return (sm.maximum if has_lo else sm.minimum)(out_dtype, a, bs[0])
             if has_lo:
                 a = sm.clip_bound(out_dtype, a, bs.pop(0), lower=True)
             if has_hi:

@@ -307,6 +307,30 @@ def test_a_numpy_int_stored_into_a_narrower_array_as_numpy_stores_it(target, sou
           compiled=source is not np.uint64)         # (a uint64 array keeps the loop in Python)
 
 
+def divided_elements(a, b, out, rest):
+    for i in range(len(a)):
+        out[i] = a[i] // b[i]
+        rest[i] = a[i] % b[i]
+    return out, rest
+
+
+def divided_by_python_minus_one(a, out):
+    for i in range(len(a)):
+        out[i] = (a[i] // -1) % 7 + a[i] % -1
+    return out
+
+
+def test_the_smallest_numpy_int64_divided_by_minus_one_wraps_as_numpy():
+    """numpy's int64 ``-2**63 // -1`` is ``-2**63`` and ``% -1`` is 0 (Python's ints would give 2**63, the
+    documented OverflowError); the kernel computes numpy's result without trapping."""
+    smallest = np.iinfo(np.int64).min
+    a = np.array([smallest, smallest, 7, -7, smallest + 1, 0] * 6, np.int64)
+    b = np.array([-1, 1, -1, 2, -1, -1] * 6, np.int64)
+    check(divided_elements, [(a, b, np.zeros_like(a), np.zeros_like(a)),
+                             (a[::-1].copy(), b, np.zeros_like(a), np.zeros_like(a))])
+    check(divided_by_python_minus_one, [(a, np.zeros_like(a)), (np.full(40, smallest, np.int64), np.zeros(40, np.int64))])
+
+
 def squares_repeatedly(x, n, out):
     for i in range(n):
         x = x ** 2

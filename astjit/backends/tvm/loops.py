@@ -1078,12 +1078,14 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         if bits is None or bits > 63:                    # |result| < 2**63 fits int64
             overflow = _constant_overflow(op, x, y)      # ``mid + 1``: one comparison
             if overflow is None:
-                # a float estimate: it does not wait for the sum, unlike a test of the wrapped sum's sign,
-                # which made a binary search 1.5x slower; it stops within 2**13 of int64's ends
+                # a float estimate first: it does not wait for the sum, unlike a test of the wrapped sum's
+                # sign, which made a binary search 1.5x slower; only an estimate within 2**13 of int64's
+                # ends runs the exact test (-2**63 itself is an int64)
                 fx, fy = x.astype("float64"), y.astype("float64")
                 estimate = {"Add": fx + fy, "Sub": fx - fy, "Mult": fx * fy}[op]
                 limit = tirx.const(FLOAT_INT_LIMIT, "float64")
-                overflow = tirx.Or(estimate >= limit, estimate <= tirx.const(-FLOAT_INT_LIMIT, "float64"))
+                near = tirx.Or(estimate >= limit, estimate <= tirx.const(-FLOAT_INT_LIMIT, "float64"))
+                overflow = tirx.if_then_else(near, _exact_int64_overflow(op, x, y), tirx.const(False, "bool"))
             self.fail(overflow, node, _int_overflow(node.lineno))
             bits = None
         return Val(self.bind(expr, I64), (r,), bits=bits)
@@ -1445,6 +1447,23 @@ def _constant_overflow(op, x, y):
     if c >= 0:
         return x > tirx.const(int(INT64.max) - c, I64)
     return x < tirx.const(int(INT64.min) - c, I64)
+
+
+def _exact_int64_overflow(op, x, y):
+    """Whether ``x op y`` leaves int64, from the wrapped result: a sum whose sign differs from both
+    operands', a difference whose sign differs from the minuend's where the operands' signs differ, a
+    product that does not divide back (the divisor made nonzero and not -1, which cannot trap)."""
+    w = _wrapping_int64(op, x, y)
+    zero = tirx.const(0, I64)
+    if op == "Add":
+        return tirx.bitwise_and(tirx.bitwise_xor(x, w), tirx.bitwise_xor(y, w)) < zero
+    if op == "Sub":
+        return tirx.bitwise_and(tirx.bitwise_xor(x, y), tirx.bitwise_xor(x, w)) < zero
+    minus_one = tirx.const(-1, I64)
+    trivial = tirx.Or(tirx.EQ(x, zero), tirx.EQ(x, minus_one))
+    divisor = tirx.Select(trivial, tirx.const(1, I64), x)
+    return tirx.Or(tirx.And(tirx.EQ(x, minus_one), tirx.EQ(y, tirx.const(int(INT64.min), I64))),
+                   tirx.And(tirx.Not(trivial), tirx.NE(tirx.truncdiv(w, divisor), y)))
 
 
 def _wrapping_int64(op, x, y):

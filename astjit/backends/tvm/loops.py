@@ -851,9 +851,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             if t.kind == "f" and kind in "biu":
                 raise _no(f"storing a {t} into an array of {dtype}", target)
         if kind in "iu":
-            self.check_python_int_fits(value, dtype, target)
-        if kind == "i" and not from_array:
-            self.check_numpy_int_fits(value, dtype, target)
+            self.check_int_fits(value, dtype, target, numpy_ints=kind == "i" and not from_array)
         name = target.id if isinstance(target, gast.Name) else target.value.id
         name = self.array_origin.get(name, name)
         if name in self.incoming_locals and not isinstance(target, gast.Name):
@@ -932,7 +930,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         loop = r.dtype
         if not r.python and r.kind in "iu":
             for v in (a, b):
-                self.check_python_int_fits(v, r.dtype, node)
+                self.check_int_fits(v, r.dtype, node)
         if op == "Mod" and id(node) in self.positive_divisors and r.kind in "iu":
             # d >= 1 holds here; saying so lets LLVM compute an invariant x % d once, before the loop
             x, y = _cast(a.expr, a.dtype, r.dtype), _cast(b.expr, b.dtype, r.dtype)
@@ -1017,29 +1015,26 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 holds = tirx.And(holds, tirx.EQ(v.tag, tirx.const(v.types.index(t), "int8")))
         return holds
 
-    def check_python_int_fits(self, v: Val, dtype, node) -> None:
-        """numpy (NEP 50) raises OverflowError for a Python int operand outside the other operand's
-        integer dtype (``np.int8(3) + 300``), and for one stored into such an array."""
-        if not any(t.python and t.kind in "iu" for t in v.types) or dtype == I64:
-            return
-        info = np.iinfo(dtype)
-        x = _cast(v.expr, v.dtype, I64)
-        self.fail(tirx.Or(x > tirx.const(int(info.max), I64), x < tirx.const(int(info.min), I64)), node,
-                  _python_int_overflow(dtype), (x,))
-
-    def check_numpy_int_fits(self, v: Val, dtype, node) -> None:
-        """numpy stores a numpy int into an element of a signed int array through a Python int: one
-        outside the array's dtype raises OverflowError (``a[i] = np.int64(300)`` for int8; into an
-        unsigned array it wraps)."""
+    def check_int_fits(self, v: Val, dtype, node, numpy_ints=False) -> None:
+        """numpy raises OverflowError for a Python int outside an integer dtype (NEP 50: an operand
+        beside ``np.int8(3)`` such as 300, or one stored into such an array) and, with ``numpy_ints``,
+        for a numpy int stored into an element of a signed array, which numpy converts through a Python
+        int (``a[i] = np.int64(300)`` for int8; into an unsigned array it wraps)."""
         info = np.iinfo(dtype)
         for t in v.types:
-            if t.python or t.kind not in "iu":
+            if t.kind not in "iu":
                 continue
-            source = np.iinfo(t.dtype)
-            if source.min >= info.min and source.max <= info.max:
-                continue
-            now = self.combination_holds((v,), (t,)) if v.tag is not None else tirx.const(True, "bool")
-            x = _cast(_cast(v.expr, v.dtype, t.dtype), t.dtype, I64)      # (uint64 never enters a loop kernel)
+            if t.python:
+                if dtype == I64:
+                    continue
+                now = tirx.const(True, "bool")
+                x = _cast(v.expr, v.dtype, I64)
+            else:
+                source = np.iinfo(t.dtype)
+                if not numpy_ints or (source.min >= info.min and source.max <= info.max):
+                    continue
+                now = self.combination_holds((v,), (t,))
+                x = _cast(_cast(v.expr, v.dtype, t.dtype), t.dtype, I64)      # (uint64 never enters a loop kernel)
             self.fail(tirx.And(now, tirx.Or(x > tirx.const(int(info.max), I64), x < tirx.const(int(info.min), I64))),
                       node, _python_int_overflow(dtype), (x,))
 
@@ -1104,9 +1099,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         # numpy's ** give inf)
         result = self.bind(square.expr, square.dtype)
         x = self.bind(_cast(a.expr, a.dtype, "float64"), "float64")
-        overflow = tirx.And(sm.te.isinf(result), sm.te.isfinite(x))
-        if a.tag is not None:
-            overflow = tirx.And(overflow, self.combination_holds((a,), (python_float,)))
+        overflow = tirx.And(tirx.And(sm.te.isinf(result), sm.te.isfinite(x)),
+                            self.combination_holds((a,), (python_float,)))
         self.fail(overflow, node, lambda vals: _raised(pow, _float_of_bits(vals[0]), 2), (x,))
         return Val(result, square.types, square.tag)
 

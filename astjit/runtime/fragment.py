@@ -85,7 +85,7 @@ class Fragment:
         # what the rewritten function calls (through ``dispatch_cell``): a generated fixed-arity cache
         # lookup, or, once calls hit a key, a dispatch comparing the arguments with that key first
         self.make_key = KEYS[self.key_by]
-        self._hot_installs = [HOT_INSTALLS]
+        self._hot_installs = HOT_INSTALLS
         self._promoting = [True]
         self.dispatch = make_dispatch(self.cache, self._miss, len(self.live_in), self._counter,
                                       self._run_python, self.key_by, self._promote, self._promoting)
@@ -121,13 +121,13 @@ class Fragment:
 
         if getattr(runner, "measuring", False):
             return
-        self._hot_installs[0] -= 1
-        if self._hot_installs[0] < 0:
+        self._hot_installs -= 1
+        if self._hot_installs < 0:
             self._promoting[0] = False
             self.dispatch_cell.cell_contents = self.dispatch
             return
         hot = make_hot_dispatch(key, runner, self.dispatch, self._counter, self.key_by)
-        hot.key, hot.fragment = key, self
+        hot.key = key
         self.dispatch_cell.cell_contents = hot
 
     def _cool(self) -> None:

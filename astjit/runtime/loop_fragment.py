@@ -94,7 +94,8 @@ def specialize_loop(fragment, key, args) -> Specialization:
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
     segment = LoopSegment(lowered.func, None if stored is not None else module)
-    segment.loaded_module = module       # (the kernel lives as long as its module)
+    if stored is not None:
+        segment.loaded_module = module   # (the kernel lives as long as its module)
     spec.segments = [segment]
     spec.loop = lowered
     spec.effects = True

@@ -3,9 +3,9 @@
 A loop kernel is keyed by its TIR function's text, which holds everything the kernel does; what the
 runner needs besides the library (which arrays it writes, where its checks stop) comes from the
 lowering, which runs again in each process (tens of milliseconds, against a compile of tenths of a
-second to seconds). For a straight-line block:
+second to seconds).
 
-What is stored is what specializing decided: the partition into segments (node numbers), why nodes
+For a straight-line block, what is stored is what specializing decided: the partition into segments (node numbers), why nodes
 stayed on numpy, the notes and records for ``explain``, and per kernel its library and calling
 convention. Reading it back needs neither the compiler nor ``import tvm``: types are inferred again
 (cheap, and they give this call's guards), segments are rebuilt from the node numbers, kernels are

@@ -215,10 +215,13 @@ def _power(ctx, node, operands, loop):
     dt = loop[0]
     exponent = _static_number(ctx, operands[1])
     if sm.is_float(dt):
+        def pow_(a, b):
+            return sm.libm("pow", dt, a, b)
+
         scalar_math = node.op == "power" and not any(
             isinstance(ctx.types[o], ArrayType) and not ctx.types[o].scalar for o in operands)
         if exponent == 0.5 and scalar_math:
-            return lambda a, b: sm.libm("pow", dt, a, b)
+            return pow_
         if exponent == 2:
             return lambda a, b: a * a
         if exponent == 0.5:
@@ -231,8 +234,8 @@ def _power(ctx, node, operands, loop):
             return lambda a, b: sm.const(1.0, dt)
         if exponent is None and not scalar_math and _read_once(ctx, node, operands[1]):
             return lambda a, b: sm.te.if_then_else(sm.tirx.EQ(b, sm.const(0.5, dt)), sm.libm("sqrt", dt, a),
-                                                   sm.libm("pow", dt, a, b))
-        return lambda a, b: sm.libm("pow", dt, a, b)
+                                                   pow_(a, b))
+        return pow_
     if dt == "bool" or exponent is None or exponent < 0 or exponent != int(exponent) or exponent > 64:
         raise Unsupported("integer power needs a constant exponent from 0 to 64")
     e = int(exponent)

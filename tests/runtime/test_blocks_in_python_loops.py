@@ -93,3 +93,27 @@ def test_a_block_whose_rerun_would_raise_keeps_its_first_result():
     jf = jit(moves_its_own_index)
     for n in (5, 3):
         assert_same_as_numpy(moves_its_own_index, np.zeros(n), np.zeros(n), jitted=jf)
+
+
+
+def scalar_loop_kept_python(x, n):
+    total = 0.0
+    seen = []
+    for k in range(n):
+        total = total + x * k - 0.5          # a scalar block: its Python is faster than a Fragment call
+        seen.append(k)                       # a list: the loop stays Python
+    return total, len(seen)
+
+
+def test_a_long_loop_calls_a_settled_block_ever_more_rarely():
+    """Each time a block settles on Python again its inline run doubles: a long loop calls its
+    Fragments a logarithmic number of times (a call every 63 iterations cost more than the loop's
+    statements), and gives Python's results."""
+    import math
+
+    jf = jit(scalar_loop_kept_python)
+    for x, n in ((1.5, 40_000), (-0.25, 40_000), (2.0, 300)):
+        assert_same_as_numpy(scalar_loop_kept_python, x, n, jitted=jf)
+    blocks = sum(1 for f in jf.fragments if f.entries)
+    calls = sum(f.calls for f in jf.fragments)
+    assert blocks and calls <= 3 * blocks * (math.log2(40_000 / SETTLED_CALLS) + 2), calls

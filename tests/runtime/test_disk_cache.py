@@ -251,3 +251,23 @@ def test_a_damaged_loop_kernel_is_compiled_again(cache_dir):
     disk_cache.wait()
     assert entries(cache_dir) == [entry]
     assert_same_as_numpy(smooth_in_place, u * 3.0, 0.25, jitted=jit(smooth_in_place))
+
+
+@pytest.mark.slow
+def test_importing_tvm_keeps_torch_out_and_torch_still_imports_after():
+    """TVM's FFI imports torch at its import when it can (seconds, for nothing astjit passes): astjit
+    keeps it out, unless the program imported torch first; the program can still import torch later."""
+    code = textwrap.dedent("""
+        import importlib.util, sys
+        from astjit.backends.tvm.runtime import tvm_module
+        tvm_module()
+        print("torch imported" if "torch" in sys.modules else "torch kept out")
+        if importlib.util.find_spec("torch") is not None:
+            import torch
+            print("torch", "imports" if torch.ones(2).sum().item() == 2.0 else "broken")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[0] == "torch kept out", done.stdout
+    assert lines[1] in ("torch imports", ""), done.stdout

@@ -1,10 +1,12 @@
-"""Conversions compiled since the never-wrong work, numpy vs astjit (default ``@jit``), at 10M and 16.
+"""Conversions and numpy's special cases compiled since the never-wrong work, numpy vs astjit (default ``@jit``), at 10M and 16.
 
     python benchmarks/conversions.py [--quick]
 
 ``to_int8``: a float chain converted to int8 (out-of-range values as numpy converts them);
 ``mixed_compare``: int64 against uint64 (numpy's exact mixed loop); ``int_clip``: ``np.clip`` of an
-int16 array with a Python-int bound beyond the dtype (numpy drops it). Each result is checked against
+int16 array with a Python-int bound beyond the dtype (numpy drops it); ``root_by``: a power whose
+exponent (0.5) arrives at run time (numpy's sqrt fast path); ``relu_clip``: ``np.clip`` with one bound
+(numpy's maximum). Each result is checked against
 numpy first; small sizes may run as the block's Python by astjit's own measurement, which is the point:
 never slower than numpy.
 """
@@ -27,6 +29,14 @@ def int_clip(v):
     return np.clip(v, 3, 40000) + 1
 
 
+def root_by(a, e):
+    return (a * 2.0 + 1.0) ** e
+
+
+def relu_clip(a):
+    return np.clip(a * 2.0 - 1.0, 0.0, None)
+
+
 SIZES = [("10M", 10_000_000), ("16", 16)]
 
 
@@ -38,6 +48,10 @@ def inputs(fn, n, seed=0):
         return (a,)
     if fn is mixed_compare:
         return rng.integers(-2**62, 2**62, n), rng.integers(0, 2**64 - 1, n, dtype=np.uint64)
+    if fn is root_by:
+        return rng.random(n), 0.5
+    if fn is relu_clip:
+        return (rng.standard_normal(n),)
     return (rng.integers(-30000, 30000, n).astype(np.int16),)
 
 
@@ -45,13 +59,14 @@ def main():
     opts = parse_args(__doc__.splitlines()[0])
     print_header("conversions and mixed comparisons", opts.repeats)
     cases = []
-    for fn in (to_int8, mixed_compare, int_clip):
+    for fn in (to_int8, mixed_compare, int_clip, root_by, relu_clip):
         for label, n in SIZES:
             jitted = jit(fn)
             args = inputs(fn, n)
             with np.errstate(all="ignore"):
                 got, want = jitted(*args), fn(*args)
-            assert got.dtype == want.dtype and np.array_equal(got, want), fn.__name__
+            assert got.dtype == want.dtype and np.array_equal(got, want) and np.array_equal(
+                np.signbit(got), np.signbit(want)), fn.__name__
             print(f"   check {fn.__name__} {label}: equal to numpy; {describe_modes(jitted)}")
             cases.append((f"{fn.__name__} {label}", fn, jitted, args))
     with np.errstate(all="ignore"):

@@ -15,6 +15,7 @@ would have gone on with a larger int).
 """
 
 import os
+import struct
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -1575,37 +1576,43 @@ def _bits_as_int64(v, dtype):
 
 
 def result_reader(kernel: LoopKernel):
-    """``read(status)``: the live-out values as Python would hold them, from the status buffer's tail."""
-    readers = []
+    """``read(status)``: the live-out values as Python would hold them, from the status buffer's tail.
+
+    Generated straight-line code: the buffer is read once as Python ints, a float64 slot's bits become
+    its float through ``struct`` (a float64 view of the buffer, or a helper call per value, costs more
+    than the rest of the call of a short loop)."""
+    namespace = {"pack": struct.Struct("q").pack, "unpack": struct.Struct("d").unpack}
+    items = []
     for k, var in enumerate(kernel.outputs):
         at = STATUS_SIZE + 2 * k
         if isinstance(var, LocalArray):
-            readers.append(None)               # an array: the runner hands back its buffer or the argument
+            items.append("None")          # an array: the runner hands back its buffer or the argument
             continue
         dtype = np.dtype(var.dtype)
-        if dtype == np.float64:            # (Python numbers: the slot's exact value, read in one step)
-            readers.append((at, var.types, lambda st, at=at: st.view(np.float64).item(at)))
+        if dtype == np.float64:            # (Python numbers: the slot's exact value)
+            value = f"unpack(pack(s[{at}]))[0]"
         elif dtype.kind in "iub" and dtype != np.uint64:
-            readers.append((at, var.types, lambda st, at=at: st.item(at)))
-        elif dtype.kind == "f" or dtype == np.uint64:
-            width = np.dtype(f"int{8 * dtype.itemsize}")
-            readers.append((at, var.types, lambda st, at=at, w=width, d=dtype: st[at:at + 1].astype(w).view(d)[0]))
+            value = f"s[{at}]"
         else:
-            readers.append((at, var.types, lambda st, at=at, d=dtype: st[at:at + 1].astype(d)[0]))
+            width = np.dtype(f"int{8 * dtype.itemsize}") if dtype.kind == "f" or dtype == np.uint64 else None
+            namespace[f"v{k}"] = (lambda st, at=at, w=width, d=dtype: st[at:at + 1].astype(w).view(d)[0]
+                                  if w is not None else st[at:at + 1].astype(d)[0])
+            value = f"v{k}(status)"
+        converters = [_converter(t, value.startswith("v")) for t in var.types]
+        namespace[f"c{k}"] = converters[0] if len(converters) == 1 else converters
+        items.append(f"c{k}({value})" if len(converters) == 1 else f"c{k}[s[{at + 1}]]({value})")
+    src = f"def read(status):\n    s = status.tolist()\n    return [{', '.join(items)}]\n"
+    exec(compile(src, "<astjit loop results>", "exec"), namespace)
+    return namespace["read"]
 
-    def read(status) -> list:
-        values = []
-        for reader in readers:
-            if reader is None:
-                values.append(None)
-                continue
-            at, types, value_of = reader
-            typ = types[status.item(at + 1)]
-            v = value_of(status)
-            values.append(typ.type(v.item() if typ.python and isinstance(v, np.generic) else v))
-        return values
 
-    return read
+def _converter(typ: Scalar, numpy_value: bool):
+    """A value (a numpy scalar where ``numpy_value``, else a Python number) as ``typ`` (its class
+    looked up once: np.dtype() costs 0.3 us)."""
+    cls = typ.type
+    if typ.python and numpy_value:
+        return lambda v: cls(v.item() if isinstance(v, np.generic) else v)
+    return cls
 
 
 __all__ = ["LoopLowering", "LoopKernel", "result_reader", "type_of_result"]

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import NotTraceable
 from .bound import DefinitelyBound
 from .entry_facts import entry_facts
+from .loop_guard import resume_position
 from .loops import LoopChecker, NotALoopRegion, assigned_names, loop_liveness
 from .lower import BlockLowering
 
@@ -33,7 +34,10 @@ class Block:
     maybe_unbound: list = field(default_factory=list)   # live-ins that may be unbound when it starts
     kind: str = "block"                                 # "block" (straight-line graph) or "loop"
     loop_calls: dict = field(default_factory=dict)      # loop regions: call node -> scalar op name
-    kernel_loop: object = None                          # loop regions: the loop as written (for lowering)
+    kernel_loop: object = None                          # loop regions: the loop lowered (loops over arrays
+    #                                                     counted: frontend/loop_iteration)
+    written_loop: object = None                         # loop regions: the loop as written (its Python)
+    resume_at: int = 0                                  # loop regions: outer positions run as Python first
     entry_facts: dict = field(default_factory=dict)     # loop regions: incoming ints known (frontend/entry_facts)
     in_loop: bool = False                               # inside a loop's body (that stays Python)
 
@@ -119,6 +123,7 @@ class BlockFinder:
             return note("a loop inside try/with runs as Python (a handler may see its partial state)", loop)
         checker = LoopChecker(self.resolver, self.liveness.local_names)
         kernel_loop = copy.deepcopy(loop)      # what the kernel is lowered from, before the body is rewritten
+        written_loop = copy.deepcopy(loop)
         try:
             checker.check(kernel_loop)
         except NotALoopRegion as exc:
@@ -142,7 +147,8 @@ class BlockFinder:
                 return note(f"{name!r} may be unbound when the loop starts, which keeps it in Python", loop)
         facts = {n: f for n, f in entry_facts(stmts[:i], self.resolver).items() if n in live_in}
         block = Block(len(self.blocks), [loop], None, live_in, live_out, {}, maybe_unbound,
-                      kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, entry_facts=facts)
+                      kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
+                      entry_facts=facts, resume_at=resume_position(loop, maybe_unbound))
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))
         # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel

@@ -27,6 +27,23 @@ region has no effects)::
         __astjit_trips_0 += 1
         x = x - (x * x - target) / (2.0 * x)
 
+A ``for`` loop that may leave early (a ``break`` of its own, no loop inside it: a search) is handed
+over the same way: its estimate would count every position, and a kernel call costs more than a
+search that stops at the first. The kernel then runs the rest of the same range, from the position
+reached; where it declines the arguments (a list, a read-only array it writes: ``DECLINED``, before
+any effect), the loop goes on as written::
+
+    __astjit_trips_0 = 0
+    for i in range(len(a)):
+        if __astjit_trips_0 == ASTJIT_TINY_LOOP:
+            __astjit_result_0 = __astjit_fragment_0(a, v, i)
+            if __astjit_result_0 is not __astjit_declined:
+                i = __astjit_result_0
+                break
+        __astjit_trips_0 += 1
+        if a[i] > v:
+            break
+
 ``show`` prints the Fragment call alone (``SHOWN``: what each generated statement prints as).
 """
 
@@ -38,6 +55,18 @@ from ..config import tiny_loop_work
 from .loops import work_expression
 
 TINY_NAME = "__astjit_tiny"
+DECLINED_NAME = "__astjit_declined"
+
+
+class _Declined:
+    """What the Fragment of a handed-over ``for`` loop returns where its kernel does not take the
+    arguments: the loop's Python goes on from where it is."""
+
+    def __repr__(self):
+        return "<the kernel declined: the loop goes on as Python>"
+
+
+DECLINED = _Declined()
 SHOWN = "astjit_shown"          # attribute of a generated statement: the statements ``show`` prints instead
 
 
@@ -61,11 +90,38 @@ def trips_name(block) -> str:
     return f"__astjit_trips_{block.index}"
 
 
+def result_name(block) -> str:
+    return f"__astjit_result_{block.index}"
+
+
+def resume_position(loop, maybe_unbound) -> int:
+    """Where the kernel of a loop region starts: 0, or for a ``for`` loop that may leave early, the
+    positions its first iterations run as Python (ASTJIT_TINY_LOOP)."""
+    if not isinstance(loop, gast.For) or isinstance(loop.iter, gast.Tuple) or maybe_unbound:
+        return 0
+    inner = [n for s in loop.body for n in gast.walk(s) if isinstance(n, gast.For | gast.While)]
+    if inner or not _leaves(loop.body):
+        return 0
+    return max(tiny_loop_work(), 0)         # (0: kernels even for tiny loops, from the first position)
+
+
+def _leaves(stmts) -> bool:
+    """Whether a ``break`` of these statements' own loop is among them (not one of a nested loop)."""
+    for s in stmts:
+        if isinstance(s, gast.Break):
+            return True
+        if isinstance(s, gast.If) and (_leaves(s.body) or _leaves(s.orelse)):
+            return True
+    return False
+
+
 def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     """(statements, the loop as written among them) for loop region ``block`` whose Fragment call is
     ``call``; the caller keeps the loop's own source positions (tracebacks, pdb)."""
     tiny = tiny_loop_work()
-    loop = copy.deepcopy(block.kernel_loop)
+    loop = copy.deepcopy(block.written_loop)
+    if block.resume_at:
+        return _handed_over_for(block, loop, call)
     if isinstance(loop, gast.While):
         counter = trips_name(block)
         handover = gast.If(test=gast.Compare(left=_load(counter), ops=[gast.GtE()], comparators=[_const(tiny)]),
@@ -79,7 +135,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
         return [start, loop], [loop.test] + kept
     # the truth of the comparison is taken inside the ``try`` too: a range() of something that is
     # not an int may give a work estimate without one (an array), and the loop as written raises
-    is_tiny = gast.IfExp(test=gast.Compare(left=work_expression(loop, block.live_in), ops=[gast.LtE()],
+    is_tiny = gast.IfExp(test=gast.Compare(left=work_expression(block.kernel_loop, block.live_in), ops=[gast.LtE()],
                                            comparators=[_const(tiny)]), body=_const(True), orelse=_const(False))
     work = gast.Try(body=[_assign(TINY_NAME, is_tiny)],
                     handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
@@ -89,3 +145,25 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     setattr(work, SHOWN, [])
     setattr(choose, SHOWN, call)
     return [work, choose], [loop]
+
+
+def _handed_over_for(block, loop, call):
+    """A ``for`` loop that may leave early: its first ``block.resume_at`` positions as written, then the
+    kernel for the rest, unless it declines (see the module's docstring)."""
+    (stmt,) = call                             # (no live-in may be unbound here: resume_position)
+    gast.copy_location(stmt, loop)             # (what ``show`` prints: the call is not in the tree)
+    counter, result = trips_name(block), result_name(block)
+    took = [gast.Assign(targets=stmt.targets, value=_load(result), type_comment=None)] if isinstance(
+        stmt, gast.Assign) else []
+    attempt = [_assign(result, stmt.value),
+               gast.If(test=gast.Compare(left=_load(result), ops=[gast.IsNot()], comparators=[_load(DECLINED_NAME)]),
+                       body=took + [gast.Break()], orelse=[])]
+    handover = gast.If(test=gast.Compare(left=_load(counter), ops=[gast.Eq()], comparators=[_const(block.resume_at)]),
+                       body=attempt, orelse=[])
+    count = gast.AugAssign(target=_store(counter), op=gast.Add(), value=_const(1))
+    kept = [loop.target, loop.iter] + list(loop.body)
+    loop.body = [handover, count] + loop.body
+    start = _assign(counter, _const(0))
+    setattr(start, SHOWN, [])
+    setattr(loop, SHOWN, call)
+    return [start, loop], kept

@@ -20,6 +20,7 @@ import gast
 import numpy as np
 
 from .inline import INLINE_DEPTH, NotInlinable, callee_function, code_path, parse_callee
+from .loop_iteration import CountedForm, NotIterable
 from .lower import attribute_chain
 
 # Python and math functions a loop body may call on scalars, by the object the name resolves to
@@ -63,6 +64,7 @@ class LoopChecker:
         self.free_names: list = []
         self.depth = 0                      # how many inlined callees the statements checked are in
         self.sites = 0
+        self.counters = 0                   # loops over arrays given a counter (frontend/loop_iteration)
 
     def check(self, loop) -> None:
         if isinstance(loop, gast.While):      # scalar iterations (``while err > tol``) compile too
@@ -117,9 +119,9 @@ class LoopChecker:
     def for_loop(self, loop) -> None:
         if loop.orelse:
             self.refuse("for ... else", loop)
-        if not isinstance(loop.target, gast.Name):
-            self.refuse("a loop target that is not one name", loop)
         if isinstance(loop.iter, gast.Tuple):
+            if not isinstance(loop.target, gast.Name):
+                self.refuse("a loop target that is not one name", loop)
             if constant_items(loop.iter) is None:
                 self.refuse(f"a loop over a tuple that is not 1 to {TUPLE_LOOP_ITEMS} constants of one type "
                             "(int, float or bool)", loop.iter)
@@ -128,11 +130,30 @@ class LoopChecker:
         call = loop.iter
         if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and not call.keywords
                 and 1 <= len(call.args) <= 3 and self.resolved(call.func) is builtins.range):
-            self.refuse("a loop over something other than range(...)", loop.iter)
+            self.counted(loop)               # (its own calls need no check)
+            self.body(loop.body)
+            return
+        if not isinstance(loop.target, gast.Name):
+            self.refuse("a loop target that is not one name", loop)
         self.calls[call] = "range"
         for a in call.args:
             self.expr(a)
         self.body(loop.body)
+
+    def counted(self, loop) -> None:
+        """A loop over arrays (``for x in a``, ``enumerate``, ``zip``) as a loop over ``range`` (in place:
+        the loop is the kernel's copy)."""
+        def builtin(func):
+            fn = self.resolved(func)
+            return "enumerate" if fn is builtins.enumerate else ("zip" if fn is builtins.zip else None)
+
+        if not isinstance(loop.target, gast.Name | gast.Tuple):
+            self.refuse("a loop target that is not a name or a tuple of names", loop.target)
+        self.counters += 1
+        try:
+            CountedForm(loop, builtin, self.calls, assigned_names(loop), f"__astjit_k{self.counters}").rewrite()
+        except NotIterable as exc:
+            self.refuse(exc.reason, exc.node)
 
     def while_loop(self, loop) -> None:
         if loop.orelse:
@@ -369,7 +390,7 @@ def _statements(loop):
 
 UNKNOWN_TRIPS = 1 << 30            # a loop whose range depends on the loop's own variables: assume large
 SLICE_STATEMENT_WORK = 16          # a statement on slices (``u[1:-1] = ...``): several numpy calls
-LEN_NAME, RANGE_NAME = "__astjit_len", "__astjit_range"     # the builtins, whatever the module defines
+LEN_NAME, RANGE_NAME = "__astjit_len", "__astjit_range"     # (cells holding the builtins: BUILTIN_CELLS)
 ARRAY_WORK_NAME = "__astjit_array_work"
 
 

@@ -27,7 +27,9 @@ from .emit import (
     to_source,
 )
 from .liveness import FunctionLiveness
-from .loops import ARRAY_WORK_NAME, LEN_NAME, RANGE_NAME, array_work
+from .loop_guard import DECLINED, DECLINED_NAME
+from .loop_iteration import BUILTIN_CELLS
+from .loops import ARRAY_WORK_NAME, array_work
 from .lower import BlockLowering
 from .prepare import expression_checker, hoist_tests_and_returns
 from .resolve import Resolver
@@ -116,10 +118,11 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     if any(b.maybe_unbound for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
     if any(b.kind == "loop" for b in blocks):
-        cells.update({LEN_NAME: len, RANGE_NAME: range, ARRAY_WORK_NAME: array_work})
+        cells.update({**BUILTIN_CELLS, ARRAY_WORK_NAME: array_work, DECLINED_NAME: DECLINED})
     new, fallbacks = build(fn, fndef, blocks, cells)
     for frag in fragments.values():
-        frag.fallback = fallbacks[frag.index]
+        # a handed-over loop's Python is the loop as written, going on where the kernel declines
+        frag.fallback = _declining if frag.block.resume_at else fallbacks[frag.index]
     records = [Record("statement", filename, s.lineno, f"{s.reason}: the statement runs as Python",
                       _line(filename, s.lineno), col=s.col, end_col=s.end_col) for s in finder.skipped]
     records += [Record("loop", filename, s.lineno, s.reason, _line(filename, s.lineno), col=s.col,
@@ -131,3 +134,7 @@ def _line(filename, lineno):
     import linecache
 
     return linecache.getline(filename, lineno).rstrip("\n")
+
+
+def _declining(*args):
+    return DECLINED

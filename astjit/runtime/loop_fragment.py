@@ -71,7 +71,7 @@ def specialize_loop(fragment, key, args) -> Specialization:
     block = fragment.block
     try:
         lowering = LoopLowering(block.kernel_loop, fragment.live_in, fragment.live_out, args, block.loop_calls,
-                                block.entry_facts)
+                                block.entry_facts, block.resume_at)
         lowered = lowering.lower()
     except Unsupported:
         raise

@@ -126,8 +126,9 @@ class LoopKernel:
 
 
 class LoopLowering(RowStatements, RowReductions, LocalArrays):
-    def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None):
+    def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0):
         self.loop = loop
+        self.resume_at = resume_at             # positions of the outer ``for`` that ran as Python first
         self.entry_facts = entry_facts or {}
         self.live_in = live_in
         self.live_out = live_out
@@ -554,6 +555,12 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         down = tirx.Select(start > stop, tirx.floordiv(start - stop - step - one, tirx.Max(zero - step, one)),
                            zero)
         T.buffer_store(count, tirx.Select(step > zero, up, down), [0])
+        if loop is self.loop and self.resume_at:
+            # the first positions ran as Python (frontend/loop_guard): the rest of the same range
+            # (the skipped positions lie inside the range, so their start cannot overflow)
+            skipped = self.bind(tirx.Min(tirx.const(self.resume_at, I64), count[0]), I64)
+            start = self.bind(start + skipped * step, I64)
+            T.buffer_store(count, count[0] - skipped, [0])
         last = start + (count[0] - one) * step
         self.counter_spans[id(loop)] = _counter_span([v.span for v in values])
         self.run_loop(loop, start, step, count[0], counter_bits,

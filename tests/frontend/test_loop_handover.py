@@ -1,0 +1,167 @@
+"""A ``for`` loop that may leave early runs its first positions as written, then hands the rest of the
+same range to its kernel (frontend/loop_guard): a search that stops at once costs no kernel call, a
+long one runs compiled, and where the kernel declines the arguments the loop goes on as Python, with
+every result, effect and error as plain Python's."""
+
+import numpy as np
+import pytest
+from loop_checks import check
+
+from astjit import jit
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+HANDOVER = 3
+rng = np.random.default_rng(9)
+
+
+@pytest.fixture(autouse=True)
+def early_handover(monkeypatch):
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", str(HANDOVER))
+
+
+def with_peak(n, at, dtype=np.float64):
+    a = (rng.random(n) * 0.5).astype(dtype)
+    if 0 <= at < n:
+        a[at] = 2
+    return a
+
+
+def first_above(a, v):
+    k = -1
+    for i in range(len(a)):
+        if a[i] > v:
+            k = i
+            break
+    return k
+
+
+def bump_until(a, v, start, stop, step):
+    found = -1.0
+    for i in range(start, stop, step):
+        a[i] += 1.0
+        if a[i] > v:
+            found = a[i]
+            break
+    return found
+
+
+def running_sum_until(a, v):
+    acc = 0.0
+    for i, x in enumerate(a):
+        if x > v:
+            break
+        acc += x
+        a[i] = acc
+    return acc
+
+
+def count_until(a, v):
+    n = 0
+    for x in a:
+        if x > v:
+            break
+        n += 1
+    return n
+
+
+def sum_until(a, n):
+    t = 0.0
+    for i in range(n):
+        t += a[i]
+        if t > 1e9:
+            break
+    return t
+
+
+def loop_variable_after(a, v):
+    i = -1
+    for i in range(len(a)):
+        if a[i] > v:
+            break
+    return i
+
+
+POSITIONS = [0, HANDOVER - 1, HANDOVER, HANDOVER + 1, 40, -1]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_a_search_leaving_before_at_and_after_the_handover(dtype):
+    jitted = check(first_above, [(with_peak(60, at, dtype), 1) for at in POSITIONS])
+    check(loop_variable_after, [(with_peak(n, at, dtype), 1) for n in (0, 2, 3, 4, 60) for at in POSITIONS])
+    loop = next(f for f in jitted.fragments if f.block.kind == "loop")
+    assert loop.block.resume_at == HANDOVER
+
+
+def test_ranges_with_steps_and_in_place_effects():
+    calls = [(with_peak(300, at % 300), 1.5, start, stop, step)
+             for at, (start, stop, step) in zip(POSITIONS * 2, [(0, 300, 1), (299, -1, -1), (10, 300, 3),
+                                                               (280, 0, -7), (0, 300, 2), (299, 0, -1)] * 2)]
+    check(bump_until, calls)
+
+
+def test_arrays_iterated_by_item():
+    check(running_sum_until, [(with_peak(50, at), 1.0) for at in POSITIONS])
+    check(count_until, [(with_peak(50, at), 1.0) for at in POSITIONS])
+
+
+def test_an_index_error_after_the_handover_keeps_python_effects():
+    check(sum_until, [(with_peak(10, -1), n) for n in (2, 3, 4, 10, 11, 30)])
+    check(bump_until, [(with_peak(8, -1), 9.0, 0, 12, 1), (with_peak(8, -1), 9.0, -9, 8, 1)])
+
+
+def test_a_declined_kernel_leaves_the_loop_to_python():
+    """Lists, a read-only array the loop writes and a Python int beyond int64 make the kernel decline;
+    the loop goes on as written from the position reached, without running its first positions twice."""
+    check(count_until, [(list(with_peak(30, at)), 1.0) for at in POSITIONS], compiled=False)
+    def clear_first_above(a, v):
+        k = -1
+        for i in range(len(a)):
+            if a[i] > v:
+                a[i] = 0.0
+                k = i
+                break
+        return k
+
+    jitted = jit(clear_first_above)
+    for at in (1, 30):
+        frozen = with_peak(40, at)
+        frozen.flags.writeable = False
+        with pytest.raises(ValueError, match="read-only"):
+            jitted(frozen, 1.0)
+        a = with_peak(40, at)
+        b = a.copy()
+        assert clear_first_above(a, 1.0) == jitted(b, 1.0)
+        np.testing.assert_array_equal(a, b)
+    assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm"]
+    check(sum_until, [(np.arange(10.0), 2**70)], compiled=False)   # range(2**70): IndexError at a[10]
+
+
+def test_a_loop_without_an_early_exit_is_not_handed_over():
+    def total(a):
+        t = 0.0
+        for i in range(len(a)):
+            t += a[i]
+        return t
+
+    jitted = check(total, [(rng.random(50),)])
+    assert next(f for f in jitted.fragments if f.block.kind == "loop").block.resume_at == 0
+
+
+def test_show_prints_the_fragment_call():
+    jitted = jit(first_above)
+    jitted(with_peak(50, 30), 1.0)
+    text = jitted.source
+    assert "__astjit_fragment_" in text and "__astjit_trips" not in text
+
+
+def test_none_declines_from_the_first_call():
+    def find(a, v):
+        found = None
+        for i in range(len(a)):
+            if a[i] > v:
+                found = i
+                break
+        return found
+
+    check(find, [(with_peak(30, at), 1.0) for at in POSITIONS], compiled=False)

@@ -1,0 +1,141 @@
+"""Loops over arrays (frontend/loop_iteration): ``for x in a``, ``enumerate`` and ``zip`` run in the
+loop kernel as counted loops, with Python's items, types, effects and errors; what has no counted
+form (a rebound iterable, a list, rows bound to names) runs as written."""
+
+import numpy as np
+import pytest
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+
+from astjit import explain
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
+
+rng = np.random.default_rng(5)
+DTYPES = [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_]
+
+
+def arrays(n, dtype):
+    return (rng.random(n) * 10).astype(dtype)
+
+
+def total(a):
+    s = 0.0
+    for x in a:
+        s += x
+    return s
+
+
+def dot(a, b):
+    s = 0
+    for x, y in zip(a, b):
+        s += x * y
+    return s
+
+
+def weighted(a, start):
+    out = 0.0
+    for i, x in enumerate(a, start):
+        out += i * x
+    return out
+
+
+def double_until(a, limit):
+    last = -1.0
+    for i, x in enumerate(a):
+        if x > limit:
+            last = x
+            break
+        a[i] = x * 2
+    return last
+
+
+def pairs_below(a, b):
+    c = 0
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x < y:
+            c += i
+    return c
+
+
+def nested(a, n):
+    t = 0.0
+    for j in range(n):
+        for x in a:
+            t += x * j
+    return t
+
+
+def last_item(a):
+    x = a[0]
+    for x in a:
+        pass
+    return x
+
+
+def writes_what_it_reads(a):
+    t = 0
+    for x in a:
+        t += 1
+        if t < len(a):
+            a[t] = x + 1              # the next item read is the one just written, as Python's iterator sees it
+    return t
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_items_of_one_array(dtype):
+    check(total, [(arrays(n, dtype),) for n in (0, 1, 7, 300, 5)])
+    check(last_item, [(arrays(n, dtype),) for n in (1, 7, 300)])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_zip_stops_at_the_shorter_array(dtype):
+    check(dot, [(arrays(n, dtype), arrays(m, dtype)) for n, m in ((5, 5), (7, 3), (2, 40), (0, 4), (100, 99))])
+
+
+def test_enumerate_from_a_start():
+    check(weighted, [(arrays(n, np.float64), start) for n, start in ((5, 0), (9, 3), (0, 1), (50, -7))])
+    check(pairs_below, [(arrays(n, np.float64), arrays(n, np.float64)) for n in (0, 3, 60)])
+
+
+def test_break_and_in_place_writes():
+    check(double_until, [(rng.random(n) * 0.6, 0.5) for n in (0, 1, 10, 200)] + [(np.full(30, 0.1), 0.5)])
+
+
+def test_nested_loops_and_writes_seen_by_later_items():
+    check(nested, [(arrays(n, np.float64), k) for n, k in ((4, 3), (50, 0), (0, 5))])
+    check(writes_what_it_reads, [(np.zeros(n, np.int64),) for n in (0, 1, 5, 40)])
+
+
+def test_a_0d_array_raises_as_python():
+    check(total, [(np.array(2.0),)], compiled=False)
+
+
+def test_lists_and_dicts_run_as_written():
+    check(total, [([1.0, 2.5, 3.0],), ({1.0: "a", 2.0: "b"},), ((1, 2, 3),)], compiled=False)
+
+
+def rebinds(a):
+    for x in a:
+        a = a * 2
+    return a
+
+
+def rows(a):
+    t = 0.0
+    for row in a:
+        t += row.sum()
+    return t
+
+
+def test_what_has_no_counted_form_runs_as_python():
+    jitted = check(rebinds, [(arrays(n, np.float64),) for n in (0, 3)], compiled=False)
+    assert "the loop rebinds 'a', which it iterates over" in str(explain(jitted))
+    check(rows, [(rng.random((n, 3)),) for n in (0, 4, 30)], compiled=False)
+
+
+def test_the_estimate_counts_the_items(monkeypatch):
+    """A short array's loop runs as written (the work estimate reads its length); a long one compiles."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", "24")
+    jitted = check(total, [(arrays(5, np.float64),)], compiled=False)
+    assert not [e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
+    check(total, [(arrays(500, np.float64),)])

@@ -38,6 +38,8 @@ class Block:
     #                                                     counted: frontend/loop_iteration)
     written_loop: object = None                         # loop regions: the loop as written (its Python)
     resume_at: int = 0                                  # loop regions: outer positions run as Python first
+    returns: object = False                             # loop regions with ``return``: how many values
+    #                                                     (None: of nothing); False: none returns
     entry_facts: dict = field(default_factory=dict)     # loop regions: incoming ints known (frontend/entry_facts)
     in_loop: bool = False                               # inside a loop's body (that stays Python)
 
@@ -148,7 +150,8 @@ class BlockFinder:
         facts = {n: f for n, f in entry_facts(stmts[:i], self.resolver).items() if n in live_in}
         block = Block(len(self.blocks), [loop], None, live_in, live_out, {}, maybe_unbound,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
-                      entry_facts=facts, resume_at=resume_position(loop, maybe_unbound))
+                      entry_facts=facts, resume_at=resume_position(loop, maybe_unbound),
+                      returns=checker.return_arity)
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))
         # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel

@@ -15,7 +15,7 @@ import types
 import astor
 import gast
 
-from .loop_guard import SHOWN, tiny_loop_guard
+from .loop_guard import SHOWN, result_name, tiny_loop_guard
 
 
 def load(name):
@@ -47,6 +47,12 @@ UNBOUND_ERROR_NAME = "__astjit_unbound_error"
 # cells of the factory: the builtin next, and per straight-line block an iterator that says whether to
 # run the block's own statements inline instead of calling its Fragment (runtime/fragment.settle_python)
 NEXT_NAME = "__astjit_next"
+
+
+# cells of the factory for loop regions with ``return``: the class wrapping what the loop returned
+# (runtime/loop_fragment.Returned) and the builtin type, whatever the user's module names so
+RETURNED_NAME = "__astjit_returned"
+TYPE_NAME = "__astjit_type"
 
 
 def python_switch_name(block) -> str:
@@ -104,15 +110,17 @@ def fragment_call(block) -> list:
             for n in block.live_in]
     keep = {id(m) for e in hoisted.values() for m in gast.walk(e)}   # an attribute read raises at its own line
     call = gast.Call(func=load(fragment_name(block)), args=args, keywords=[])
-    if not block.live_out:
-        stmt = gast.Expr(value=call)
+    if block.kind == "loop" and (block.returns is not False or block.resume_at):
+        main = _loop_result(block, call)
+    elif not block.live_out:
+        main = [gast.Expr(value=call)]
     else:
-        stmt = gast.Assign(targets=[_targets(block.live_out)], value=call, type_comment=None)
+        main = [gast.Assign(targets=[_targets(block.live_out)], value=call, type_comment=None)]
     checks = [_check(n) for n in block.maybe_unbound]
     # a check holds the old value: drop it, so that a block rebinding the name does not keep it alive
     drop = [_delete([checked_name(n) for n in block.maybe_unbound])] if checks else []
     anchor = block.stmts[0]
-    stmts = checks + [stmt] + drop
+    stmts = checks + main + drop
     if block.kind == "loop":
         # a loop about to do a few statements' work runs inline, as written (frontend/loop_guard)
         stmts, as_written = tiny_loop_guard(block, stmts)
@@ -130,6 +138,43 @@ def fragment_call(block) -> list:
                 n.end_lineno, n.end_col_offset = getattr(anchor, "end_lineno", None), getattr(
                     anchor, "end_col_offset", None)
     return stmts
+
+
+def _loop_result(block, call) -> list:
+    """A loop region's call whose result may be other than its live-out values: what the loop
+    returned (``return`` in the loop: the function returns it) or, for a handed-over loop, DECLINED
+    (frontend/loop_guard: the first statement is the call, the rest read its result)::
+
+        __astjit_result_0 = __astjit_fragment_0(a, v)
+        if __astjit_type(__astjit_result_0) is __astjit_returned:
+            return __astjit_result_0.value
+        k = __astjit_result_0
+    """
+    result = result_name(block)
+    out = [gast.Assign(targets=[store(result)], value=call, type_comment=None)]
+    if block.returns is not False:
+        returned = gast.Compare(left=gast.Call(func=load(TYPE_NAME), args=[load(result)], keywords=[]),
+                                ops=[gast.Is()], comparators=[load(RETURNED_NAME)])
+        value = gast.Attribute(value=load(result), attr="value", ctx=gast.Load())
+        out.append(gast.If(test=returned, body=[gast.Return(value=value)], orelse=[]))
+    if block.live_out:
+        out.append(gast.Assign(targets=[_targets(block.live_out)], value=load(result), type_comment=None))
+    return out
+
+
+class _WrappedReturns(gast.NodeTransformer):
+    """``return v`` -> ``return __astjit_returned(v)``: a loop region's Python as a function of its own
+    gives back what the loop returned apart from its live-out values."""
+
+    def visit_Return(self, node):
+        value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
+        node.value = gast.copy_location(gast.Call(func=load(RETURNED_NAME), args=[value], keywords=[]), node)
+        return node
+
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_Lambda = visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
 
 class _HoistedToNames(gast.NodeTransformer):
@@ -151,6 +196,8 @@ def fallback_def(block, stmts=None, name=None):
     the block's statements (a loop as written, without the Fragments of its body).
     """
     body = [copy.deepcopy(s) for s in (block.stmts if stmts is None else stmts)]
+    if block.kind == "loop" and block.returns is not False:
+        body = [_WrappedReturns().visit(s) for s in body]
     if block.hoisted:
         body = [_HoistedToNames(block.hoisted).visit(s) for s in body]
     # a live-in passed as UNBOUND is deleted: the statement reading it raises UnboundLocalError itself

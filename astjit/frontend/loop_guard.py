@@ -55,18 +55,7 @@ from ..config import tiny_loop_work
 from .loops import work_expression
 
 TINY_NAME = "__astjit_tiny"
-DECLINED_NAME = "__astjit_declined"
-
-
-class _Declined:
-    """What the Fragment of a handed-over ``for`` loop returns where its kernel does not take the
-    arguments: the loop's Python goes on from where it is."""
-
-    def __repr__(self):
-        return "<the kernel declined: the loop goes on as Python>"
-
-
-DECLINED = _Declined()
+DECLINED_NAME = "__astjit_declined"      # cell: runtime/loop_fragment.DECLINED
 SHOWN = "astjit_shown"          # attribute of a generated statement: the statements ``show`` prints instead
 
 
@@ -106,9 +95,10 @@ def resume_position(loop, maybe_unbound) -> int:
 
 
 def _leaves(stmts) -> bool:
-    """Whether a ``break`` of these statements' own loop is among them (not one of a nested loop)."""
+    """Whether a ``break`` of these statements' own loop, or a ``return``, is among them (not in a
+    nested loop)."""
     for s in stmts:
-        if isinstance(s, gast.Break):
+        if isinstance(s, gast.Break | gast.Return):
             return True
         if isinstance(s, gast.If) and (_leaves(s.body) or _leaves(s.orelse)):
             return True
@@ -150,14 +140,15 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
 def _handed_over_for(block, loop, call):
     """A ``for`` loop that may leave early: its first ``block.resume_at`` positions as written, then the
     kernel for the rest, unless it declines (see the module's docstring)."""
-    (stmt,) = call                             # (no live-in may be unbound here: resume_position)
-    gast.copy_location(stmt, loop)             # (what ``show`` prints: the call is not in the tree)
+    first, *took = call            # the call into the result, then what reads it (emit._loop_result;
+    #                                no live-in may be unbound here: resume_position)
+    for s in call:
+        for n in gast.walk(s):
+            gast.copy_location(n, loop)      # (what ``show`` prints: these are not in the tree)
     counter, result = trips_name(block), result_name(block)
-    took = [gast.Assign(targets=stmt.targets, value=_load(result), type_comment=None)] if isinstance(
-        stmt, gast.Assign) else []
-    attempt = [_assign(result, stmt.value),
+    attempt = [copy.deepcopy(first),
                gast.If(test=gast.Compare(left=_load(result), ops=[gast.IsNot()], comparators=[_load(DECLINED_NAME)]),
-                       body=took + [gast.Break()], orelse=[])]
+                       body=copy.deepcopy(took) + [gast.Break()], orelse=[])]
     handover = gast.If(test=gast.Compare(left=_load(counter), ops=[gast.Eq()], comparators=[_const(block.resume_at)]),
                        body=attempt, orelse=[])
     count = gast.AugAssign(target=_store(counter), op=gast.Add(), value=_const(1))

@@ -65,6 +65,7 @@ class LoopChecker:
         self.depth = 0                      # how many inlined callees the statements checked are in
         self.sites = 0
         self.counters = 0                   # loops over arrays given a counter (frontend/loop_iteration)
+        self.return_arity = False           # no ``return`` in the loop; else None (of nothing) or a count
 
     def check(self, loop) -> None:
         if isinstance(loop, gast.While):      # scalar iterations (``while err > tol``) compile too
@@ -89,6 +90,8 @@ class LoopChecker:
             self.while_loop(s)
         elif isinstance(s, gast.Return) and self.depth and s.value is not None:
             self.expr(s.value)
+        elif isinstance(s, gast.Return) and not self.depth:
+            self.loop_return(s)
         elif isinstance(s, gast.If):
             self.expr(s.test)
             self.body(s.body)
@@ -115,6 +118,17 @@ class LoopChecker:
             self.call(s.value)                                    # ``bump(a, i)``: its value unused
         else:
             self.refuse(f"a {type(s).__name__.lower()} statement", s)
+
+    def loop_return(self, s) -> None:
+        """``return`` out of the loop (and the function): of nothing, one value or a tuple of values,
+        the same number at each ``return`` of the loop (``return_arity``)."""
+        values = return_values(s)
+        for v in values or ():
+            self.expr(v)
+        arity = None if values is None else len(values)
+        if self.return_arity is not False and self.return_arity != arity:
+            self.refuse("returns of different numbers of values", s)
+        self.return_arity = arity
 
     def for_loop(self, loop) -> None:
         if loop.orelse:
@@ -321,6 +335,14 @@ def constant_items(node):
 def index_items(index) -> list:
     """The per-axis items of a subscript's index (``a[i, j]``: i and j; ``a[i]``: i)."""
     return index.elts if isinstance(index, gast.Tuple) else [index]
+
+
+def return_values(s) -> list | None:
+    """What a ``return`` gives back: None for nothing (``return``, ``return None``), else its values
+    (one, or a tuple's items)."""
+    if s.value is None or (isinstance(s.value, gast.Constant) and s.value.value is None):
+        return None
+    return list(s.value.elts) if isinstance(s.value, gast.Tuple) else [s.value]
 
 
 def assigned_names(loop) -> set:

@@ -33,11 +33,11 @@ class Hoister:
                 out.append(gast.copy_location(gast.Assign(targets=[_store(name, stmt.test)], value=stmt.test,
                                                           type_comment=None), stmt.test))
                 stmt.test = _load(name, stmt.test)
+            elif isinstance(stmt, gast.Return) and isinstance(stmt.value, gast.Tuple):
+                # each value on its own (``return i, a[i]``): a loop returning them still compiles
+                stmt.value.elts = [self._hoisted(e, out) if self._worth(e) else e for e in stmt.value.elts]
             elif isinstance(stmt, gast.Return) and stmt.value is not None and self._worth(stmt.value):
-                name = self._fresh("ret")
-                out.append(gast.copy_location(gast.Assign(targets=[_store(name, stmt.value)], value=stmt.value,
-                                                          type_comment=None), stmt.value))
-                stmt.value = _load(name, stmt.value)
+                stmt.value = self._hoisted(stmt.value, out)
             for field in ("body", "orelse", "finalbody"):
                 if isinstance(getattr(stmt, field, None), list) and not isinstance(
                         stmt, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef):
@@ -48,11 +48,20 @@ class Hoister:
             out.append(stmt)
         return out
 
+    def _hoisted(self, value, out):
+        """``__astjit_ret_k = value`` appended to ``out``; the name read in its place."""
+        name = self._fresh("ret")
+        out.append(gast.copy_location(gast.Assign(targets=[_store(name, value)], value=value, type_comment=None),
+                                      value))
+        return _load(name, value)
+
     def _fresh(self, kind):
         self.count += 1
         return f"__astjit_{kind}_{self.count}"
 
     def _worth(self, expr) -> bool:
+        if not any(isinstance(n, gast.Name) for n in gast.walk(expr)):
+            return False             # a constant (``return -1``): a Fragment call would cost more than it
         if isinstance(expr, gast.Tuple):
             return any(self._worth(e) for e in expr.elts) and self.is_traceable(expr)
         return isinstance(expr, WORTH_HOISTING) and self.is_traceable(expr)

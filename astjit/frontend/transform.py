@@ -12,11 +12,13 @@ import gast
 
 from ..errors import AstjitError, SourceUnavailableError
 from ..runtime.fragment import UNBOUND, Fragment
-from ..runtime.loop_fragment import LoopFragment
+from ..runtime.loop_fragment import DECLINED, LoopFragment, Returned
 from ..runtime.records import Record
 from .blocks import BlockFinder
 from .emit import (
     NEXT_NAME,
+    RETURNED_NAME,
+    TYPE_NAME,
     UNBOUND_ERROR_NAME,
     UNBOUND_NAME,
     build,
@@ -27,7 +29,7 @@ from .emit import (
     to_source,
 )
 from .liveness import FunctionLiveness
-from .loop_guard import DECLINED, DECLINED_NAME
+from .loop_guard import DECLINED_NAME
 from .loop_iteration import BUILTIN_CELLS
 from .loops import ARRAY_WORK_NAME, array_work
 from .lower import BlockLowering
@@ -118,7 +120,8 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     if any(b.maybe_unbound for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
     if any(b.kind == "loop" for b in blocks):
-        cells.update({**BUILTIN_CELLS, ARRAY_WORK_NAME: array_work, DECLINED_NAME: DECLINED})
+        cells.update({**BUILTIN_CELLS, ARRAY_WORK_NAME: array_work, DECLINED_NAME: DECLINED,
+                      RETURNED_NAME: Returned, TYPE_NAME: type})
     new, fallbacks = build(fn, fndef, blocks, cells)
     for frag in fragments.values():
         # a handed-over loop's Python is the loop as written, going on where the kernel declines

@@ -21,6 +21,27 @@ from .fragment import Fragment, Specialization
 INT64 = np.iinfo(np.int64)
 
 
+class _Declined:
+    """What the Fragment of a handed-over ``for`` loop (frontend/loop_guard) returns where its kernel
+    does not take the arguments, before any effect: the loop's Python goes on from where it is."""
+
+    def __repr__(self):
+        return "<the kernel declined: the loop goes on as Python>"
+
+
+DECLINED = _Declined()
+
+
+class Returned:
+    """What a loop region's Fragment returns where the loop executed ``return``: the rewritten
+    function returns ``value`` (the live-out values otherwise)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class LoopFragment(Fragment):
     key_by = "ndim"
 
@@ -71,7 +92,7 @@ def specialize_loop(fragment, key, args) -> Specialization:
     block = fragment.block
     try:
         lowering = LoopLowering(block.kernel_loop, fragment.live_in, fragment.live_out, args, block.loop_calls,
-                                block.entry_facts, block.resume_at)
+                                block.entry_facts, block.resume_at, block.returns)
         lowered = lowering.lower()
     except Unsupported:
         raise
@@ -117,23 +138,24 @@ def make_loop_runner(kernel, lowered, fragment, args):
     stride the kernel does not take makes that conversion raise before the loop starts, and the call
     then takes ``checked``, which tests each case and falls back or adapts."""
     from ..backends.tvm.loop_arrays import LocalArray
-    from ..backends.tvm.loops import BAIL, STATUS_SIZE, result_reader
+    from ..backends.tvm.loops import BAIL, RETURNED, STATUS_SIZE, result_reader
 
     live_in = fragment.live_in
     arrays = [live_in.index(n) for n in lowered.arrays]
     written = {live_in.index(n) for n in lowered.stores}
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
     status_size = STATUS_SIZE + 2 * len(lowered.outputs)
-    read_results = result_reader(lowered)
-    n_out = len(lowered.outputs)
+    n_out = len(fragment.live_out)          # (then the values a ``return`` gives back: loop_return)
+    read_results = result_reader(lowered, 0, n_out)
+    read_returned = result_reader(lowered, n_out)
     fallback = fragment.fallback
     allocate = local_array_allocator(lowered, live_in)
     copied = [live_in.index(spec.name) for spec in lowered.locals if spec.incoming]
     local_index = {spec.name: j for j, spec in enumerate(lowered.locals)}
     # a live-out array: its local buffer where the loop rebound it, else the argument (also one it
     # updated only in place, ``x += ...``)
-    rebound = [(k, local_index.get(var.name), live_in.index(var.name)) for k, var in enumerate(lowered.outputs)
-               if isinstance(var, LocalArray)]
+    rebound = [(k, local_index.get(var.name), live_in.index(var.name))
+               for k, var in enumerate(lowered.outputs[:n_out]) if isinstance(var, LocalArray)]
 
     def run(*args):                # (a tiny loop never gets here: frontend/loop_guard runs it as written)
         for p in written:
@@ -178,6 +200,9 @@ def make_loop_runner(kernel, lowered, fragment, args):
         where it bailed before any effect."""
         if status[0] == BAIL:
             return fallback(*args)
+        if status[0] == RETURNED:
+            values = read_returned(status)
+            return Returned(None if lowered.returns is None else values[0] if lowered.returns == 1 else tuple(values))
         site = lowered.sites[status[0] - 1]
         raise_at(site.raise_([int(v) for v in status[1:STATUS_SIZE]]), site.filename or fragment.filename,
                  site.line)

@@ -136,4 +136,4 @@ def innermost(loop) -> bool:
 
 
 def has_jumps(loop) -> bool:
-    return any(isinstance(n, gast.Break | gast.Continue) for s in loop.body for n in gast.walk(s))
+    return any(isinstance(n, gast.Break | gast.Continue | gast.Return) for s in loop.body for n in gast.walk(s))

@@ -24,7 +24,14 @@ import numpy as np
 
 from ...errors import Unsupported
 from ...frontend.inline import Inlined, inlined_names
-from ...frontend.loops import MATH_FUNCTIONS, assigned_names, constant_items, index_items, rebound_names
+from ...frontend.loops import (
+    MATH_FUNCTIONS,
+    assigned_names,
+    constant_items,
+    index_items,
+    rebound_names,
+    return_values,
+)
 from . import loop_spans as spans
 from . import scalar_math as sm
 from .loop_arrays import LocalArray, LocalArrays, written_in_place
@@ -69,6 +76,7 @@ EXACT_FLOAT_INT = 2**EXACT_FLOAT_BITS   # ints below this convert to float64 exa
 # array argument costs a conversion on every call
 STATUS_SIZE = 8                # status[0]: what stopped the kernel; then values for its message
 BAIL = -1
+RETURNED = -2                  # status[0] where the loop executed ``return`` (not an error)
 
 
 class _Stale(Exception):
@@ -123,15 +131,21 @@ class LoopKernel:
     stores: set = field(default_factory=set)     # arrays the loop writes
     locals: list = field(default_factory=list)   # LocalArraySpec of each local array (loop_arrays)
     groups: list = field(default_factory=list)   # names that must share one shape, per local array group
+    returns: object = False         # values a ``return`` gives back (the last outputs); None: nothing;
+    #                                 False: the loop has no ``return``
 
 
 class LoopLowering(RowStatements, RowReductions, LocalArrays):
-    def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0):
+    def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0, returns=False):
         self.loop = loop
         self.resume_at = resume_at             # positions of the outer ``for`` that ran as Python first
         self.entry_facts = entry_facts or {}
         self.live_in = live_in
-        self.live_out = live_out
+        # a ``return`` in the loop assigns its values to variables of their own, read back after the
+        # live-out values (``returns``: how many; None for a return of nothing; False: no return)
+        self.loop_returns = returns
+        self.return_names = [f"__astjit_return_{k}" for k in range(returns or 0)]
+        self.live_out = list(live_out) + self.return_names
         self.calls = calls
         self.incoming = {}
         self.array_types = {}
@@ -145,7 +159,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 self.array_types[name] = t
             else:
                 self.incoming[name] = t
-        assigned = assigned_names(loop) | inlined_names(calls)
+        assigned = assigned_names(loop) | inlined_names(calls) | set(self.return_names)
         # an array argument the loop rebinds (``v = v + dt * a``) becomes a local array the runner
         # allocates; one it only updates in place (``v += dt * a``) stays the caller's array
         self.incoming_locals = rebound_names(loop) & set(self.array_types)
@@ -318,7 +332,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                     T.buffer_store(self.status, tag.astype(I64), [STATUS_SIZE + 2 * k + 1])
         return LoopKernel(ib.get(), [n for n in self.array_types if n not in self.incoming_locals],
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
-                          self.local_arrays(), self.shape_groups())
+                          self.local_arrays(), self.shape_groups(), self.loop_returns)
 
     def mark_rebound(self, k) -> None:
         """The status slot of live-out name ``k``: 1 once its local array holds a value the loop made."""
@@ -520,13 +534,25 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             self.call(s.value)
         elif isinstance(s, gast.Return):
             if not self.returns:
-                raise _no("return outside an inlined function", s)
-            self.returns[-1](s)
+                self.loop_return(s)
+            else:
+                self.returns[-1](s)
         elif isinstance(s, gast.Break | gast.Continue):
             if not self.flags:
                 raise _no("break/continue outside a loop")
             brk, cont = self.flags[-1]
             T.buffer_store(brk if isinstance(s, gast.Break) else cont, tirx.const(True, "bool"), [0])
+
+    def loop_return(self, s) -> None:
+        """``return`` out of the loop: its values into the return variables (every value first, as a
+        tuple is built), then the kernel stops with status RETURNED, its effects kept."""
+        if self.loop_returns is False:
+            raise _no("return outside an inlined function", s)
+        values = [self.settled(self.expr(v)) for v in return_values(s) or ()]
+        for name, value in zip(self.return_names, values):
+            self.assign(name, value, s)
+        T.buffer_store(self.status, tirx.const(RETURNED, I64), [0])
+        T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
 
     def for_loop(self, loop) -> None:
         if isinstance(loop.iter, gast.Tuple):
@@ -1582,15 +1608,17 @@ def _bits_as_int64(v, dtype):
     return _cast(v, dtype, I64)
 
 
-def result_reader(kernel: LoopKernel):
-    """``read(status)``: the live-out values as Python would hold them, from the status buffer's tail.
+def result_reader(kernel: LoopKernel, first=0, count=None):
+    """``read(status)``: the live-out values as Python would hold them, from the status buffer's tail
+    (``count`` of them from the ``first``).
 
     Generated straight-line code: the buffer is read once as Python ints, a float64 slot's bits become
     its float through ``struct`` (a float64 view of the buffer, or a helper call per value, costs more
     than the rest of the call of a short loop)."""
     namespace = {"pack": struct.Struct("q").pack, "unpack": struct.Struct("d").unpack}
     items = []
-    for k, var in enumerate(kernel.outputs):
+    outputs = kernel.outputs[first:] if count is None else kernel.outputs[first:first + count]
+    for k, var in enumerate(outputs, first):
         at = STATUS_SIZE + 2 * k
         if isinstance(var, LocalArray):
             items.append("None")          # an array: the runner hands back its buffer or the argument

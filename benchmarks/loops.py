@@ -47,6 +47,11 @@ def cases():
         ("rows += 2000x64", p.scatter_rows, (rng.random((2000, 64)), rng.random(2000), np.zeros((8, 64)))),
         ("helper calls 300", p.total_distance, (rng.random(300), rng.random(300))),
         ("int then float 100k", p.weighted_sum, (rng.random(100_000), 0.5)),
+        ("search: return 100k", p.first_above, (np.linspace(0, 1, 100_000), 0.99999)),
+        ("search: leaves at 3", p.first_above, (np.linspace(0, 1, 100_000), 0.00002)),
+        ("is sorted 100k", p.is_sorted, (np.linspace(0, 1, 100_000),)),
+        ("items: for x in a 100k", p.item_sum, (rng.random(100_000),)),
+        ("enumerate(zip) 100k", p.zip_dot, (rng.random(100_000), rng.random(100_000))),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),

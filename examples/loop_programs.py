@@ -196,3 +196,33 @@ def row_sums(a, out):
     for i in range(a.shape[0]):
         out[i] = a[i].sum()
     return out
+
+
+def first_above(a, v):
+    """A search that returns from inside the loop."""
+    for i in range(len(a)):
+        if a[i] > v:
+            return i
+    return -1
+
+
+def is_sorted(a):
+    for i in range(1, len(a)):
+        if a[i - 1] > a[i]:
+            return False
+    return True
+
+
+def item_sum(a):
+    """A loop over an array's items."""
+    s = 0.0
+    for x in a:
+        s += x
+    return s
+
+
+def zip_dot(a, b):
+    s = 0.0
+    for i, (x, y) in enumerate(zip(a, b)):
+        s += x * y * (i % 3)
+    return s

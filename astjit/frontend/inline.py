@@ -103,6 +103,12 @@ def read_before_assigned(fndef, local: set):
         if isinstance(s, gast.If):
             own = [s.test]
             todo.extend(s.body + s.orelse)
+        elif isinstance(s, gast.For):
+            own = [s.iter]
+            todo.extend(s.body)
+        elif isinstance(s, gast.While):
+            own = [s.test]
+            todo.extend(s.body)
         else:                # Assign, AugAssign (its target is read too), Return, Expr
             own = [getattr(s, "value", None), *getattr(s, "targets", ()), getattr(s, "target", None)]
         names = [n for part in own if part is not None for n in gast.walk(part) if isinstance(n, gast.Name)]
@@ -114,7 +120,8 @@ def read_before_assigned(fndef, local: set):
 
 
 def always_returns(stmts) -> bool:
-    """Whether every path through ``stmts`` ends in ``return value`` (no loops: the checker refuses them)."""
+    """Whether every path through ``stmts`` ends in ``return value`` (a loop may end without returning:
+    the statements after it must return)."""
     for s in stmts:
         if isinstance(s, gast.Return):
             return s.value is not None

@@ -188,7 +188,6 @@ def other_module_loop(a, out):
     (recursive_loop, "nested more than 4 deep (or recursive)"),
     (no_return_loop, "may end without 'return value'"),
     (keyword_loop, "one positional argument per parameter"),
-    (looped_loop, "a loop inside a called function"),
     (closure_loop, "is a closure"),
     (other_module_loop, "defined in another module"),
 ])
@@ -258,3 +257,91 @@ def test_a_callee_that_may_read_an_unbound_local_stays_python():
                    compiled=False)
     assert "may read 'y' before assigning it" in str(jitted.explain())
     check(bound_loop, [(rng.random(n), np.zeros(n)) for n in (9, 0, 3)])
+
+
+# callees with loops of their own: a return inside them ends every loop of the callee
+
+def escape(cr, ci, max_iter):
+    zr = 0.0
+    zi = 0.0
+    for n in range(max_iter):
+        if zr * zr + zi * zi > 4.0:
+            return n
+        zr, zi = zr * zr - zi * zi + cr, 2.0 * zr * zi + ci
+    return max_iter
+
+
+def mandelbrot(img, max_iter):
+    h, w = img.shape
+    for y in range(h):
+        for x in range(w):
+            img[y, x] = escape(-2.0 + 3.0 * x / w, -1.5 + 3.0 * y / h, max_iter)
+    return img
+
+
+def first_pair_sum(m, r, target):
+    for i in range(m.shape[1]):
+        for j in range(i + 1, m.shape[1]):
+            if m[r, i] + m[r, j] == target:
+                return i * 1000 + j
+    return -1
+
+
+def pair_sums(m, out):
+    for r in range(m.shape[0]):
+        out[r] = first_pair_sum(m, r, 7)
+    return out
+
+
+def norm(v):
+    s = 0.0
+    for x in v:
+        s += x * x
+    return math.sqrt(s)
+
+
+def capped_total(v, cap):
+    t = 0.0
+    k = 0
+    while k < len(v):
+        t += v[k]
+        if t > cap:
+            break
+        k += 1
+    return t
+
+
+def call_loops(a, b, out):
+    for i in range(len(out)):
+        out[i] = norm(a) * i + capped_total(b, i) + looped(a[i % len(a)])
+    return out
+
+
+def test_callees_with_loops_compile():
+    check(mandelbrot, [(np.zeros((h, w), np.int64), it) for h, w, it in ((6, 9, 20), (0, 3, 5), (12, 7, 60))])
+    m = rng.integers(0, 8, (5, 12))
+    check(pair_sums, [(m, np.zeros(5, np.int64)), (m[:, :3].copy(), np.zeros(5, np.int64)),
+                      (np.zeros((2, 0), np.int64), np.zeros(2, np.int64))])
+    check(call_loops, [(rng.random(n), rng.random(n), np.zeros(k)) for n, k in ((4, 6), (1, 3), (30, 2))])
+    check(looped_loop, [(np.arange(n, dtype="float64"), np.zeros(n)) for n in (4, 0, 6)])
+
+
+def maybe_unbound_in_loop(v):
+    t = 0.0
+    for x in v:
+        if x > 0.5:
+            last = x
+        t = last
+    return t
+
+
+def unbound_loop(a, out):
+    for i in range(len(out)):
+        out[i] = maybe_unbound_in_loop(a)
+    return out
+
+
+def test_a_callee_reading_a_name_its_loop_may_not_have_assigned_stays_python():
+    jitted = check(unbound_loop, [(np.array([0.9, 0.1]), np.zeros(2)), (np.array([0.1, 0.9]), np.zeros(2))],
+                   compiled=False)
+    assert "maybe_unbound_in_loop may read 'last' before assigning it" in str(jitted.explain())

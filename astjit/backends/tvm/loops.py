@@ -166,7 +166,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         self.local_types = {n: (self.array_types[n].dtype, self.array_types[n].ndim) for n in self.incoming_locals}
         self.assigned = assigned - set(self.array_types)
         self.var_types = {n: {t} for n, t in self.incoming.items()}
-        for n in gast.walk(loop):                  # range() gives Python ints, a tuple its items' type
+        bodies = [loop] + [s for c in calls.values() if isinstance(c, Inlined) for s in c.body]
+        for n in (n for b in bodies for n in gast.walk(b)):   # range() gives Python ints, a tuple its items' type
             if isinstance(n, gast.For):
                 self.var_types.setdefault(n.target.id, set()).add(counter_type(n))
         self.var_bits = {}                         # name -> bound on an int variable's magnitude
@@ -1354,8 +1355,11 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 returned.append(v)
                 put(v)
                 T.buffer_store(done, tirx.const(True, "bool"), [0])
+                for brk, _ in self.flags[depth:]:     # a return from the callee's own loops ends them
+                    T.buffer_store(brk, tirx.const(True, "bool"), [0])
 
             self.flags.append((done, done))
+            depth = len(self.flags)
             self.returns.append(return_)
             try:
                 self.body(callee.body)

@@ -27,21 +27,22 @@ region has no effects)::
         __astjit_trips_0 += 1
         x = x - (x * x - target) / (2.0 * x)
 
-A ``for`` loop that may leave early (a ``break`` of its own, no loop inside it: a search) is handed
-over the same way: its estimate would count every position, and a kernel call costs more than a
-search that stops at the first. The kernel then runs the rest of the same range, from the position
-reached; where it declines the arguments (a list, a read-only array it writes: ``DECLINED``, before
-any effect), the loop goes on as written::
+A ``for`` loop that may leave early (a ``break`` of its own or a ``return``, no loop inside it: a
+search) is handed over the same way: its estimate would count every position, and a kernel call
+costs more than a search that stops at the first. The kernel then runs the rest of the same range,
+from the position reached; where it declines the arguments (a list, a read-only array it writes:
+``DECLINED``, before any effect), the loop goes on as written::
 
     __astjit_trips_0 = 0
     for i in range(len(a)):
         if __astjit_trips_0 == ASTJIT_TINY_LOOP:
-            __astjit_result_0 = __astjit_fragment_0(a, v, i)
+            __astjit_result_0 = __astjit_fragment_0(a, v, k)
             if __astjit_result_0 is not __astjit_declined:
-                i = __astjit_result_0
+                k = __astjit_result_0
                 break
         __astjit_trips_0 += 1
         if a[i] > v:
+            k = i
             break
 
 ``show`` prints the Fragment call alone (``SHOWN``: what each generated statement prints as).

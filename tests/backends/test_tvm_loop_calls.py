@@ -345,3 +345,29 @@ def test_a_callee_reading_a_name_its_loop_may_not_have_assigned_stays_python():
     jitted = check(unbound_loop, [(np.array([0.9, 0.1]), np.zeros(2)), (np.array([0.1, 0.9]), np.zeros(2))],
                    compiled=False)
     assert "maybe_unbound_in_loop may read 'last' before assigning it" in str(jitted.explain())
+
+
+def floor_div(x, y):
+    return x // y
+
+
+def divides_into(n, d, out):
+    for i in range(n):
+        out[i] = floor_div(i, d - i)
+    return out
+
+
+def three_ahead(a, i):
+    return a[i + 3]
+
+
+def reads_ahead(a, out):
+    for i in range(len(a)):
+        out[i] = three_ahead(a, i) + 1.0
+    return out
+
+
+def test_a_callee_that_raises_stops_the_store_of_its_value():
+    """Python raises before the assignment: the element keeps its old value (it was stored anyway)."""
+    check(divides_into, [(30, 7, np.zeros(30, np.int64)), (5, 9, np.zeros(5, np.int64))])
+    check(reads_ahead, [(np.arange(30.0), np.zeros(30)), (np.arange(3.0), np.zeros(3))])

@@ -704,3 +704,45 @@ def _slices(args, base):
         else:
             out.append(None)
     return out
+
+
+# found by a bug hunt (stop 25): each wrong before its fix
+
+def times_int_zero(a, out):
+    for i in range(len(a)):
+        out[i] = a[i] * 0 + (0 * a[i]) * (a[i] * False)
+    return out
+
+
+def plus_int_zero(a, out):
+    for i in range(len(a)):
+        out[i] = a[i] + 0
+    return out
+
+
+def numpy_ints_divided(a):
+    s = 0.0
+    for x in a:
+        s += x / 3
+    return s
+
+
+def numpy_abs(a, out):
+    for i in range(len(a)):
+        out[i] = abs(a[i])
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_int_constant_made_float_is_not_folded(dtype):
+    """``a[i] * 0`` is nan for inf and nan, ``-0.0 + 0`` is 0.0 (the int 0 made 0.0 was folded away)."""
+    a = np.array([1.0, np.inf, np.nan, -2.0, -0.0, 0.0] * 5, dtype)
+    check(times_int_zero, [(a, np.zeros(30, dtype)), (a[::-1].copy(), np.zeros(30, dtype))])
+    check(plus_int_zero, [(a, np.zeros(30, dtype))])
+
+
+def test_numpy_ints_divide_and_take_abs_as_numpy_does():
+    """numpy int64s divide as float64s (no 2**53 check, which is for Python ints) and abs(-2**63) wraps."""
+    check(numpy_ints_divided, [(np.array([2**60] * 30),), (np.array([2**62, -3, 7]),), (np.arange(5),)])
+    check(numpy_abs, [(np.array([-2**63, -5, 2**63 - 1]), np.zeros(3, np.int64)),
+                      (np.array([-128, 3], np.int8), np.zeros(2, np.int8))])

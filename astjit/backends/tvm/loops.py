@@ -433,11 +433,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 for k, v in enumerate(values[:STATUS_SIZE - 1]):
                     T.buffer_store(self.status, _as_int64(v), [k + 1])
                 T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
-        frames = [T.If(self.ok[0])]
-        frames[0].__enter__()
-        frames.append(T.Then())
-        frames[1].__enter__()
-        self.pending[-1].extend(frames)
+        self.go_on_if_ok()
 
     @contextmanager
     def scope(self):
@@ -976,8 +972,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         if r.kind in "iu" and op in ("Add", "Sub", "Mult"):
             return self.int_arithmetic(op, a, b, r, node)
         x, y = _cast(a.expr, a.dtype, loop), _cast(b.expr, b.dtype, loop)
-        if op == "Div" and all(t.kind in "biu" for t in a.types + b.types):
-            for v in (a, b):
+        if op == "Div" and r.python and all(t.kind in "biu" for t in a.types + b.types):
+            for v in (a, b):         # (numpy ints divide as float64s, rounded as the kernel rounds them)
                 self.check_exact_as_float(v, node, "an int above 2**53 divided")
         if r.kind in "iu" and op in ("FloorDiv", "Mod"):
             smallest = tirx.const(int(np.iinfo(loop).min), loop)
@@ -1311,7 +1307,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                     raise _no("abs() of a value that is a Python number on some iterations only", e)
                 return Val(sm.te.abs(v.expr), (r,))
             x = _cast(v.expr, v.dtype, r.dtype)
-            if r.dtype == I64:
+            if r.dtype == I64 and r.python:          # (numpy's int64 wraps: abs(-2**63) is -2**63)
                 self.fail(tirx.EQ(x, tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
             return Val(self.bind(sm.absolute(r.dtype, x), r.dtype), (r,), bits=v.bits)
         if name == "float":
@@ -1367,7 +1363,18 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 self.flags.pop()
                 self.returns.pop()
 
-        return self._twice(produce, returned, e)
+        value = self._twice(produce, returned, e)
+        self.go_on_if_ok()          # a check that failed in the callee stops what follows the call too
+        return value
+
+    def go_on_if_ok(self) -> None:
+        """What the current scope emits from here runs only while no check has failed (``fail`` does
+        this after its own check; a callee's checks close with the callee's scope)."""
+        frames = [T.If(self.ok[0])]
+        frames[0].__enter__()
+        frames.append(T.Then())
+        frames[1].__enter__()
+        self.pending[-1].extend(frames)
 
     def min_max(self, name, args, e) -> Val:
         """Python's min/max: the first extreme argument, comparing with < or > (a NaN first stays)."""
@@ -1508,14 +1515,19 @@ def _leaf(expr, dtype):
 
 
 def _cast(expr, src, dst):
+    """``expr`` of dtype ``src`` as ``dst``; an int or bool made float is shielded from the simplifier
+    (``a[i] * 0`` would fold to 0.0 through the constant 0.0, where numpy gives nan for inf and nan)."""
     if src == dst:
         return expr
     if dst == "bool":
         return sm.truthy(expr, src)
     if src == "bool":
-        return tirx.Select(expr, tirx.const(1, dst), tirx.const(0, dst))
+        out = tirx.Select(expr, tirx.const(1, dst), tirx.const(0, dst))
+        return sm.shielded(out, dst)
     if np.dtype(src).kind in "iu" and np.dtype(dst).kind in "iu":
         return sm.widen(expr, src, dst)
+    if np.dtype(src).kind in "iu" and np.dtype(dst).kind == "f":
+        return sm.shielded(expr.astype(dst), dst)
     return expr.astype(dst)
 
 

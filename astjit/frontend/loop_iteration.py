@@ -19,9 +19,19 @@ import builtins
 import gast
 
 LEN_CALL, RANGE_CALL, MIN_CALL = "len", "range", "min"
-# the names the generated calls read where the loop's work is estimated in Python (frontend/loop_guard):
-# cells of the rewritten function holding the builtins, whatever the user's module defines
-BUILTIN_CELLS = {f"__astjit_{op}": getattr(builtins, op) for op in (LEN_CALL, RANGE_CALL, MIN_CALL)}
+
+
+def builtin_name(op: str) -> str:
+    """The name a generated call of builtin ``op`` reads where the loop's work is estimated in Python
+    (frontend/loop_guard): a cell of the rewritten function (BUILTIN_CELLS), whatever the user's
+    module defines."""
+    return f"__astjit_{op}"
+
+
+BUILTIN_CELLS = {builtin_name(op): getattr(builtins, op) for op in (LEN_CALL, RANGE_CALL, MIN_CALL)}
+# attribute of a generated ``x = a[k]``: the work estimate (frontend/loops.work_expression) leaves it out,
+# as the loop written ``for x in a`` reads the item in the ``for`` statement itself
+ITEM_READ = "astjit_item_read"
 
 
 class NotIterable(Exception):
@@ -37,8 +47,8 @@ def _name(name, ctx=None):
     return gast.Name(id=name, ctx=ctx or gast.Load(), annotation=None, type_comment=None)
 
 
-def _call(name, args, calls, op):
-    node = gast.Call(func=_name(f"__astjit_{op}"), args=args, keywords=[])
+def _call(op, args, calls):
+    node = gast.Call(func=_name(builtin_name(op)), args=args, keywords=[])
     calls[node] = op                  # the kernel reads the op from here, whatever the name says
     return node
 
@@ -67,11 +77,13 @@ class CountedForm:
         rebound = [n for n in self.iterated if n in self.assigned]
         if rebound:
             raise NotIterable(f"the loop rebinds {rebound[0]!r}, which it iterates over", loop.iter)
-        lengths = [_call(LEN_CALL, [_name(n)], self.calls, LEN_CALL) for n in dict.fromkeys(self.iterated)]
-        count = lengths[0] if len(lengths) == 1 else _call(MIN_CALL, lengths, self.calls, MIN_CALL)
-        new_iter = _call(RANGE_CALL, [count], self.calls, RANGE_CALL)
+        lengths = [_call(LEN_CALL, [_name(n)], self.calls) for n in dict.fromkeys(self.iterated)]
+        count = lengths[0] if len(lengths) == 1 else _call(MIN_CALL, lengths, self.calls)
+        new_iter = _call(RANGE_CALL, [count], self.calls)
         loop.target = _name(counter, gast.Store())
         loop.iter = new_iter
+        for s in reads:
+            setattr(s, ITEM_READ, True)
         loop.body = reads + loop.body
         for node in [loop.target, *(n for s in reads for n in gast.walk(s)), *gast.walk(new_iter)]:
             if getattr(node, "lineno", None) is None:        # (the user's targets keep their own)

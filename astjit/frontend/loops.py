@@ -20,7 +20,7 @@ import gast
 import numpy as np
 
 from .inline import INLINE_DEPTH, NotInlinable, callee_function, code_path, parse_callee
-from .loop_iteration import CountedForm, NotIterable
+from .loop_iteration import ITEM_READ, LEN_CALL, RANGE_CALL, CountedForm, NotIterable, builtin_name
 from .lower import attribute_chain
 
 # Python and math functions a loop body may call on scalars, by the object the name resolves to
@@ -410,7 +410,7 @@ def _statements(loop):
 
 UNKNOWN_TRIPS = 1 << 30            # a loop whose range depends on the loop's own variables: assume large
 SLICE_STATEMENT_WORK = 16          # a statement on slices (``u[1:-1] = ...``): several numpy calls
-LEN_NAME, RANGE_NAME = "__astjit_len", "__astjit_range"     # (cells holding the builtins: BUILTIN_CELLS)
+LEN_NAME, RANGE_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL)
 ARRAY_WORK_NAME = "__astjit_array_work"
 
 
@@ -468,6 +468,8 @@ def work_expression(loop, live_in=()):
     def statements(stmts, outer):
         total = None
         for s in stmts:
+            if getattr(s, ITEM_READ, False):
+                continue
             if isinstance(s, gast.While):
                 term = gast.Constant(value=UNKNOWN_TRIPS, kind=None)
             elif isinstance(s, gast.For):

@@ -58,3 +58,12 @@ def check(fn, calls, compiled=True):
 def kernels_for_tiny_loops(monkeypatch):
     """Small test arrays run the kernel too (by default a loop of a few statements runs as Python)."""
     monkeypatch.setenv("ASTJIT_TINY_LOOP", "0")
+
+
+def peaked(rng, n, at, dtype=np.float64):
+    """``n`` values below 0.5 with a 2 at position ``at`` (none where ``at`` is outside): a search's
+    input that stops where the test says."""
+    a = (rng.random(n) * 0.5).astype(dtype)
+    if 0 <= at < n:
+        a[at] = 2
+    return a

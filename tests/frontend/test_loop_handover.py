@@ -3,9 +3,11 @@ same range to its kernel (frontend/loop_guard): a search that stops at once cost
 long one runs compiled, and where the kernel declines the arguments the loop goes on as Python, with
 every result, effect and error as plain Python's."""
 
+import functools
+
 import numpy as np
 import pytest
-from loop_checks import check
+from loop_checks import check, peaked
 
 from astjit import jit
 
@@ -20,11 +22,7 @@ def early_handover(monkeypatch):
     monkeypatch.setenv("ASTJIT_TINY_LOOP", str(HANDOVER))
 
 
-def with_peak(n, at, dtype=np.float64):
-    a = (rng.random(n) * 0.5).astype(dtype)
-    if 0 <= at < n:
-        a[at] = 2
-    return a
+with_peak = functools.partial(peaked, rng)
 
 
 def first_above(a, v):
@@ -165,3 +163,9 @@ def test_none_declines_from_the_first_call():
         return found
 
     check(find, [(with_peak(30, at), 1.0) for at in POSITIONS], compiled=False)
+
+
+def test_nan_inf_and_negative_zero_before_and_after_the_handover():
+    a = np.array([np.nan, -0.0, np.nan, np.inf, 0.0, -np.inf, np.nan, 3.0, -0.0] * 4)
+    check(first_above, [(a, 1.0), (a, np.inf), (a, -0.0), (a[::-1].copy(), 1.0)])
+    check(running_sum_until, [(a, 5.0), (np.abs(a), 0.5), (np.nan_to_num(a), 1.0)])

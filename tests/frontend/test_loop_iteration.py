@@ -5,6 +5,7 @@ form (a rebound iterable, a list, rows bound to names) runs as written."""
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import item_sum
 
 from astjit import explain
 
@@ -16,13 +17,6 @@ DTYPES = [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_]
 
 def arrays(n, dtype):
     return (rng.random(n) * 10).astype(dtype)
-
-
-def total(a):
-    s = 0.0
-    for x in a:
-        s += x
-    return s
 
 
 def dot(a, b):
@@ -83,7 +77,7 @@ def writes_what_it_reads(a):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_items_of_one_array(dtype):
-    check(total, [(arrays(n, dtype),) for n in (0, 1, 7, 300, 5)])
+    check(item_sum, [(arrays(n, dtype),) for n in (0, 1, 7, 300, 5)])
     check(last_item, [(arrays(n, dtype),) for n in (1, 7, 300)])
 
 
@@ -107,11 +101,11 @@ def test_nested_loops_and_writes_seen_by_later_items():
 
 
 def test_a_0d_array_raises_as_python():
-    check(total, [(np.array(2.0),)], compiled=False)
+    check(item_sum, [(np.array(2.0),)], compiled=False)
 
 
 def test_lists_and_dicts_run_as_written():
-    check(total, [([1.0, 2.5, 3.0],), ({1.0: "a", 2.0: "b"},), ((1, 2, 3),)], compiled=False)
+    check(item_sum, [([1.0, 2.5, 3.0],), ({1.0: "a", 2.0: "b"},), ((1, 2, 3),)], compiled=False)
 
 
 def rebinds(a):
@@ -136,6 +130,17 @@ def test_what_has_no_counted_form_runs_as_python():
 def test_the_estimate_counts_the_items(monkeypatch):
     """A short array's loop runs as written (the work estimate reads its length); a long one compiles."""
     monkeypatch.setenv("ASTJIT_TINY_LOOP", "24")
-    jitted = check(total, [(arrays(5, np.float64),)], compiled=False)
+    jitted = check(item_sum, [(arrays(5, np.float64),)], compiled=False)
     assert not [e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
-    check(total, [(arrays(500, np.float64),)])
+    check(item_sum, [(arrays(500, np.float64),)])
+
+
+EDGES = np.array([np.nan, np.inf, -0.0, -np.inf, 0.0, 1.5, -0.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_items_that_are_nan_inf_or_negative_zero(dtype):
+    edges = EDGES.astype(dtype)
+    check(item_sum, [(edges,), (edges[2:3],), (edges[::-1].copy(),), (np.tile(edges[2:], 9),)])
+    check(last_item, [(edges,), (edges[2:3],)])
+    check(dot, [(edges, edges[::-1].copy()), (edges[2:], edges[2:])])

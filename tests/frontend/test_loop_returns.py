@@ -2,9 +2,12 @@
 with its effects kept and the function returns what Python would, of the same type; the loop's Python
 (tiny loops, declined arguments, fallbacks) returns through the same path."""
 
+import functools
+
 import numpy as np
 import pytest
-from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_checks import check, kernels_for_tiny_loops, peaked  # noqa: F401 - a fixture
+from loop_programs import is_sorted
 
 from astjit import explain, jit
 
@@ -13,11 +16,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.
 rng = np.random.default_rng(21)
 
 
-def peak(n, at, dtype=np.float64):
-    a = (rng.random(n) * 0.5).astype(dtype)
-    if 0 <= at < n:
-        a[at] = 2
-    return a
+peak = functools.partial(peaked, rng)
 
 
 def find_first(a, v):
@@ -25,13 +24,6 @@ def find_first(a, v):
         if a[i] > v:
             return i
     return -1
-
-
-def is_sorted(a):
-    for i in range(1, len(a)):
-        if a[i - 1] > a[i]:
-            return False
-    return True
 
 
 def find_2d(m, v):

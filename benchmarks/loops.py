@@ -52,6 +52,7 @@ def cases():
         ("is sorted 100k", p.is_sorted, (np.linspace(0, 1, 100_000),)),
         ("items: for x in a 100k", p.item_sum, (rng.random(100_000),)),
         ("enumerate(zip) 100k", p.zip_dot, (rng.random(100_000), rng.random(100_000))),
+        ("helper loop: mandel", p.mandelbrot, (np.zeros((100, 150), np.int64), 50)),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -86,6 +87,11 @@ def cases():
         ("oscillators 16 x 4", p.oscillators, (rng.random(16), rng.random(16), 0.01, 4)),
         ("leapfrog 16 x 4", p.leapfrog, (rng.random(16), rng.random(16), 0.01, 4)),
         ("in place osc 16 x 4", p.oscillators_in_place, (rng.random(16), rng.random(16), 0.01, 4)),
+        ("search: return 40", p.first_above, (np.linspace(0, 1, 40), 0.99)),
+        ("is sorted 16", p.is_sorted, (np.linspace(0, 1, 16),)),
+        ("items 16", p.item_sum, (rng.random(16),)),
+        ("enumerate(zip) 16", p.zip_dot, (rng.random(16), rng.random(16))),
+        ("helper loop: mandel 4x4", p.mandelbrot, (np.zeros((4, 4), np.int64), 10)),
     ]
 
 

@@ -226,3 +226,22 @@ def zip_dot(a, b):
     for i, (x, y) in enumerate(zip(a, b)):
         s += x * y * (i % 3)
     return s
+
+
+def escape(cr, ci, max_iter):
+    """Escape time of one point of the Mandelbrot set: a helper with a loop and a return inside it."""
+    zr = 0.0
+    zi = 0.0
+    for n in range(max_iter):
+        if zr * zr + zi * zi > 4.0:
+            return n
+        zr, zi = zr * zr - zi * zi + cr, 2.0 * zr * zi + ci
+    return max_iter
+
+
+def mandelbrot(img, max_iter):
+    h, w = img.shape
+    for y in range(h):
+        for x in range(w):
+            img[y, x] = escape(-2.0 + 3.0 * x / w, -1.5 + 3.0 * y / h, max_iter)
+    return img

@@ -6,9 +6,10 @@ ASTJIT_LOG=a,b       log these event kinds through the ``astjit`` logger: fragme
 ASTJIT_BACKEND=numpy run every fragment on the numpy reference backend (no TVM).
 ASTJIT_RECOMPILE_LIMIT=N
                      specializations one fragment may hold before it runs as Python (default 16).
-ASTJIT_TINY_LOOP=N   a compiled loop about to execute N statements or fewer runs as written in Python,
-                     which is faster than a kernel call for a few iterations (default 24; 0: always
-                     the kernel).
+ASTJIT_TINY_LOOP=N   a compiled loop estimated at N units of work or fewer (a unit: a statement, an
+                     element read or write, an operator or a call, about 10-25 ns of Python) runs as
+                     written in Python, which is faster than a kernel call for a few iterations
+                     (default 96; 0: always the kernel).
 ASTJIT_CACHE=0       do not read or write the on-disk cache of compiled kernels (runtime/disk_cache).
 ASTJIT_CACHE_DIR=P   keep that cache in folder P (default ``$XDG_CACHE_HOME/astjit`` or
                      ``~/.cache/astjit``); a folder other users can write is refused with a warning.
@@ -36,9 +37,9 @@ def backend_override() -> str | None:
 
 def tiny_loop_work() -> int:
     try:
-        return int(os.environ.get("ASTJIT_TINY_LOOP", "24"))
+        return int(os.environ.get("ASTJIT_TINY_LOOP", "96"))
     except ValueError:
-        return 24
+        return 96
 
 
 def disk_cache_enabled() -> bool:

@@ -150,7 +150,7 @@ class BlockFinder:
         facts = {n: f for n, f in entry_facts(stmts[:i], self.resolver).items() if n in live_in}
         block = Block(len(self.blocks), [loop], None, live_in, live_out, {}, maybe_unbound,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
-                      entry_facts=facts, resume_at=resume_position(loop, maybe_unbound),
+                      entry_facts=facts, resume_at=resume_position(loop, kernel_loop, live_in, maybe_unbound),
                       returns=checker.return_arity)
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))

@@ -12,6 +12,7 @@ from the syntax alone and names the first line that keeps a loop in Python; the 
 compiled (backends/tvm/loops.py).
 """
 
+import ast
 import builtins
 import copy
 import math
@@ -409,34 +410,78 @@ def _statements(loop):
 
 
 UNKNOWN_TRIPS = 1 << 30            # a loop whose range depends on the loop's own variables: assume large
-SLICE_STATEMENT_WORK = 16          # a statement on slices (``u[1:-1] = ...``): several numpy calls
+SLICE_STATEMENT_WORK = 64          # a statement on slices (``u[1:-1] = ...``): several numpy calls
 LEN_NAME, RANGE_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL)
 ARRAY_WORK_NAME = "__astjit_array_work"
 
 
-def array_work(*values) -> int:
+def array_work(units, *values) -> int:
     """The work of ``name = <expression>`` reading these live-in values: a whole-array statement (several
-    numpy calls) where one of them is an array, else one scalar statement."""
+    numpy calls) where one of them is an array, else its ``units`` of scalar work."""
     for v in values:
         if isinstance(v, np.ndarray):
             return SLICE_STATEMENT_WORK
-    return 1
+    return units
+
+
+def operations(stmt) -> int:
+    """A statement's work in Python, in units of about 10-25 ns: one for the statement, one for each
+    element read or write, operator, comparison and call in it (an ``if``: in its test; its branches
+    count as statements of their own). Python's time per statement varies twentyfold (``s += x``
+    against ``v[i, j] = 0.25 * (u[i - 1, j] + ...)``); per unit it varies about threefold."""
+    exprs = [stmt.test] if isinstance(stmt, gast.If | gast.While) else [stmt]
+    units = 1
+    for e in exprs:
+        for n in gast.walk(e):
+            if isinstance(n, gast.Subscript | gast.BinOp | gast.UnaryOp | gast.Call):
+                units += 1
+            elif isinstance(n, gast.Compare):
+                units += len(n.ops)
+            elif isinstance(n, gast.BoolOp):
+                units += len(n.values) - 1
+    return units
 
 
 def work_expression(loop, live_in=()):
-    """A Python expression of the loop's live-in names: about how many statements the nest executes.
+    """A Python expression of the loop's live-in names: about how much work the nest does as Python, in
+    ``operations`` (units of about 10-25 ns).
 
     Each ``for`` contributes its range's length (``stop - start``) when its arguments read only names
     the nest does not assign, the sum of its lengths at the first and the last value of the enclosing
     loops' variables when they read those (a triangular ``range(i)``), else UNKNOWN_TRIPS; times the
-    statements of its body (a statement on slices counts as SLICE_STATEMENT_WORK: each of its
+    operations of its body (a statement on slices counts as SLICE_STATEMENT_WORK: each of its
     operations is a numpy call). Evaluated before the loop, it lets a tiny loop run as Python
-    (frontend/loop_guard): a kernel call costs a few microseconds, more than a handful of Python
+    (frontend/loop_guard): a kernel call costs one to two microseconds, more than a handful of Python
     statements. ``name = <expression>`` without subscripts counts as a statement on slices where a
     live-in name it reads holds an array (``array_work``): ``x = x + dt * v``. An estimate only
     chooses between two correct paths: a negative length reads as tiny, as an empty range is."""
-    assigned = assigned_names(loop)
+    if isinstance(loop, gast.While):
+        return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
+    return _WorkEstimate(loop, live_in).statements([loop], {})
 
+
+def work_expression_of_body(loop, live_in=()):
+    """The work of one iteration of a ``while`` loop: its test and its body."""
+    body = _WorkEstimate(loop, live_in).statements(loop.body, {})
+    return gast.BinOp(left=gast.Constant(value=operations(loop), kind=None), op=gast.Add(), right=body)
+
+
+def position_work(loop, live_in=()):
+    """(positions, statements per position) of a ``for`` loop (its kernel form: ranges), as two Python
+    expressions of its live-in names; their product is ``work_expression(loop)``. A loop handed over
+    part way (frontend/loop_guard) weighs the positions left against a kernel call."""
+    estimate = _WorkEstimate(loop, live_in)
+    return estimate.trips(loop, {}), estimate.position(loop.body, estimate.inner(loop, {}))
+
+
+class _WorkEstimate:
+    """The terms of ``work_expression``: positions of each ``for``, statements of each body."""
+
+    def __init__(self, loop, live_in):
+        self.assigned = assigned_names(loop)
+        self.live_in = live_in
+
+    @staticmethod
     def count(args):
         if len(args) == 1:          # cheaper than len(range(...))
             return args[0]
@@ -445,27 +490,33 @@ def work_expression(loop, live_in=()):
         return gast.Call(func=_name(LEN_NAME), args=[gast.Call(func=_name(RANGE_NAME), args=args, keywords=[])],
                          keywords=[])
 
-    def trips(node, outer):
+    def trips(self, node, outer):
         if isinstance(node.iter, gast.Tuple):
             return gast.Constant(value=len(node.iter.elts), kind=None)
         names = {n.id for a in node.iter.args for n in gast.walk(a) if isinstance(n, gast.Name)}
-        if not names & assigned:
-            return count([copy.deepcopy(a) for a in node.iter.args])
-        if not names & assigned <= set(outer):
+        if not names & self.assigned:
+            return self.count([copy.deepcopy(a) for a in node.iter.args])
+        if not names & self.assigned <= set(outer):
             return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
-        ends = [count([_substituted(a, {n: outer[n][k] for n in names & assigned}) for a in node.iter.args])
+        ends = [self.count([_substituted(a, {n: outer[n][k] for n in names & self.assigned}) for a in node.iter.args])
                 for k in (0, 1)]
         return gast.BinOp(left=ends[0], op=gast.Add(), right=ends[1])
 
-    def ends(node):
-        """(first, last) value of a ``for`` variable over range(...) (last: the stop, one past)."""
+    def inner(self, node, outer) -> dict:
+        """``outer`` and, where known, (first, last) of this ``for``'s variable over range(...) (last: the
+        stop, one past)."""
+        inner = dict(outer)
         args = node.iter.args if isinstance(node.iter, gast.Call) else []
         names = {n.id for a in args for n in gast.walk(a) if isinstance(n, gast.Name)}
-        if not isinstance(node.target, gast.Name) or names & assigned or len(args) not in (1, 2):
-            return None
-        return (gast.Constant(value=0, kind=None), args[0]) if len(args) == 1 else (args[0], args[1])
+        if isinstance(node.target, gast.Name) and not names & self.assigned and len(args) in (1, 2):
+            inner[node.target.id] = (gast.Constant(value=0, kind=None), args[0]) if len(args) == 1 else (args[0], args[1])
+        return inner
 
-    def statements(stmts, outer):
+    def position(self, body, outer):
+        """One position of a loop: taking the next value (one unit) and the body."""
+        return gast.BinOp(left=gast.Constant(value=1, kind=None), op=gast.Add(), right=self.statements(body, outer))
+
+    def statements(self, stmts, outer):
         total = None
         for s in stmts:
             if getattr(s, ITEM_READ, False):
@@ -473,29 +524,32 @@ def work_expression(loop, live_in=()):
             if isinstance(s, gast.While):
                 term = gast.Constant(value=UNKNOWN_TRIPS, kind=None)
             elif isinstance(s, gast.For):
-                inner = dict(outer)
-                span = ends(s)
-                if span is not None:
-                    inner[s.target.id] = span
-                term = gast.BinOp(left=trips(s, outer), op=gast.Mult(), right=statements(s.body, inner))
+                term = gast.BinOp(left=self.trips(s, outer), op=gast.Mult(),
+                                  right=self.position(s.body, self.inner(s, outer)))
             else:
                 # (an ``if``'s branches count below, each statement once)
                 slices = not isinstance(s, gast.If) and any(isinstance(n, gast.Slice) for n in gast.walk(s))
-                term = gast.Constant(value=SLICE_STATEMENT_WORK if slices else 1, kind=None)
+                units = SLICE_STATEMENT_WORK if slices else operations(s)
+                term = gast.Constant(value=units, kind=None)
                 if isinstance(s, gast.Assign | gast.AugAssign) and not slices and not any(
                         isinstance(n, gast.Subscript) for n in gast.walk(s)):
-                    names = sorted({n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in live_in})
+                    names = sorted({n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in self.live_in})
                     if names:
-                        term = gast.Call(func=_name(ARRAY_WORK_NAME), args=[_name(n) for n in names], keywords=[])
+                        term = gast.Call(func=_name(ARRAY_WORK_NAME), args=[term] + [_name(n) for n in names],
+                                         keywords=[])
                 for name in ("body", "orelse"):
                     if getattr(s, name, None):
-                        term = gast.BinOp(left=term, op=gast.Add(), right=statements(getattr(s, name), outer))
+                        term = gast.BinOp(left=term, op=gast.Add(), right=self.statements(getattr(s, name), outer))
             total = term if total is None else gast.BinOp(left=total, op=gast.Add(), right=term)
         return gast.Constant(value=0, kind=None) if total is None else total
 
-    if isinstance(loop, gast.While):
-        return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
-    return statements([loop], {})
+
+def constant_value(expr):
+    """The value of an expression of constants (``1 + (3 + 1)``), or None."""
+    if not all(isinstance(n, gast.Constant | gast.BinOp | gast.operator) for n in gast.walk(expr)):
+        return None
+    tree = ast.fix_missing_locations(gast.gast_to_ast(gast.Expression(body=copy.deepcopy(expr))))
+    return eval(compile(tree, "<work>", "eval"))
 
 
 def _substituted(expr, values: dict):

@@ -19,7 +19,9 @@ rng = np.random.default_rng(9)
 
 @pytest.fixture(autouse=True)
 def early_handover(monkeypatch):
-    monkeypatch.setenv("ASTJIT_TINY_LOOP", str(HANDOVER))
+    """A position of ``first_above`` counts as 8 units (``k = i`` might store an array): HANDOVER
+    positions run as written."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", str(8 * HANDOVER))
 
 
 with_peak = functools.partial(peaked, rng)
@@ -169,3 +171,37 @@ def test_nan_inf_and_negative_zero_before_and_after_the_handover():
     a = np.array([np.nan, -0.0, np.nan, np.inf, 0.0, -np.inf, np.nan, 3.0, -0.0] * 4)
     check(first_above, [(a, 1.0), (a, np.inf), (a, -0.0), (a[::-1].copy(), 1.0)])
     check(running_sum_until, [(a, 5.0), (np.abs(a), 0.5), (np.nan_to_num(a), 1.0)])
+
+
+def test_a_range_the_loop_rebinds_is_not_handed_over():
+    """Python takes ``range(n)`` once: a kernel taking ``n`` part way would see the loop's ``n -= 1``."""
+    def shrinking(a, n):
+        for i in range(n):
+            if a[i] > 1.0:
+                return i
+            n = n - 1
+        return -1
+
+    def from_target(a, i):
+        for i in range(i, len(a)):  # noqa: B020 (the case under test)
+            if a[i] > 1.0:
+                break
+        return i
+
+    jitted = check(shrinking, [(with_peak(200, at), n) for at in (1, 30, 101, 150) for n in (150, 120, 80)])
+    assert next(f for f in jitted.fragments if f.block.kind == "loop").block.resume_at == 0
+    check(from_target, [(with_peak(60, at), start) for at in (2, 10, 50) for start in (0, 5, 40)])
+
+
+def test_the_few_positions_left_after_the_handover_run_as_written(monkeypatch):
+    """Where the positions left are no more work than a tiny loop, the kernel call would cost more
+    than finishing the loop as written: no kernel runs."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", "96")     # 12 positions of first_above, then 12 more at most
+    jitted = check(first_above, [(with_peak(n, at), 1) for n in (13, 18, 24) for at in (0, 11, 12, 13, -1)],
+                   compiled=False)
+    loop = next(f for f in jitted.fragments if f.block.kind == "loop")
+    assert not loop.entries
+    for at in (HANDOVER + 1, 40, -1):
+        a = with_peak(60, at)
+        assert jitted(a, 1) == first_above(a, 1)
+    assert [e.mode for e in loop.entries] == ["tvm"]

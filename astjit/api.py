@@ -197,14 +197,17 @@ class JitFunction:
             return f"# {self.__qualname__} runs as Python; its source is not available\n"
 
     def cache_info(self) -> dict:
-        """Per Fragment name, one dict per specialization: its cache ``key``, ``mode`` and ``compile_ms``.
+        """Per Fragment name, one dict per specialization: its cache ``key``, ``mode``, ``compile_ms`` and
+        ``runs``: "compiled", or "python" where the block's Python measured faster on the first call
+        (or the mode is "python").
 
         A key holds ``(dtype, shape)`` for each array live-in and the type of every other live-in; the
         mode is "tvm", "mixed" (TVM kernels and numpy), "numpy" or "python".
         """
         info = {}
         for frag in self.fragments:
-            info[frag.name] = [{"key": e.key, "mode": e.mode, "compile_ms": round(e.compile_seconds * 1e3, 2)}
+            info[frag.name] = [{"key": e.key, "mode": e.mode, "compile_ms": round(e.compile_seconds * 1e3, 2),
+                                "runs": "python" if e.mode == "python" or e.mode_chosen == "python" else "compiled"}
                                for e in frag.entries]
         return info
 

@@ -6,7 +6,9 @@ scalar in a kernel but SIMD in numpy, and a one-op fragment gains nothing from f
 result of the first run is what the call returns; the timed runs after it work on copies of the array
 arguments when the block writes into arrays (``out[i] = a[i] * 2.0`` in a loop), so the user's arrays
 see each effect once. Blocks that write into arrays too large to copy cheaply, or that receive other
-mutable objects, keep the compiled code unmeasured.
+mutable objects, keep the compiled code unmeasured. Only the arrays the block may write are copied
+(``written_inputs``): a statement writing a slab of one large array while reading two others
+(``out[:, :, k] = c * (a[:, :, k] - b[:, :, k])``) copies ``out`` alone.
 """
 
 import time
@@ -26,17 +28,36 @@ COPY_BYTES = 1 << 25  # a block writing into more array bytes than this is not m
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype, type)
 
 
-def _copier(args):
-    """A function returning fresh copies of ``args``' arrays (other values as they are), or None when
-    something else could be written or the copies would cost too much."""
-    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+def written_inputs(ctx):
+    """Positions of the block's inputs that its in-place updates may write: every input an updated
+    array is computed from (a view chain such as ``out[1:, k]``, and conservatively anything else it
+    reads); None where the block's types are not known (every array)."""
+    if ctx is None:
+        return None
+    seen, todo, written = set(), [node.args[0] for node in ctx.effects], set()
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node in ctx.input_index:
+            written.add(ctx.input_index[node])
+        todo.extend(node.operands)
+    return written
+
+
+def _copier(args, written=None):
+    """A function returning fresh copies of ``args``' arrays that the block may write (positions
+    ``written``; None: all), other values as they are, or None when something else could be written or
+    the copies would cost too much."""
+    arrays = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and (written is None or i in written)]
     if sum(args[i].nbytes for i in arrays) > COPY_BYTES:
         return None
 
     def immutable(a):
         return isinstance(a, _IMMUTABLE) or (type(a) is tuple and all(immutable(x) for x in a))
 
-    if not all(immutable(a) for i, a in enumerate(args) if i not in arrays):
+    if not all(immutable(a) for a in args if not isinstance(a, np.ndarray)):
         return None
 
     def fresh():
@@ -85,7 +106,7 @@ def measuring_runner(fragment, spec, key):
     first_call.measuring = True     # (not installed as the dispatch of its key: runtime/fragment._promote)
 
     def _python_is_faster(args) -> bool:
-        fresh = _copier(args) if spec.effects else None
+        fresh = _copier(args, written_inputs(spec.ctx)) if spec.effects else None
         if spec.effects and fresh is None:
             return False
         t_compiled = _best(compiled, args, 1, fresh)

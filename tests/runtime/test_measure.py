@@ -32,3 +32,49 @@ def test_the_faster_side_is_kept_and_a_tie_goes_to_python(monkeypatch, compiled_
         assert_same_as_numpy(affine, rng.standard_normal(50), rng.standard_normal(50), jitted=jf)
     [entry] = jf.fragments[0].entries
     assert entry.mode == "tvm" and entry.mode_chosen == chosen
+
+
+def slab(out, a, b, c, k):
+    out[:, :, k] = c * (a[:, :, k] - b[:, :, k])
+
+
+def test_a_block_writing_one_of_several_large_arrays_is_measured_on_a_copy_of_that_one(monkeypatch):
+    """Only the arrays a block may write are copied for its timed runs: three arrays past COPY_BYTES
+    together, one below it alone, are measured, and the user's arrays see the write once; every
+    timed run gets its own copy of ``out`` and none of ``a`` or ``b``."""
+    monkeypatch.setattr(measure, "COPY_BYTES", 3000 * 8)        # (small arrays stand for large ones)
+    copied = []
+    real_copier = measure._copier
+
+    def spying(args, written=None):
+        fresh = real_copier(args, written)
+        copied.append(written)
+        return fresh
+
+    monkeypatch.setattr(measure, "_copier", spying)
+    rng = np.random.default_rng(4)
+    a, b = rng.random((10, 10, 20)), rng.random((10, 10, 20))
+    jf = jit(slab)
+    for k, c in ((0, 0.5), (7, -1.5), (19, 2.0)):
+        want, got = np.zeros_like(a), np.zeros_like(a)
+        slab(want, a, b, c, k)
+        assert jf(got, a, b, c, k) is None
+        np.testing.assert_array_equal(got, want)
+    [entry] = jf.fragments[0].entries
+    names = jf.fragments[0].live_in
+    assert entry.measured is not None and [{names[i] for i in w} for w in copied] == [{"out"}]
+
+
+def test_inputs_only_read_are_not_written_inputs():
+    def update(total, x, scale):
+        total += x * scale
+        y = x[1:] * 2.0
+        return y
+
+    jf = jit(update)
+    rng = np.random.default_rng(5)
+    t, x = rng.random(40), rng.random(40)
+    jf(t, x, 0.5)
+    [entry] = jf.fragments[0].entries
+    names = jf.fragments[0].live_in
+    assert {names[i] for i in measure.written_inputs(entry.ctx)} == {"total"}

@@ -29,54 +29,43 @@ region has no effects)::
         x = x - (x * x - target) / (2.0 * x)
 
 A ``for`` loop that may leave early (a ``break`` of its own or a ``return``, no loop inside it: a
-search) is handed over: its estimate would count every position, and a kernel call costs more than
-a search that stops at the first. Its first positions (``first_positions``) run as written, from an
-iterator that the rest goes on from, so the loop pays no counter per position; then the kernel runs
-the rest of the same range, from the position reached, unless the positions left are a few
-statements' work (the kernel would cost more than finishing as written) or the kernel declines the
-arguments (a list, a read-only array it writes: ``DECLINED``, before any effect)::
+search) is handed over the same way: its estimate would count every position, and a kernel call
+costs more than a search that stops at the first. Its first positions (``first_positions``) run as
+written; then, unless the positions left are a tiny loop's work (finishing as written costs less than
+a kernel call), the kernel runs the rest of the same range, from the position reached; where it
+declines the arguments (a list, a read-only array it writes: ``DECLINED``, before any effect), the loop
+goes on as written::
 
-    try:
-        __astjit_trips_0 = len(a)          # positions, and the work of each (frontend/loops.position_work)
-        __astjit_tiny = False if __astjit_trips_0 * 8 > ASTJIT_TINY_LOOP else True
-    except Exception:                      # (the loop as written raises it)
-        __astjit_tiny = True
-    if __astjit_tiny:
-        for i in range(len(a)): ...        # as written
-    else:
-        __astjit_iter_0 = __astjit_iter(range(len(a)))
-        for i in __astjit_islice(__astjit_iter_0, 12):     # first_positions
-            if a[i] > v:
-                k = i
-                break
-        else:                              # (no break: those positions done, or all of them)
-            if (__astjit_trips_0 - 12) * 8 > ASTJIT_TINY_LOOP:
+    __astjit_trips_0 = 0
+    for i in range(len(a)):
+        if __astjit_trips_0 == 12:         # first_positions: ASTJIT_TINY_LOOP units of work
+            try:                           # the work left (frontend/loops.position_work)
+                __astjit_left_0 = True if (len(a) - 12) * 8 > ASTJIT_TINY_LOOP else False
+            except Exception:
+                __astjit_left_0 = True
+            if __astjit_left_0:
                 __astjit_result_0 = __astjit_fragment_0(a, v, k)
-            else:
-                __astjit_result_0 = __astjit_declined
-            if __astjit_result_0 is __astjit_declined:
-                for i in __astjit_iter_0:     # the rest as written
-                    ...
-            else:
-                k = __astjit_result_0
+                if __astjit_result_0 is not __astjit_declined:
+                    k = __astjit_result_0
+                    break
+        __astjit_trips_0 += 1
+        if a[i] > v:
+            k = i
+            break
 
 ``show`` prints the Fragment call alone (``SHOWN``: what each generated statement prints as).
 """
 
 import copy
-import itertools
 
 import gast
 
 from ..config import tiny_loop_work
-from .loop_iteration import builtin_name
 from .loops import assigned_names, constant_value, position_work, work_expression, work_expression_of_body
 
 TINY_NAME = "__astjit_tiny"
 UNKNOWN_POSITION_WORK = 8       # a position whose work depends on values (``s = s + x``: an array?)
 DECLINED_NAME = "__astjit_declined"      # cell: runtime/loop_fragment.DECLINED
-ISLICE_NAME = "__astjit_islice"
-GUARD_CELLS = {ISLICE_NAME: itertools.islice, builtin_name("iter"): iter}   # what the statements call
 SHOWN = "astjit_shown"          # attribute of a generated statement: the statements ``show`` prints instead
 
 
@@ -92,10 +81,6 @@ def _const(value):
     return gast.Constant(value=value, kind=None)
 
 
-def _call(name, args):
-    return gast.Call(func=_load(name), args=args, keywords=[])
-
-
 def _assign(name, value):
     return gast.Assign(targets=[_store(name)], value=value, type_comment=None)
 
@@ -104,8 +89,8 @@ def trips_name(block) -> str:
     return f"__astjit_trips_{block.index}"
 
 
-def iterator_name(block) -> str:
-    return f"__astjit_iter_{block.index}"
+def left_name(block) -> str:
+    return f"__astjit_left_{block.index}"
 
 
 def result_name(block) -> str:
@@ -186,7 +171,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
 
 def _handed_over_for(block, loop, call):
     """A ``for`` loop that may leave early: its first ``block.resume_at`` positions as written, then the
-    kernel for the rest, unless it is a few statements' work or the kernel declines (see the module's
+    kernel for the rest, unless the rest is a tiny loop's work or the kernel declines (see the module's
     docstring)."""
     first, *took = call            # the call into the result, then what reads it (emit._loop_result;
     #                                no live-in may be unbound here: resume_position)
@@ -195,38 +180,30 @@ def _handed_over_for(block, loop, call):
             gast.copy_location(n, loop)      # (what ``show`` prints: these are not in the tree)
     tiny, done = tiny_loop_work(), block.resume_at
     positions, per_position = position_work(block.kernel_loop, block.live_in)
-    trips, iterator, result = trips_name(block), iterator_name(block), result_name(block)
-
-    def more_than_tiny(count):
-        work = gast.BinOp(left=count, op=gast.Mult(), right=copy.deepcopy(per_position))
-        return gast.Compare(left=work, ops=[gast.Gt()], comparators=[_const(tiny)])
-
-    def loop_over(iterable):
-        """The loop as written, over ``iterable``, at the loop's own positions (tracebacks, pdb)."""
-        again = copy.deepcopy(block.written_loop)
-        again.iter = gast.copy_location(iterable, block.written_loop.iter)
-        return again
-
-    is_tiny = gast.IfExp(test=more_than_tiny(_load(trips)), body=_const(False), orelse=_const(True))
-    estimate = gast.Try(body=[_assign(trips, positions), _assign(TINY_NAME, is_tiny)],
-                        handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
-                                                     body=[_assign(TINY_NAME, _const(True))])],
-                        orelse=[], finalbody=[])
-    start = _assign(iterator, _call(builtin_name("iter"), [copy.deepcopy(loop.iter)]))
-    gast.copy_location(start, loop)
-    first_positions = loop_over(_call(ISLICE_NAME, [_load(iterator), _const(done)]))
-    left = gast.BinOp(left=_load(trips), op=gast.Sub(), right=_const(done))
-    attempt = gast.If(test=more_than_tiny(left), body=[copy.deepcopy(first)],
-                      orelse=[_assign(result, _load(DECLINED_NAME))])
-    rest = gast.If(test=gast.Compare(left=_load(result), ops=[gast.Is()], comparators=[_load(DECLINED_NAME)]),
-                   body=[loop_over(_load(iterator))], orelse=copy.deepcopy(took) or [gast.Pass()])
-    first_positions.orelse = [attempt, rest]
-    choose = gast.If(test=_load(TINY_NAME), body=[loop], orelse=[start, first_positions])
-    for s in (estimate, attempt, rest):
-        for n in gast.walk(s):
-            if not hasattr(n, "lineno") or n.lineno is None:
-                gast.copy_location(n, loop)
-    setattr(estimate, SHOWN, [])
-    setattr(choose, SHOWN, call)
-    kept = [loop, first_positions.target, first_positions.iter] + first_positions.body + [rest.body[0]]
-    return [estimate, choose], kept
+    counter, result, left = trips_name(block), result_name(block), left_name(block)
+    # the range's arguments are as they were when the loop started (resume_position), so the positions
+    # are counted now, once, where the handover happens
+    rest = gast.BinOp(left=gast.BinOp(left=positions, op=gast.Sub(), right=_const(done)), op=gast.Mult(),
+                      right=per_position)
+    weigh = gast.Try(body=[_assign(left, gast.IfExp(test=gast.Compare(left=rest, ops=[gast.Gt()],
+                                                                      comparators=[_const(tiny)]),
+                                                    body=_const(True), orelse=_const(False)))],
+                     handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
+                                                  body=[_assign(left, _const(True))])],
+                     orelse=[], finalbody=[])
+    attempt = gast.If(test=_load(left), body=[
+        copy.deepcopy(first),
+        gast.If(test=gast.Compare(left=_load(result), ops=[gast.IsNot()], comparators=[_load(DECLINED_NAME)]),
+                body=copy.deepcopy(took) + [gast.Break()], orelse=[])], orelse=[])
+    handover = gast.If(test=gast.Compare(left=_load(counter), ops=[gast.Eq()], comparators=[_const(done)]),
+                       body=[weigh, attempt], orelse=[])
+    for n in gast.walk(handover):
+        if getattr(n, "lineno", None) is None and isinstance(n, gast.expr | gast.stmt | gast.excepthandler):
+            gast.copy_location(n, loop)
+    count = gast.AugAssign(target=_store(counter), op=gast.Add(), value=_const(1))
+    kept = [loop.target, loop.iter] + list(loop.body)
+    loop.body = [handover, count] + loop.body
+    start = _assign(counter, _const(0))
+    setattr(start, SHOWN, [])
+    setattr(loop, SHOWN, call)
+    return [start, loop], kept

@@ -29,7 +29,7 @@ from .emit import (
     to_source,
 )
 from .liveness import FunctionLiveness
-from .loop_guard import DECLINED_NAME, GUARD_CELLS
+from .loop_guard import DECLINED_NAME
 from .loop_iteration import BUILTIN_CELLS
 from .loops import ARRAY_WORK_NAME, array_work
 from .lower import BlockLowering
@@ -120,7 +120,7 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     if any(b.maybe_unbound for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
     if any(b.kind == "loop" for b in blocks):
-        cells.update({**BUILTIN_CELLS, **GUARD_CELLS, ARRAY_WORK_NAME: array_work, DECLINED_NAME: DECLINED,
+        cells.update({**BUILTIN_CELLS, ARRAY_WORK_NAME: array_work, DECLINED_NAME: DECLINED,
                       RETURNED_NAME: Returned, TYPE_NAME: type})
     new, fallbacks = build(fn, fndef, blocks, cells)
     for frag in fragments.values():

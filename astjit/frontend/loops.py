@@ -42,7 +42,7 @@ REDUCTION_FUNCTIONS = {getattr(np, name): f"reduce.{name}" for name in REDUCTION
 TUPLE_LOOP_ITEMS = 64   # ``for d in (...)`` with at most this many constants of one type runs in a kernel
 
 OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.BitAnd,
-             gast.BitOr, gast.BitXor)
+             gast.BitOr, gast.BitXor, gast.RShift)
 
 
 class NotALoopRegion(Exception):

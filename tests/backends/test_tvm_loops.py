@@ -746,3 +746,44 @@ def test_numpy_ints_divide_and_take_abs_as_numpy_does():
     check(numpy_ints_divided, [(np.array([2**60] * 30),), (np.array([2**62, -3, 7]),), (np.arange(5),)])
     check(numpy_abs, [(np.array([-2**63, -5, 2**63 - 1]), np.zeros(3, np.int64)),
                       (np.array([-128, 3], np.int8), np.zeros(2, np.int8))])
+
+
+def crc16(data):
+    """A bit loop on a Python int (npbench's crc16): ``>>`` kept the loop in Python."""
+    crc = 0xFFFF
+    for b in data:
+        cur = 0xFF & b
+        for _ in range(8):
+            if (crc & 0x0001) ^ (cur & 0x0001):
+                crc = (crc >> 1) ^ 0x8408
+            else:
+                crc >>= 1
+            cur >>= 1
+    return crc
+
+
+def shifted_sum(x, k, m):
+    t = 0
+    for i in range(m):
+        t += (x + i) >> k
+        t ^= t >> (i % 70)
+    return t
+
+
+def shifts_by_items(x, n):
+    s = 0
+    for i in range(len(n)):
+        s += x >> n[i]
+    return s
+
+
+def test_right_shifts_of_python_and_numpy_ints():
+    """Python ints shift as Python's (a count of 64 or more leaves the sign, a negative count raises
+    ValueError); numpy ints as numpy's right_shift, with NEP 50's result types."""
+    data = np.random.default_rng(3).integers(0, 256, size=300, dtype=np.uint8)
+    check(crc16, [(data,), (data[:40],), (data[::-3].copy(),), (np.zeros(30, np.uint8),)])
+    check(shifted_sum, [(12345, 3, 200), (-987654321, 0, 300), (2**62, 5, 500), (-1, 70, 300), (7, 63, 200),
+                        (5, -1, 200), (5, -1, 0)])
+    check(shifts_by_items, [(12345, np.arange(-3, 100)), (-77, np.arange(70)),
+                            (np.uint8(200), np.arange(40, dtype=np.uint8)),
+                            (np.int8(-100), np.arange(40, dtype=np.int8)), (True, np.arange(40, dtype=np.int32))])

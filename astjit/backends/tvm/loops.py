@@ -14,6 +14,7 @@ leave that range, the kernel checks it and stops with an OverflowError that says
 would have gone on with a larger int).
 """
 
+import operator
 import os
 import struct
 from contextlib import contextmanager
@@ -969,6 +970,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                        bits=b.bits)
         if op in ("Div", "FloorDiv", "Mod"):
             self.check_python_division(op, a, b, node)
+        if op == "RShift" and r.python:
+            return self.python_right_shift(a, b, r, node)
         if r.kind in "iu" and op in ("Add", "Sub", "Mult"):
             return self.int_arithmetic(op, a, b, r, node)
         x, y = _cast(a.expr, a.dtype, loop), _cast(b.expr, b.dtype, loop)
@@ -994,6 +997,16 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 bits = _tighter(bits, spans.bits(span))
                 ub = spans.ub_floordiv(a.ub, b.span) if op == "FloorDiv" else None
         return Val(expr, (r,), bits=bits, span=span, ub=ub)
+
+    def python_right_shift(self, a, b, r, node) -> Val:
+        """``x >> n`` of Python ints (and bools): a negative count raises Python's ValueError; a count of
+        63 or more leaves the sign (0 or -1), as Python's unbounded ints do; |x >> n| <= |x|."""
+        x, n = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
+        zero = tirx.const(0, I64)
+        if not (b.span is not None and b.span[0] >= 0):
+            self.fail(n < zero, node, lambda v: _raised(operator.rshift, 1, -1))
+        count = tirx.Min(tirx.Max(n, zero), tirx.const(63, I64))    # (a shift by 64 or more is undefined in LLVM)
+        return Val(self.bind(tirx.shift_right(x, count), I64), (r,), bits=a.bits)
 
     def float_of_either_kind(self, op, a, b, types, tag, node) -> Val:
         """``s * w`` where ``s`` is a Python float on some iterations and a numpy float on others

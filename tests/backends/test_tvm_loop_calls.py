@@ -7,6 +7,7 @@ import types
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import mandelbrot
 
 from astjit import jit
 
@@ -259,25 +260,8 @@ def test_a_callee_that_may_read_an_unbound_local_stays_python():
     check(bound_loop, [(rng.random(n), np.zeros(n)) for n in (9, 0, 3)])
 
 
-# callees with loops of their own: a return inside them ends every loop of the callee
-
-def escape(cr, ci, max_iter):
-    zr = 0.0
-    zi = 0.0
-    for n in range(max_iter):
-        if zr * zr + zi * zi > 4.0:
-            return n
-        zr, zi = zr * zr - zi * zi + cr, 2.0 * zr * zi + ci
-    return max_iter
-
-
-def mandelbrot(img, max_iter):
-    h, w = img.shape
-    for y in range(h):
-        for x in range(w):
-            img[y, x] = escape(-2.0 + 3.0 * x / w, -1.5 + 3.0 * y / h, max_iter)
-    return img
-
+# callees with loops of their own (loop_programs.mandelbrot calls escape): a return inside them ends every
+# loop of the callee
 
 def first_pair_sum(m, r, target):
     for i in range(m.shape[1]):

@@ -207,7 +207,7 @@ class JitFunction:
         info = {}
         for frag in self.fragments:
             info[frag.name] = [{"key": e.key, "mode": e.mode, "compile_ms": round(e.compile_seconds * 1e3, 2),
-                                "runs": "python" if e.mode == "python" or e.mode_chosen == "python" else "compiled"}
+                                "runs": e.runs}
                                for e in frag.entries]
         return info
 

@@ -61,7 +61,7 @@ import copy
 import gast
 
 from ..config import tiny_loop_work
-from .loops import assigned_names, constant_value, position_work, work_expression, work_expression_of_body
+from .loops import assigned_names, constant_value, iteration_work, position_work, work_expression
 
 TINY_NAME = "__astjit_tiny"
 UNKNOWN_POSITION_WORK = 8       # a position whose work depends on values (``s = s + x``: an array?)
@@ -103,10 +103,7 @@ def first_positions(loop, live_in) -> int:
     tiny = tiny_loop_work()
     if tiny <= 0:
         return 0                        # (kernels even for tiny loops, from the first position)
-    if isinstance(loop, gast.While):
-        each = constant_value(work_expression_of_body(loop, live_in))
-    else:
-        each = constant_value(position_work(loop, live_in)[1])
+    each = constant_value(iteration_work(loop, live_in))
     return max(1, tiny // (each or UNKNOWN_POSITION_WORK))
 
 
@@ -197,9 +194,6 @@ def _handed_over_for(block, loop, call):
                 body=copy.deepcopy(took) + [gast.Break()], orelse=[])], orelse=[])
     handover = gast.If(test=gast.Compare(left=_load(counter), ops=[gast.Eq()], comparators=[_const(done)]),
                        body=[weigh, attempt], orelse=[])
-    for n in gast.walk(handover):
-        if getattr(n, "lineno", None) is None and isinstance(n, gast.expr | gast.stmt | gast.excepthandler):
-            gast.copy_location(n, loop)
     count = gast.AugAssign(target=_store(counter), op=gast.Add(), value=_const(1))
     kept = [loop.target, loop.iter] + list(loop.body)
     loop.body = [handover, count] + loop.body

@@ -460,18 +460,21 @@ def work_expression(loop, live_in=()):
     return _WorkEstimate(loop, live_in).statements([loop], {})
 
 
-def work_expression_of_body(loop, live_in=()):
-    """The work of one iteration of a ``while`` loop: its test and its body."""
-    body = _WorkEstimate(loop, live_in).statements(loop.body, {})
-    return gast.BinOp(left=gast.Constant(value=operations(loop), kind=None), op=gast.Add(), right=body)
+def iteration_work(loop, live_in=()):
+    """The work of one iteration, as a Python expression of the loop's live-in names: of a ``for``,
+    taking the next value and its body; of a ``while``, its test and its body."""
+    estimate = _WorkEstimate(loop, live_in)
+    if isinstance(loop, gast.While):
+        return gast.BinOp(left=gast.Constant(value=operations(loop), kind=None), op=gast.Add(),
+                          right=estimate.statements(loop.body, {}))
+    return estimate.position(loop.body, estimate.inner(loop, {}))
 
 
 def position_work(loop, live_in=()):
-    """(positions, statements per position) of a ``for`` loop (its kernel form: ranges), as two Python
+    """(positions, work per position) of a ``for`` loop (its kernel form: ranges), as two Python
     expressions of its live-in names; their product is ``work_expression(loop)``. A loop handed over
     part way (frontend/loop_guard) weighs the positions left against a kernel call."""
-    estimate = _WorkEstimate(loop, live_in)
-    return estimate.trips(loop, {}), estimate.position(loop.body, estimate.inner(loop, {}))
+    return _WorkEstimate(loop, live_in).trips(loop, {}), iteration_work(loop, live_in)
 
 
 class _WorkEstimate:

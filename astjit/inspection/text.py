@@ -77,7 +77,7 @@ def render_mode(entry) -> str:
     measured = entry.measured
     if measured:
         compiled, python = measured
-        chosen = "Python" if entry.mode_chosen == "python" else "compiled"
+        chosen = "Python" if entry.runs == "python" else "compiled"
         text += f"; measured {compiled * 1e6:.1f} us compiled vs {python * 1e6:.1f} us Python: runs {chosen}"
     return text
 

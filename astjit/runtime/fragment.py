@@ -284,6 +284,12 @@ class Specialization:
         self.measured = None             # (compiled seconds, python seconds) once measured
         self.mode_chosen = None
 
+    @property
+    def runs(self) -> str:
+        """What calls of this key run: "python" (its mode, or the block's Python measured faster on the
+        first call) or "compiled"."""
+        return "python" if self.mode == "python" or self.mode_chosen == "python" else "compiled"
+
     def _repr_html_(self) -> str:
         from ..inspection.html import render_entry_html
 

@@ -245,3 +245,17 @@ def mandelbrot(img, max_iter):
         for x in range(w):
             img[y, x] = escape(-2.0 + 3.0 * x / w, -1.5 + 3.0 * y / h, max_iter)
     return img
+
+
+def crc16(data):
+    """CRC-16 of bytes, bit by bit: shifts and masks of a Python int."""
+    crc = 0xFFFF
+    for b in data:
+        cur = 0xFF & b
+        for _ in range(8):
+            if (crc & 0x0001) ^ (cur & 0x0001):
+                crc = (crc >> 1) ^ 0x8408
+            else:
+                crc >>= 1
+            cur >>= 1
+    return crc

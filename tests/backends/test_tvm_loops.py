@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
-from loop_programs import affine_rows, histogram, jacobi, pairwise, recurrence, row_sums, weighted_sum
+from loop_programs import affine_rows, crc16, histogram, jacobi, pairwise, recurrence, row_sums, weighted_sum
 
 from astjit import jit
 
@@ -748,20 +748,6 @@ def test_numpy_ints_divide_and_take_abs_as_numpy_does():
                       (np.array([-128, 3], np.int8), np.zeros(2, np.int8))])
 
 
-def crc16(data):
-    """A bit loop on a Python int (npbench's crc16): ``>>`` kept the loop in Python."""
-    crc = 0xFFFF
-    for b in data:
-        cur = 0xFF & b
-        for _ in range(8):
-            if (crc & 0x0001) ^ (cur & 0x0001):
-                crc = (crc >> 1) ^ 0x8408
-            else:
-                crc >>= 1
-            cur >>= 1
-    return crc
-
-
 def shifted_sum(x, k, m):
     t = 0
     for i in range(m):
@@ -778,7 +764,7 @@ def shifts_by_items(x, n):
 
 
 def test_right_shifts_of_python_and_numpy_ints():
-    """Python ints shift as Python's (a count of 64 or more leaves the sign, a negative count raises
+    """crc16 (npbench's bit loop) compiles. Python ints shift as Python's (a count of 64 or more leaves the sign, a negative count raises
     ValueError); numpy ints as numpy's right_shift, with NEP 50's result types."""
     data = np.random.default_rng(3).integers(0, 256, size=300, dtype=np.uint8)
     check(crc16, [(data,), (data[:40],), (data[::-3].copy(),), (np.zeros(30, np.uint8),)])

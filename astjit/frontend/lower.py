@@ -203,6 +203,9 @@ class BlockLowering:
         """(op name, receiver node or None) for a call's function expression."""
         chain = attribute_chain(func)
         if chain is not None and chain[0] not in self.local_names and chain[0] not in self.env:
+            reduce = self.ufunc_reduce(chain)
+            if reduce is not None:
+                return reduce, None
             obj = self.resolver.resolve_chain(chain)
             if obj is MISSING:
                 raise NotTraceable(f"call to '{'.'.join(chain)}', which cannot be resolved, stays Python", func)
@@ -220,6 +223,19 @@ class BlockLowering:
                 raise NotTraceable(f"method .{func.attr}() is not supported yet", func)
             return op_name, self.expr(func.value)
         raise NotTraceable("calling a computed function stays Python", func)
+
+    def ufunc_reduce(self, chain) -> str | None:
+        """The op of ``np.add.reduce`` (and multiply, maximum, minimum), guarded as ``np.add``; else None."""
+        import numpy as np
+
+        if len(chain) < 3 or chain[-1] != "reduce":
+            return None
+        ufunc = self.resolver.resolve_chain(chain[:-1])
+        name = f"np.{getattr(ufunc, '__name__', '')}.reduce"
+        if not isinstance(ufunc, np.ufunc) or name not in ops.OPS or ops.OPS[name].impl != ufunc.reduce:
+            return None
+        self.resolver.guard_chain(chain[:-1], ufunc)
+        return name
 
     def attribute(self, e):
         chain = attribute_chain(e)

@@ -10,7 +10,7 @@ import inspect
 
 from ..runtime.keys import describe_key
 from .graph_svg import render_graph_html, segment_colors
-from .text import enclosing_loop, is_loop, mark_loop_calls, render_mode, subgraph_lines
+from .text import enclosing_loop, entry_graph, is_loop, mark_loop_calls, render_mode, subgraph_lines
 
 # one pastel per fragment in the original source, with a stronger edge colour
 FRAGMENT_COLORS = (("#e7f0ff", "#4a7fd6"), ("#e8f6ea", "#3f9a55"), ("#f3ebff", "#8a5cd1"),
@@ -223,7 +223,7 @@ def _graph_block(frag, entry) -> str:
         mode = esc(render_mode(entry)) if entry is not None else "not specialized yet"
         return (f'<div style="margin:4px 0;{MUTED};font-size:12px">a loop nest compiled as one kernel'
                 f' ({mode}); its TIR: <code>astjit show --code tir</code></div>')
-    return (f'<div style="margin:4px 0">{render_graph_html(frag.graph, entry)}</div>'
+    return (f'<div style="margin:4px 0">{render_graph_html(entry_graph(frag, entry), entry)}</div>'
             f'<div style="margin:4px 0">{subgraphs_html(entry)}</div>')
 
 

@@ -53,11 +53,14 @@ def render_fragment(frag, graph: bool = True, code: str | None = None, frags=())
              f"live-out ({', '.join(frag.live_out)}); {frag.calls} calls"]
     if graph:
         latest = frag.entries[-1] if frag.entries else None
-        types = latest.ctx if latest is not None else None
         if frag.graph is None:      # a compiled loop: its kernel is the listing (--code tir)
             lines.append("#   a loop nest, compiled as one kernel (see --code tir)")
         else:
-            lines.append(frag.graph.listing(types.types if types is not None else None))
+            ctx = latest.ctx if latest is not None else None
+            lines.append(entry_graph(frag, latest).listing(ctx.types if ctx is not None else None))
+        rewrites = [r for r in frag.records if r.kind == "rewrite"]
+        for r in rewrites:
+            lines.append(f"#   {r.message.replace(' rewrote this line', ' rewrote line ' + str(r.lineno))}")
     for entry in frag.entries:
         lines.append(f"#   cache entry [{describe_key(frag.live_in, entry.key)}]: {render_mode(entry)}, "
                      f"compiled in {entry.compile_seconds * 1e3:.1f} ms")
@@ -66,6 +69,13 @@ def render_fragment(frag, graph: bool = True, code: str | None = None, frags=())
         if code:
             lines.extend(code_lines(entry, code))
     return "\n".join(lines)
+
+
+def entry_graph(frag, entry):
+    """The graph a specialization runs: the block's graph after the passes (graph/passes), or the
+    block's own graph before any specialization."""
+    ctx = entry.ctx if entry is not None else None
+    return ctx.graph if ctx is not None else frag.graph
 
 
 def render_mode(entry) -> str:

@@ -31,7 +31,7 @@ def key_text(fragment, ctx, choice) -> str | None:
     if choice not in ("auto", "tvm") or disk_cache.active() is None:
         return None
     try:
-        text = graph_text(fragment.graph, ctx)
+        text = graph_text(ctx.graph, ctx)
     except NotFingerprintable as exc:
         config.log("cache", "%s line %s is not cached on disk: %s", fragment.owner_name, fragment.block.lineno,
                    exc)
@@ -47,7 +47,7 @@ def read(fragment, ctx, text):
     if found is None:
         return None
     meta, folder = found
-    nodes = fragment.graph.nodes
+    nodes = ctx.graph.nodes
     try:
         segments = [_segment(ctx, nodes, d, folder) for d in meta["segments"]]
         reasons = {nodes[int(i)]: why for i, why in meta["reasons"].items()}
@@ -99,7 +99,7 @@ def write(text, choice, spec, first_record, fragment) -> None:
     cache = disk_cache.active()
     if cache is None or text is None or key_text(fragment, spec.ctx, choice) != text:
         return
-    position = {n: i for i, n in enumerate(fragment.graph.nodes)}
+    position = {n: i for i, n in enumerate(spec.ctx.graph.nodes)}
     modules, segments = [], []
     for seg in spec.segments:
         d = {"backend": seg.backend, "nodes": [position[n] for n in seg.nodes],

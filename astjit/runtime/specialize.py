@@ -8,7 +8,7 @@ from .. import config
 from ..backends.numpy_backend import NumpyBackend
 from ..backends.partition import partition
 from ..errors import Unsupported
-from ..graph.infer import infer
+from ..graph.passes import run_pipeline
 from ..graph.types import ArrayType
 from . import persisted
 from .plan import Plan
@@ -18,12 +18,12 @@ NUMPY = NumpyBackend()
 
 def specialize(fragment, key, args):
     """The steps of a specialization, each with data in and out: infer the types of this call's
-    values, partition the graph among backends, compile each segment, build the runner. A partition
+    values and run the graph passes on a clone of the block's graph (graph/passes), partition the graph among backends, compile each segment, build the runner. A partition
     and kernels made by an earlier process for the same typed graph come from the disk cache."""
     from .fragment import Specialization
 
-    graph = fragment.graph
-    ctx = infer(graph, args)
+    graph, ctx, applied = run_pipeline(fragment.graph, args, fragment.rules)
+    fragment.note_rewrites(applied)
     choice = fragment.backend or config.backend_override() or "auto"
     if choice == "python":
         return Specialization(key, fragment.fallback, "python", "backend=python")
@@ -54,8 +54,8 @@ def _assemble(fragment, key, ctx, segments, reasons, note, python):
     if python:
         return Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards,
                               **guards)
-    _guard_kernel_ints(ctx, fragment.graph, segments)
-    plan, runner, mode = _build_runner(ctx, fragment.graph, segments, fragment.fallback)
+    _guard_kernel_ints(ctx, ctx.graph, segments)
+    plan, runner, mode = _build_runner(ctx, ctx.graph, segments, fragment.fallback)
     return Specialization(key, runner, mode, note, ctx.value_guards, ctx.range_guards, plan, **guards)
 
 

@@ -366,6 +366,6 @@ def test_empty_like_compiles():
     jf = jit(empty_like_filled)
     for n in (3, 8, 3):
         assert_same_as_numpy(empty_like_filled, np.linspace(0, 1, n), jitted=jf)
-    nodes = [n for f in jf.fragments for n in f.graph.nodes if n.op == "np.empty_like"]
     entry = jf.fragments[0].entries[0]
+    nodes = [n for n in entry.ctx.graph.nodes if n.op == "np.empty_like"]
     assert nodes and all(n in entry.ctx.types for n in nodes) and entry.mode != "python", entry.note

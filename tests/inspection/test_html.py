@@ -132,7 +132,7 @@ def test_entry_without_fragment_still_renders():
 def test_graph_svg_is_inline_and_coloured_by_subgraph(jf):
     frag = jf.fragments[0]
     entry = frag.entries[-1]
-    svg = graph_svg.render_graph_html(frag.graph, entry)
+    svg = graph_svg.render_graph_html(entry.ctx.graph, entry)
     assert svg.startswith("<svg")
     assert "xmlns" not in svg and "<!--" not in svg
     # one box per node: op names with their types, inputs and outputs shown by name
@@ -143,7 +143,7 @@ def test_graph_svg_is_inline_and_coloured_by_subgraph(jf):
     assert colors and all(f'fill="{c}"' in svg for c in colors.values())
     assert f'fill="{graph_svg.IO_COLOR}"' in svg
     # the source of the picture: inputs and outputs are shaped differently from op nodes
-    source = graph_svg.build_dot(frag.graph, entry).source
+    source = graph_svg.build_dot(entry.ctx.graph, entry).source
     assert '"filled,bold"' in source and "peripheries=2" in source and "cluster_0" in source
 
 

@@ -1,5 +1,7 @@
 """Reductions: sum, prod, mean, max, min, var, std, any, all, argmax, argmin (functions and methods),
-with axis and keepdims (and ``ddof`` for var and std)."""
+with axis and keepdims (and ``ddof`` for var and std); ``np.add.reduce`` and the reduce of multiply,
+maximum and minimum (axis 0 by default), which canonicalization (graph/passes) makes sum, prod, max
+and min."""
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_tuple
@@ -8,7 +10,7 @@ from ...errors import Unsupported
 from ..types import ArrayType
 from .registry import register
 
-NO_IDENTITY = {"max", "min", "argmax", "argmin"}
+NO_IDENTITY = {"max", "min", "argmax", "argmin", "maximum.reduce", "minimum.reduce"}
 
 
 def _sig(a, axis=None, dtype=None, out=None, keepdims=False):
@@ -60,7 +62,7 @@ def _static_params(ctx, node):
     from .registry import OPS
 
     bound = OPS[node.op].signature.bind(*node.args, **node.kwargs)
-    values = {}
+    values = {"axis": OPS[node.op].signature.parameters["axis"].default}   # np.add.reduce's is 0
     for name in ("axis", "keepdims", "dtype"):
         if name in bound.arguments:
             values[name] = ctx.static_value(bound.arguments[name], f"{name}=")
@@ -111,4 +113,18 @@ for _name, _fn, _sigfn in [
     register("np." + _name, _fn, "reduction", signature=_sigfn, numpy=tuple(_numpy), array_params=("a",),
              infer=infer_reduction)
     register(_name, _method(_name), "reduction", signature=_sigfn, method=_name, array_params=("a",),
+             infer=infer_reduction)
+
+
+def _ufunc_reduce_sig(a, axis=0, dtype=None, out=None, keepdims=False):
+    pass
+
+
+def _ufunc_reduce_minmax_sig(a, axis=0, out=None, keepdims=False):
+    pass
+
+
+for _ufunc in (np.add, np.multiply, np.maximum, np.minimum):
+    register(f"np.{_ufunc.__name__}.reduce", _ufunc.reduce, "reduction", array_params=("a",),
+             signature=_ufunc_reduce_minmax_sig if _ufunc in (np.maximum, np.minimum) else _ufunc_reduce_sig,
              infer=infer_reduction)

@@ -1,0 +1,75 @@
+"""One spelling per operation, so that rewrite patterns match whichever way the user wrote it.
+
+``x.sum()`` becomes ``np.sum(x)`` (every reduction method, and ``x.dot``; not ``x.clip``, which takes
+one bound alone where ``np.clip`` needs both), ``np.add(x, y)``
+becomes ``x + y`` (every ufunc that has an operator), ``abs(x)`` becomes ``np.absolute(x)``, and
+``np.add.reduce(x)`` becomes ``np.sum(x, axis=0)`` (likewise ``multiply``, ``maximum``, ``minimum``),
+and a reduction's arguments after the array are passed by keyword (``np.sum(x, 0)`` is
+``np.sum(x, axis=0)``).
+Each only where the spellings compute the same thing: a method only on a numpy array or scalar
+receiver (on a Python number it raises), a ufunc only without keywords and with an array operand (on
+two Python numbers the operator gives a Python number).
+"""
+
+from ..ops.elementwise import BINARY_OPERATORS, UNARY_OPERATORS
+from ..ops.registry import OPS
+from ..types import ArrayType
+
+METHOD_FUNCTIONS = {name: "np." + name for name in (
+    "sum", "prod", "mean", "max", "min", "var", "std", "any", "all", "argmax", "argmin", "dot")}
+UFUNC_OPERATORS = {"np." + name: name for name in list(BINARY_OPERATORS) + list(UNARY_OPERATORS)}
+UFUNC_REDUCES = {"np.add.reduce": "np.sum", "np.multiply.reduce": "np.prod",
+                 "np.maximum.reduce": "np.max", "np.minimum.reduce": "np.min"}
+
+
+def spelling(node, is_array) -> str | None:
+    """The canonical op name for ``node`` (``is_array(operand)``: whether it is a numpy value), or
+    None where it already is canonical."""
+    if node.op in METHOD_FUNCTIONS and is_array(node.args[0]):
+        return METHOD_FUNCTIONS[node.op]
+    if node.op in UFUNC_OPERATORS and not node.kwargs and any(is_array(a) for a in node.args):
+        return UFUNC_OPERATORS[node.op]
+    if node.op == "abs" and is_array(node.args[0]):
+        return "np.absolute"
+    if node.op in UFUNC_REDUCES:
+        return UFUNC_REDUCES[node.op]
+    return None
+
+
+def canonicalize_graph(graph, is_array) -> bool:
+    """Respell every node of ``graph`` in place; whether anything changed."""
+    changed = False
+    for node in list(graph.nodes):
+        name = spelling(node, is_array)
+        if name is None:
+            continue
+        if node.op in UFUNC_REDUCES and len(node.args) < 2 and "axis" not in node.kwargs:
+            node.kwargs["axis"] = graph.insert_before(node, "const", value=0)   # the ufunc's default axis
+        node.op = name
+        changed = True
+    return keyword_form(graph) or changed
+
+
+def keyword_form(graph) -> bool:
+    """Pass each reduction's arguments after the array by keyword; whether anything changed."""
+    changed = False
+    for node in graph.nodes:
+        op = OPS.get(node.op)
+        if op is None or op.kind != "reduction" or op.signature is None or len(node.args) < 2:
+            continue
+        names = list(op.signature.parameters)
+        if len(node.args) > len(names):
+            continue
+        for name, value in zip(names[1:], node.args[1:]):
+            node.kwargs[name] = value
+        node.args = node.args[:1]
+        changed = True
+    return changed
+
+
+def run(graph, ctx, state):
+    from . import infer_again
+
+    if not canonicalize_graph(graph, lambda n: isinstance(ctx.types[n], ArrayType)):
+        return None
+    return graph, infer_again(graph, state.args, ctx)

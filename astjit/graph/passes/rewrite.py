@@ -1,0 +1,182 @@
+"""Apply rewrite rules (astjit.rewrite) to a typed graph, to a fixpoint.
+
+A rule's pattern and replacement are small graphs traced from plain numpy functions. A match binds
+each pattern parameter to one node of the block (the same node wherever the parameter appears), its
+operations to nodes of the same op and operands, its constants to equal constants (``0.0`` does not
+match ``-0.0``). A match is refused where the result would differ from the block's in anything but
+the rule's own rounding:
+
+- a matched node other than the root is read outside the match, or is a live-out (it would have to
+  be computed anyway: nothing saved, and a node shared by two uses is not the pattern's);
+- a node writes in place (``x += 1``, ``out=``);
+- the rule's ``where`` says no, or cannot answer (it read a value that is not known when compiling);
+- the replacement's type (dtype, shape, Python or numpy scalar) is not the root's;
+- the replacement is one of the bound values (``x * 1 -> x``) while the root's value could be seen
+  as an array of its own: a live-out, or read by a view, an in-place write or ``astype`` (which may
+  return its operand): a new array would become an alias.
+
+Every application is checked on a clone, typed again, then kept.
+"""
+
+from ... import config
+from ...errors import Unsupported
+from ..ops.registry import OPS
+from ..types import ArrayType, Static
+
+MAX_APPLICATIONS = 200          # a rule set that keeps firing (x -> x * 1 -> x ...) stops here
+FRESH_USER_KINDS = ("elementwise", "reduction", "linalg")
+
+
+def run(graph, ctx, state):
+    if not state.rules:
+        return None
+    changed = False
+    for _ in range(MAX_APPLICATIONS):
+        step = _apply_one(graph, ctx, state)
+        if step is None:
+            return (graph, ctx) if changed else None
+        graph, ctx = step
+        changed = True
+    config.log("passes", "%s: rewrite stopped after %d applications", graph.name, MAX_APPLICATIONS)
+    return graph, ctx
+
+
+def _apply_one(graph, ctx, state):
+    """The first application of any rule (in the rules' order, then the nodes'), or None."""
+    users = graph.users()
+    outputs = {n for _, n in graph.outputs}
+    for rule in state.rules:
+        for root in graph.nodes:
+            if not users[root] and root not in outputs:
+                continue        # nothing reads it: nothing to gain, and the user's own code computes it
+            bound = match(rule.pattern, root, users, outputs)
+            if bound is None:
+                continue
+            values, matched = bound
+            if rule.where is not None and not _where_holds(rule, values, ctx):
+                continue
+            applied = _try(graph, ctx, state, rule, root, values, matched, users, outputs)
+            if applied is not None:
+                state.applied.append((rule.name, root.lineno))
+                config.log("passes", "%s: rule %s at line %s", graph.name, rule.name, root.lineno)
+                return applied
+    return None
+
+
+def match(pattern, root, users, outputs):
+    """({parameter name: node}, matched nodes, root first) where ``pattern`` matches at ``root``, or None."""
+    values, matched = {}, []
+    if not _match(pattern.outputs[0][1], root, values, matched):
+        return None
+    inner = set(matched[1:])
+    for n in matched:
+        if OPS.get(n.op) is not None and OPS[n.op].kind == "effect" or "out" in n.kwargs:
+            return None
+        if n in inner and (n in outputs or any(u not in inner and u is not root for u in users[n])):
+            return None
+    return values, matched
+
+
+def _match(p, t, values, matched) -> bool:
+    if p.op == "input":
+        if p.value in values:
+            return values[p.value] is t
+        values[p.value] = t
+        return True
+    if p.op == "const":
+        return t.op == "const" and same_constant(p.value, t.value)
+    if t.op != p.op or len(t.args) != len(p.args) or set(t.kwargs) != set(p.kwargs):
+        return False
+    if t in matched:
+        return False
+    matched.append(t)
+    return all(_match(pa, ta, values, matched) for pa, ta in zip(p.args, t.args)) and \
+        all(_match(p.kwargs[k], t.kwargs[k], values, matched) for k in p.kwargs)
+
+
+def same_constant(a, b) -> bool:
+    """Equal numbers with the same sign (``0.0`` is not ``-0.0``; NaN matches nothing), bools only
+    bools; other constants (dtypes, None, strings) by equality and type."""
+    import math
+
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers):
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return False
+
+
+def _where_holds(rule, values, ctx) -> bool:
+    from ...rewrite.match import Match
+
+    try:
+        return bool(rule.where(Match(values, ctx)))
+    except Unsupported:          # it asked for a value known only at run time
+        return False
+
+
+def _try(graph, ctx, state, rule, root, values, matched, users, outputs):
+    """(graph, types) with the rule applied at ``root``, checked; or None where it is refused."""
+    from . import infer_again
+
+    fresh = rule.replacement.outputs[0][1].op != "input"
+    if not fresh and (root in outputs or any(not _takes_values_only(u) for u in users[root])):
+        return None
+    trial = graph.clone()
+    at = {n: trial.nodes[n.id] for n in graph.nodes}
+    new_root = splice(trial, rule.replacement, at[root], {k: at[v] for k, v in values.items()})
+    trial.replace_all_uses(at[root], new_root)
+    trial.remove_dead([at[n] for n in matched], keep=lambda n: n is new_root)
+    try:
+        trial.verify()
+        new_ctx = infer_again(trial, state.args, ctx)
+    except Unsupported as exc:
+        config.log("passes", "rule %s at line %s refused: %s", rule.name, root.lineno, exc)
+        return None
+    if not same_type(ctx.types[root], new_ctx.types[new_root]):
+        config.log("passes", "rule %s at line %s refused: it gives %s where the block gives %s", rule.name,
+                   root.lineno, new_ctx.types[new_root], ctx.types[root])
+        return None
+    return trial, new_ctx
+
+
+def _takes_values_only(user) -> bool:
+    """Whether ``user`` only reads its operands' values (its result is a new array or number)."""
+    op = OPS.get(user.op)
+    return op is not None and op.kind in FRESH_USER_KINDS and user.op not in ("astype",) \
+        and "out" not in user.kwargs
+
+
+def splice(graph, replacement, anchor, values):
+    """Copy ``replacement``'s nodes into ``graph`` before ``anchor``, its parameters read as
+    ``values``; the node that holds its result."""
+    copied = {}
+    for r in replacement.nodes:
+        if r.op == "input":
+            copied[r] = values[r.value]
+        elif r.op == "const":
+            copied[r] = graph.insert_before(anchor, "const", value=r.value)
+        else:
+            copied[r] = graph.insert_before(anchor, r.op, [copied[a] for a in r.args],
+                                            {k: copied[v] for k, v in r.kwargs.items()})
+    return copied[replacement.outputs[0][1]]
+
+
+def same_type(a, b) -> bool:
+    """Types equal down to a static value's type and bits (``1`` is not ``1.0``)."""
+    if isinstance(a, Static) or isinstance(b, Static):
+        from ..fingerprint import NotFingerprintable, value_text
+
+        if not (isinstance(a, Static) and isinstance(b, Static)):
+            return False
+        try:
+            return value_text(a.value) == value_text(b.value)
+        except NotFingerprintable:
+            return False
+    if isinstance(a, ArrayType) and isinstance(b, ArrayType):
+        return a.dtype == b.dtype and tuple(a.shape) == tuple(b.shape) and a.scalar == b.scalar
+    return a == b

@@ -1,0 +1,65 @@
+"""The pass pipeline: canonical spellings (x.sum(), np.sum(x), np.add.reduce(x) become one op), its
+order and logging, and that the block's own graph never changes."""
+
+import logging
+
+import numpy as np
+import pytest
+from differential import assert_same_as_numpy
+
+from astjit import jit
+from astjit.graph import passes
+
+
+def spelled_three_ways(x):
+    return x.sum(), np.sum(x), np.add.reduce(x, axis=None)
+
+
+def ufunc_reduces(a):
+    return np.add.reduce(a), np.multiply.reduce(a), np.maximum.reduce(a), np.minimum.reduce(a, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_])
+def test_ufunc_reduce_matches_numpy(dtype):
+    jf = jit(ufunc_reduces)
+    rng = np.random.default_rng(1)
+    for shape in [(3, 4), (5, 2), (1, 7)]:
+        a = (rng.random(shape) * 4).astype(dtype)
+        assert_same_as_numpy(ufunc_reduces, a, jitted=jf)
+
+
+def test_ufunc_reduce_errors_as_numpy():
+    jf = jit(ufunc_reduces)
+    assert_same_as_numpy(ufunc_reduces, np.zeros((0, 3)), jitted=jf)    # maximum.reduce of nothing raises
+
+
+def test_canonical_spelling_is_one_op():
+    jf = jit(spelled_three_ways)
+    x = np.arange(6.0)
+    assert_same_as_numpy(spelled_three_ways, x, jitted=jf)
+    entry = jf.fragments[0].entries[-1]
+    ops = [n.op for n in entry.ctx.graph.nodes if n.op.endswith("sum") or "reduce" in n.op]
+    assert ops == ["np.sum", "np.sum", "np.sum"]
+    original = [n.op for n in jf.fragments[0].graph.nodes if n.op.endswith("sum") or "reduce" in n.op]
+    assert original == ["sum", "np.sum", "np.add.reduce"], "the block's own graph changed"
+
+
+def method_on_python_number(t):
+    return np.add(t, 1.0), abs(t)
+
+
+def test_spellings_stay_apart_on_python_numbers():
+    """np.add of two Python floats is a numpy scalar, ``+`` a Python float: not made one op there."""
+    jf = jit(method_on_python_number)
+    for t in (2.5, -1.0, 3.0):
+        assert_same_as_numpy(method_on_python_number, t, jitted=jf)
+
+
+def test_pipeline_is_declared_and_logged(monkeypatch, caplog):
+    assert passes.describe() == "canonicalize -> rewrite"
+    monkeypatch.setenv("ASTJIT_LOG", "passes")
+    jf = jit(spelled_three_ways)
+    with caplog.at_level(logging.INFO, logger="astjit"):
+        jf(np.arange(4.0))
+    text = caplog.text
+    assert "canonicalize -> rewrite" in text and "after canonicalize" in text

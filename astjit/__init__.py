@@ -1,12 +1,16 @@
 """astjit: decorate a numpy function with ``@jit``; its array code runs as compiled, cached Fragments
 while its control flow stays Python."""
 
-from . import graph  # noqa: F401
+from . import (
+    graph,  # noqa: F401
+    rewrite,  # noqa: E402,F401  (astjit.rewrite.Rule, register)
+)
 from .api import Explanation, JitFunction, explain, jit
 from .errors import (
     AstjitError,
     CacheDirectoryWarning,
     RecompileLimitWarning,
+    RuleError,
     SourceUnavailableError,
     StrictModeError,
     Unsupported,
@@ -15,4 +19,4 @@ from .graph import ops as _ops  # noqa: F401  (registers every op)
 
 __version__ = "0.1.0"
 __all__ = ["jit", "explain", "JitFunction", "Explanation", "AstjitError", "SourceUnavailableError",
-           "StrictModeError", "Unsupported", "RecompileLimitWarning", "CacheDirectoryWarning"]
+           "StrictModeError", "Unsupported", "RuleError", "RecompileLimitWarning", "CacheDirectoryWarning"]

@@ -19,12 +19,16 @@ class JitFunction:
     resolves to it, else, under cloudpickle, as the original function with ``strict`` and ``backend``,
     jitted again where it is unpickled (see Scale-out)."""
 
-    def __init__(self, fn, strict=False, backend=None):
+    def __init__(self, fn, strict=False, backend=None, rewrites=(), fastmath=False):
+        from . import rewrite
         from .frontend.source import parse_function
 
         self.original = fn
         self.strict = strict
         self.backend = backend
+        self.rewrites = rewrite.check_rewrites(rewrites)
+        self.fastmath = bool(fastmath)
+        rewrite.watch(self)
         self._transformed = None
         self._disabled = False
         self._records: list[Record] = []
@@ -58,6 +62,15 @@ class JitFunction:
         if self._prepare() is None:
             return self.original(*args, **kwargs)
         return self._function(*args, **kwargs)
+
+    def _rules_changed(self) -> None:
+        """The registered rewrite rules changed: transform again at the next call, so that every block
+        specializes with the rules now active."""
+        if self._transformed is None:
+            return
+        self._transformed = None
+        self.__dict__.pop("_guard", None)
+        self.__class__ = JitFunction
 
     def _install_call(self, resolver, function) -> None:
         """Give this object a generated ``__call__`` with the original's parameters and the guard
@@ -119,7 +132,8 @@ class JitFunction:
         from .frontend.transform import transform
 
         try:
-            transformed = transform(self.original, self.strict, self.backend, self._parsed)
+            transformed = transform(self.original, self.strict, self.backend, self._parsed, self.rewrites,
+                                    self.fastmath)
         except AstjitError as exc:
             if self.strict:
                 raise
@@ -264,7 +278,7 @@ class Explanation:
     __repr__ = __str__
 
 
-def jit(fn=None, *, strict=False, backend=None):
+def jit(fn=None, *, strict=False, backend=None, rewrites=(), fastmath=False):
     """Compile the array code of ``fn``; control flow stays Python. Use as ``@jit`` or ``@jit(...)``.
 
     Args:
@@ -273,12 +287,18 @@ def jit(fn=None, *, strict=False, backend=None):
         strict: raise ``StrictModeError`` (file, line, caret) instead of falling back to Python.
         backend: "auto" (default; ``None`` means the same), "tvm", "numpy" (the reference interpreter)
             or "python" (no fragments run compiled; useful to compare).
+        rewrites: rewrite rules for this function's blocks (``astjit.rewrite.Rule`` objects, or names
+            of shipped or registered rules, which then run even where they change rounding) and
+            function transformations by name (``"push_reductions_into_loops"``). See Rewrites.
+        fastmath: also run every shipped and registered rule that changes rounding or special values
+            (``exp(log(x)) -> x``, constant chains folded).
 
     Returns:
         A ``JitFunction``; without ``fn``, a decorator that makes one.
 
     Raises:
         ValueError: ``backend`` is not one of the four names.
+        RuleError: ``rewrites`` names no known rule or transformation.
         SourceUnavailableError: only with ``strict=True``, when ``fn`` has no readable source
             (``exec``'d code, a builtin). Otherwise such a function runs as Python and ``explain``
             says why; decorating never fails.
@@ -291,7 +311,8 @@ def jit(fn=None, *, strict=False, backend=None):
             return f
         if isinstance(f, staticmethod | classmethod):
             return type(f)(wrap(f.__func__))
-        return JitFunction(f, strict=strict, backend=None if backend == "auto" else backend)
+        return JitFunction(f, strict=strict, backend=None if backend == "auto" else backend, rewrites=rewrites,
+                           fastmath=fastmath)
 
     return wrap if fn is None else wrap(fn)
 

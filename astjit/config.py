@@ -2,7 +2,7 @@
 
 ASTJIT_DISABLE=1     run every jitted function as the original Python (no transform, no compile).
 ASTJIT_LOG=a,b       log these event kinds through the ``astjit`` logger: fragments, recompiles,
-                     fallbacks, compiles, cache (or ``all``).
+                     fallbacks, compiles, cache, passes (or ``all``).
 ASTJIT_BACKEND=numpy run every fragment on the numpy reference backend (no TVM).
 ASTJIT_RECOMPILE_LIMIT=N
                      specializations one fragment may hold before it runs as Python (default 16).
@@ -18,7 +18,7 @@ ASTJIT_CACHE_DIR=P   keep that cache in folder P (default ``$XDG_CACHE_HOME/astj
 import logging
 import os
 
-_LOG_KINDS = ("fragments", "recompiles", "fallbacks", "compiles", "cache")
+_LOG_KINDS = ("fragments", "recompiles", "fallbacks", "compiles", "cache", "passes")
 
 
 def disabled() -> bool:

@@ -27,6 +27,11 @@ class Unsupported(AstjitError):
     """A Fragment cannot be specialized for these argument types; the block runs as Python."""
 
 
+class RuleError(AstjitError, ValueError):
+    """A rewrite rule that cannot be used: its pattern or replacement calls something astjit has no
+    op for, their parameters differ, or a name in ``rewrites=`` names no rule."""
+
+
 class StrictModeError(AstjitError):
     """Raised by ``jit(strict=True)`` where the default would silently fall back to Python.
 

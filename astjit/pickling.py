@@ -8,7 +8,8 @@ compiles its own kernels on its first call with each new dtype and shape.
   for a plain function. Unpickling imports the module and returns its jitted function.
 - By value: otherwise (a nested function, or under cloudpickle a function of ``__main__`` or of a
   module registered with ``cloudpickle.register_pickle_by_value``, which cloudpickle ships by value
-  for plain functions too), the pickle holds the original function, ``strict``, ``backend``, the
+  for plain functions too), the pickle holds the original function, ``strict``, ``backend``,
+  ``rewrites`` and ``fastmath``, the
   function's source lines and a token. The standard pickle cannot pickle such a function, as for a
   plain nested function; cloudpickle (dask, distributed, joblib) ships the original by value, and the
   receiving process jits it again. The token makes every later unpickling of the same jitted function
@@ -40,10 +41,11 @@ def reduce_jit_function(jf):
         if token is None:
             token = jf._pickle_token = uuid.uuid4().hex
             _by_token[token] = jf            # unpickled in this same process: the same object
-    return rebuild, (token, jf.original, jf.strict, jf.backend, _source_of(jf.original))
+    return rebuild, (token, jf.original, jf.strict, jf.backend, _source_of(jf.original),
+                     {"rewrites": jf.rewrites, "fastmath": jf.fastmath})
 
 
-def rebuild(token, original, strict, backend, source):
+def rebuild(token, original, strict, backend, source, options=None):
     """Unpickle by value: the ``JitFunction`` of this token in this process, or a new one."""
     from .api import JitFunction
 
@@ -51,7 +53,7 @@ def rebuild(token, original, strict, backend, source):
         jf = _by_token.get(token)
         if jf is None:
             _provide_source(original, source)
-            jf = JitFunction(original, strict=strict, backend=backend)
+            jf = JitFunction(original, strict=strict, backend=backend, **(options or {}))
             jf._pickle_token = token
             _by_token[token] = jf
         _recent[token] = jf

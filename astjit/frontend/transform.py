@@ -93,11 +93,15 @@ def _signature(code):
     return consts, frozenset(code.co_names), code.co_varnames, code.co_argcount, code.co_kwonlyargcount
 
 
-def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
+def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath=False) -> Transformed:
+    from .. import rewrite as rewriting
+
     module, fndef = parsed if parsed is not None else parse_function(fn)
     module, fndef = copy.deepcopy((module, fndef))
     fndef = module.body[0]
     check_source_matches(fn, fndef)
+    applied, generated, helpers = apply_transformations(fndef, rewriting.transformations(rewrites), fn)
+    rules = rewriting.active_rules(rewrites, fastmath)
     liveness = FunctionLiveness(module, fndef)                   # local names of the original
     resolver = Resolver(fn, liveness.local_names)
     check_no_frame_introspection(fndef, resolver)
@@ -110,13 +114,14 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
     blocks = finder.run()
     filename = fn.__code__.co_filename
     fragments = {fragment_name(b): (LoopFragment if b.kind == "loop" else Fragment)(
-        b, filename, fn.__qualname__, strict, backend) for b in blocks}
+        b, filename, fn.__qualname__, strict, backend, rules) for b in blocks}
     rewrite(finder.placements)
     text = to_source(fndef)
     source_name = register_source(fn.__qualname__, text)
     cells = {name: f.dispatch_cell for name, f in fragments.items()}
     cells.update({python_switch_name(f.block): f.python_switch for f in fragments.values()})
     cells[NEXT_NAME] = next
+    cells.update(helpers)
     if any(b.maybe_unbound for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
     if any(b.kind == "loop" for b in blocks):
@@ -127,10 +132,30 @@ def transform(fn, strict=False, backend=None, parsed=None) -> Transformed:
         # a handed-over loop's Python is the loop as written, going on where the kernel declines
         frag.fallback = _declining if frag.block.resume_at else fallbacks[frag.index]
     records = [Record("statement", filename, s.lineno, f"{s.reason}: the statement runs as Python",
-                      _line(filename, s.lineno), col=s.col, end_col=s.end_col) for s in finder.skipped]
+                      _line(filename, s.lineno), col=s.col, end_col=s.end_col) for s in finder.skipped
+               if s.lineno not in generated]
     records += [Record("loop", filename, s.lineno, s.reason, _line(filename, s.lineno), col=s.col,
                        end_col=s.end_col) for s in finder.loop_notes]
+    records += applied
     return Transformed(new, list(fragments.values()), resolver, text, source_name, records)
+
+
+def apply_transformations(fndef, transformations, fn) -> tuple[list, set, dict]:
+    """Apply the function transformations named in ``rewrites=`` (astjit/rewrite) to the parsed def.
+    Returns a Record per place each one changed, the lines of the statements it wrote and the names
+    (helpers) the rewritten function reads."""
+    records, generated, names = [], set(), {}
+    for name in transformations:
+        if name == "push_reductions_into_loops":
+            from ..rewrite.reduction_into_loop import push_reductions_into_loops
+
+            rewrites = push_reductions_into_loops(fndef, fn)
+            generated |= rewrites.lines
+            names.update(rewrites.names)
+            for lineno, message in rewrites.done:
+                records.append(Record("rewrite", fn.__code__.co_filename, lineno, message,
+                                      _line(fn.__code__.co_filename, lineno)))
+    return records, generated, names
 
 
 def _line(filename, lineno):

@@ -59,7 +59,8 @@ class _Cache(dict):
 class Fragment:
     key_by = "shape"          # arrays are keyed by dtype and shape (runtime/keys)
 
-    def __init__(self, block, filename: str, owner_name: str, strict: bool = False, backend: str | None = None):
+    def __init__(self, block, filename: str, owner_name: str, strict: bool = False, backend: str | None = None,
+                 rules=()):
         self.block = block
         self.graph = block.graph
         self.index = block.index
@@ -68,6 +69,8 @@ class Fragment:
         self.owner_name = owner_name
         self.strict = strict
         self.backend = backend
+        self.rules = tuple(rules)            # rewrite rules its specializations run (astjit.rewrite)
+        self._rewrites_noted: set = set()
         self.live_in = list(block.live_in)
         self.live_out = list(block.live_out)
         self.fallback = None                 # set once the rewritten function is compiled
@@ -255,6 +258,16 @@ class Fragment:
         from .specialize import specialize
 
         return specialize(self, key, args)
+
+    def note_rewrites(self, applied) -> None:
+        """Record each rule application (rule name, line) once, for ``explain`` and ``show``."""
+        for name, lineno in applied:
+            if (name, lineno) in self._rewrites_noted:
+                continue
+            self._rewrites_noted.add((name, lineno))
+            line = lineno or self.block.lineno
+            self.records.append(Record("rewrite", self.filename, line, f"rule {name} rewrote this line's graph",
+                                       linecache.getline(self.filename, line).rstrip("\n"), self.name))
 
     def _record(self, kind, message):
         source = linecache.getline(self.filename, self.block.lineno).rstrip("\n")

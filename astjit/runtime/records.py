@@ -10,8 +10,8 @@ class Record:
 
     Kinds: "statement" (stays Python for all arguments), "fallback" (a block that cannot be specialized
     for some argument types), "numpy" (part of a block ran on numpy instead of TVM), "measured" (the
-    block's Python was faster), "recompile", "limit" (ASTJIT_RECOMPILE_LIMIT reached) and "function"
-    (the whole function runs as Python).
+    block's Python was faster), "recompile", "limit" (ASTJIT_RECOMPILE_LIMIT reached), "function"
+    (the whole function runs as Python) and "rewrite" (a rewrite rule changed the block's graph).
     """
 
     kind: str            # see the class docstring

@@ -1,0 +1,189 @@
+"""push_reductions_into_loops: a reduction of stacked per-step arrays accumulates in the loop; its
+must-not-fire cases stay exactly as written."""
+
+import numpy as np
+import pytest
+from differential import assert_values_match
+
+from astjit import jit
+
+PUSH = ["push_reductions_into_loops"]
+
+
+def mse_scan(h, W, xs, targets):
+    outs = []
+    for t in range(xs.shape[0]):
+        h = np.tanh(h * W + xs[t])
+        outs.append(h)
+    return np.mean((np.stack(outs) - targets) ** 2)
+
+
+def sum_of_steps(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        h = h * 0.5 + xs[t]
+        outs.append(h)
+    total = np.sum(np.array(outs))
+    return total
+
+
+
+def max_over_steps(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        h = np.abs(h - xs[t])
+        outs.append(h)
+    return np.stack(outs).max(axis=0)
+
+
+def step_axis_mean(h, xs, bias):
+    outs = []
+    for t in range(len(xs)):
+        h = np.sin(h + xs[t])
+        outs.append(h.copy())
+    return np.mean(np.stack(outs) * 2.0 + bias, axis=0)
+
+
+def min_with_continue(xs):
+    outs = []
+    for t in range(len(xs)):
+        if t % 2:
+            continue
+        outs.append(xs[t] * 2.0)
+    return np.min(np.stack(outs))
+
+
+def fires(jf) -> bool:
+    return any(r.kind == "rewrite" and "push_reductions_into_loops" in r.message for r in jf.records())
+
+
+def check(fn, make_args, fire=True, rtol=1e-5, calls=3):
+    jf = jit(fn, rewrites=PUSH)
+    for k in range(calls):
+        args = make_args(k)
+        want = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+        got = jf(*args)
+        assert_values_match(got, want, rtol=rtol)
+    assert fires(jf) == fire, jf.explain()
+    assert ("outs" not in jf.source) == fire
+    return jf
+
+
+def rng_args(dtype, steps, width, seed):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(width).astype(dtype), rng.standard_normal((steps, width)).astype(dtype),
+            rng.standard_normal((steps, width)).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mean_squared_error_of_a_scan(dtype):
+    def make(k):
+        h, xs, tg = rng_args(dtype, [5, 12, 1][k], [7, 33, 4][k], k)
+        return h, dtype(0.5), xs, tg
+    check(mse_scan, make, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_target_broadcast_over_steps_and_python_scalars():
+    def make(k):
+        h, xs, _ = rng_args(np.float64, 4 + k, 6, k)
+        return h, 0.25, xs, np.linspace(0, 1, 6)        # (6,) target: the same for every step
+    check(mse_scan, make, rtol=1e-12)
+
+    def make_column(k):
+        h, xs, _ = rng_args(np.float64, 4 + k, 6, k)
+        return h, 0.25, xs, np.ones((1, 6))              # a length-1 step axis broadcasts
+    check(mse_scan, make_column, rtol=1e-12)
+
+
+def test_sum_over_every_axis_and_step_axis_mean():
+    check(sum_of_steps, lambda k: rng_args(np.float64, 3 + k, 5, k)[:2], rtol=1e-12)
+    check(step_axis_mean, lambda k: (*rng_args(np.float64, 3 + k, 5, k)[:2], np.float64(k)), rtol=1e-12)
+    check(max_over_steps, lambda k: rng_args(np.float64, 2 + k, 5, k)[:2], rtol=0)
+    check(min_with_continue, lambda k: (rng_args(np.float32, 5 + k, 4, k)[1],), rtol=0)
+
+
+def test_errors_are_numpys():
+    jf = jit(mse_scan, rewrites=PUSH)
+    h, xs, tg = rng_args(np.float64, 0, 3, 0)
+    with pytest.raises(ValueError, match="at least one array"):
+        jf(h, 0.5, xs, tg)                                  # no steps: np.stack([]) raises
+    h, xs, tg = rng_args(np.float64, 4, 3, 0)
+    with pytest.raises(ValueError):
+        mse_scan(h, 0.5, xs, tg[:3])
+    with pytest.raises(ValueError):
+        jf(h, 0.5, xs, tg[:3])                              # 3 targets for 4 steps
+    assert np.isclose(jf(h, 0.5, xs, tg), mse_scan(h, 0.5, xs, tg))
+
+
+def list_read_elsewhere(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        h = h + xs[t]
+        outs.append(h)
+    return np.sum(np.stack(outs)), len(outs)
+
+
+def loop_breaks(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        h = h + xs[t]
+        if h[0] > 2:
+            break
+        outs.append(h)
+    return np.sum(np.stack(outs)) if outs else 0.0
+
+
+def other_axis(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        h = h + xs[t]
+        outs.append(h)
+    return np.sum(np.stack(outs), axis=1)
+
+
+def changed_in_place(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        h = h + xs[t]
+        outs.append(h)
+        h += 1.0                      # the list's entry changes too
+    return np.sum(np.stack(outs))
+
+
+def operand_assigned_in_loop(h, xs, target):
+    outs = []
+    for t in range(len(xs)):
+        h = h + xs[t]
+        outs.append(h)
+        target = target * 2.0
+    return np.sum((np.stack(outs) - target) ** 2)
+
+
+def appends_a_view(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        outs.append(xs[t])
+    xs[0] = 100.0
+    return np.sum(np.stack(outs))
+
+
+@pytest.mark.parametrize("fn, extra", [
+    (list_read_elsewhere, ()), (loop_breaks, ()), (other_axis, ()), (changed_in_place, ()),
+    (operand_assigned_in_loop, (np.ones(4),)), (appends_a_view, ()),
+])
+def test_must_not_fire(fn, extra):
+    check(fn, lambda k: (*rng_args(np.float64, 3 + k, 4, k)[:2], *extra), fire=False, rtol=1e-12)
+
+
+def test_not_applied_by_default():
+    jf = jit(mse_scan)
+    h, xs, tg = rng_args(np.float64, 3, 4, 0)
+    jf(h, 0.5, xs, tg)
+    assert not fires(jf) and "outs" in jf.source
+
+
+def test_show_prints_the_rewritten_loop():
+    jf = jit(mse_scan, rewrites=PUSH)
+    text = jf.source
+    assert "__astjit_reduce_0.add(h, targets)" in text and "__astjit_reduce_0.result(targets)" in text
+    assert "np.stack" not in text

@@ -34,6 +34,18 @@ def load_example(name):
     return module
 
 
+def peak_bytes(fn, args) -> int:
+    """The peak of memory allocated through numpy (and Python) during one call, by tracemalloc."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def parse_args(description, json_output=False):
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_REPEATS} repeats instead of {REPEATS}")

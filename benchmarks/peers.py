@@ -14,10 +14,9 @@ import json
 import platform
 import statistics
 import time
-import tracemalloc
 
 import numpy as np
-from _timing import _batch, batch_size, format_time, parse_args, print_header
+from _timing import _batch, batch_size, format_time, parse_args, peak_bytes, print_header
 from workloads import affine_chain, entropy, gaussian, layernorm, matmul_bias_relu, mse, softmax
 
 from astjit import jit
@@ -109,14 +108,6 @@ def _first_call(fn, args):
     return result, time.perf_counter() - start
 
 
-def _peak(fn, args):
-    tracemalloc.start()
-    fn(*args)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
-
-
 def _close(got, want):
     got = np.asarray(got)
     tol = 2e-5 if want.dtype == np.float32 else 1e-12
@@ -141,7 +132,7 @@ def main():
             if not _close(got, want):
                 print(f"   {workload}: {system} gives another result; left out")
                 continue
-            peak = _peak(f, args) if system in ("numpy", "astjit", "numexpr", "numba") else None
+            peak = peak_bytes(f, args) if system in ("numpy", "astjit", "numexpr", "numba") else None
             timed.append((system, f, first, peak))
         sizes = {system: batch_size(f, args, 0.05) for system, f, _, _ in timed}
         times = {system: [] for system, _, _, _ in timed}

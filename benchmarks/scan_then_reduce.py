@@ -1,5 +1,6 @@
-"""Scan then reduce: a tanh recurrence over 100 steps of (200_000,) float32 whose per-step outputs are
-stacked and reduced by a mean squared error against a target, as a scan-style model computes its loss.
+"""Scan then reduce: a tanh recurrence over 100 steps of (200_000,) float32 (and over 20 steps of 64)
+whose per-step outputs are stacked and reduced by a mean squared error against a target, as a
+scan-style model computes its loss.
 
     python benchmarks/scan_then_reduce.py [--quick]
 
@@ -12,22 +13,14 @@ sees numpy allocate during one call (jax's own buffers are not traced, so it is 
 
 import statistics
 import time
-import tracemalloc
 
 import numpy as np
-from _timing import machine, parse_args
+from _timing import _batch, batch_size, format_time, load_example, machine, parse_args, peak_bytes
 
 from astjit import jit
 
-STEPS, WIDTH = 100, 200_000
-
-
-def scan_loss(h, w, xs, targets):
-    outs = []
-    for t in range(xs.shape[0]):
-        h = np.tanh(h * w + xs[t])
-        outs.append(h)
-    return np.mean((np.stack(outs) - targets) ** 2)
+CASES = [(100, 200_000), (20, 64)]     # the issue's size, and steps of a few elements
+scan_loss = load_example("scan_then_reduce").scan_loss
 
 
 def jax_version():
@@ -53,29 +46,16 @@ def jax_version():
 
 
 def timed(fn, args, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    """Median seconds per call over ``repeats`` batches of at least 20 ms."""
+    number = batch_size(fn, args)
+    return statistics.median(_batch(fn, args, number) for _ in range(repeats))
 
 
-def peak_bytes(fn, args):
-    tracemalloc.start()
-    fn(*args)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
-
-
-def main():
-    args_ns = parse_args(__doc__.splitlines()[0])
-    repeats = 5 if args_ns.quick else 15
+def run_case(steps, width, repeats):
     rng = np.random.default_rng(0)
-    h = rng.standard_normal(WIDTH).astype(np.float32)
-    xs = rng.standard_normal((STEPS, WIDTH)).astype(np.float32)
-    targets = rng.standard_normal((STEPS, WIDTH)).astype(np.float32)
+    h = rng.standard_normal(width).astype(np.float32)
+    xs = rng.standard_normal((steps, width)).astype(np.float32)
+    targets = rng.standard_normal((steps, width)).astype(np.float32)
     args = (h, np.float32(0.5), xs, targets)
     systems = [("numpy", scan_loss), ("astjit", jit(scan_loss)),
                ("astjit + push_reductions_into_loops", jit(scan_loss, rewrites=["push_reductions_into_loops"]))]
@@ -83,8 +63,7 @@ def main():
     if jax_fn is not None:
         systems.append(("jax.jit + lax.scan", jax_fn))
     want = float(scan_loss(*args))
-    print(f"== scan then reduce: {STEPS} steps x ({WIDTH},) float32, tanh recurrence, MSE of the stacked outputs")
-    print(f"   {machine()}; median of {repeats} calls after warm-up")
+    print(f"== {steps} steps x ({width},) float32")
     print(f"   {'system':40s} {'time':>10s} {'x numpy':>8s} {'first call':>11s} {'peak memory':>12s}")
     base = None
     for name, fn in systems:
@@ -95,8 +74,16 @@ def main():
         fn(*args)
         t = timed(fn, args, repeats)
         base = base or t
-        peak = "" if name.startswith("jax") else f"{peak_bytes(fn, args) / 1e6:9.1f} MB"
-        print(f"   {name:40s} {t * 1e3:8.2f} ms {base / t:7.2f}x {first:10.2f}s {peak:>12s}")
+        peak = "" if name.startswith("jax") else f"{peak_bytes(fn, args) / 1e6:9.2f} MB"
+        print(f"   {name:40s} {format_time(t):>10s} {base / t:7.2f}x {first:10.2f}s {peak:>12s}")
+
+
+def main():
+    args_ns = parse_args(__doc__.splitlines()[0])
+    print("scan then reduce: tanh recurrence, MSE of the stacked outputs")
+    print(f"   {machine()}; median of {args_ns.repeats} batches of at least 20 ms after warm-up")
+    for steps, width in CASES:
+        run_case(steps, width, args_ns.repeats)
 
 
 if __name__ == "__main__":

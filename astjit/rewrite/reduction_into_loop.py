@@ -29,13 +29,13 @@ unless named in ``@jit(rewrites=[...])``.
 
 import ast
 import copy
-import linecache
 import types
 from dataclasses import dataclass, field
 
 import gast
 import numpy as np
 
+from ..frontend.emit import register_source
 from .step_reduction import StepReduction
 
 STEP_REDUCTION_NAME = "__astjit_StepReduction"
@@ -148,11 +148,11 @@ class _Rewriter:
         if set(keywords) - {"axis"}:
             return None
         fn = self.resolve(call.func)
-        if fn is not None and any(fn is r for r in REDUCTIONS):
+        kind = next((k for f, k in REDUCTIONS.items() if f is fn), None)
+        if kind is not None:
             if len(call.args) != 1:
                 return None
-            kind, argument = REDUCTIONS[next(r for r in REDUCTIONS if r is fn)], call.args[0]
-            rest = []
+            argument, rest = call.args[0], []
         elif isinstance(call.func, gast.Attribute) and call.func.attr in METHOD_REDUCTIONS:
             kind, argument, rest = METHOD_REDUCTIONS[call.func.attr], call.func.value, list(call.args)
         else:
@@ -272,8 +272,7 @@ class _Rewriter:
         if axis is None:
             text = f"__astjit_numpy.{'sum' if kind == 'mean' else kind}({text})"
         source = f"def {name}({', '.join([STEP_NAME] + params)}):\n    return {text}\n"
-        filename = f"<astjit {self.fn.__qualname__}: {name}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        filename = register_source(f"{self.fn.__qualname__}: {name}", source)    # jit reads it there
         namespace = dict(self.fn.__globals__)
         namespace["__astjit_numpy"] = np
         exec(compile(source, filename, "exec"), namespace)
@@ -305,9 +304,7 @@ class _Rewriter:
         result = _call(gast.Attribute(value=_name(reducer), attr="result", ctx=gast.Load()),
                        [copy.deepcopy(o) for o in operands])
         _replace(body, reduction, result)
-        for node in gast.walk(make):
-            gast.copy_location(node, start) if not hasattr(node, "lineno") or node.lineno is None else None
-        gast.fix_missing_locations(make)
+        gast.fix_missing_locations(make)           # the new nodes take the list's line
         line = reduction.lineno
         self.done.append((line, f"push_reductions_into_loops: the {kind} of np.stack({name}) "
                                 f"{'over every axis' if axis is None else 'over the step axis'} accumulates in the loop "

@@ -265,13 +265,13 @@ class Fragment:
             if (name, lineno) in self._rewrites_noted:
                 continue
             self._rewrites_noted.add((name, lineno))
-            line = lineno or self.block.lineno
-            self.records.append(Record("rewrite", self.filename, line, f"rule {name} rewrote this line's graph",
-                                       linecache.getline(self.filename, line).rstrip("\n"), self.name))
+            self._record("rewrite", f"rule {name} rewrote this line's graph", lineno)
 
-    def _record(self, kind, message):
-        source = linecache.getline(self.filename, self.block.lineno).rstrip("\n")
-        self.records.append(Record(kind, self.filename, self.block.lineno, message, source, self.name))
+    def _record(self, kind, message, lineno=None):
+        """A Record at ``lineno`` (default: the block's first line)."""
+        line = lineno or self.block.lineno
+        source = linecache.getline(self.filename, line).rstrip("\n")
+        self.records.append(Record(kind, self.filename, line, message, source, self.name))
 
 
 class Specialization:

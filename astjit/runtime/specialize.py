@@ -18,8 +18,9 @@ NUMPY = NumpyBackend()
 
 def specialize(fragment, key, args):
     """The steps of a specialization, each with data in and out: infer the types of this call's
-    values and run the graph passes on a clone of the block's graph (graph/passes), partition the graph among backends, compile each segment, build the runner. A partition
-    and kernels made by an earlier process for the same typed graph come from the disk cache."""
+    values and run the graph passes on a clone of the block's graph (graph/passes), partition that
+    graph among backends, compile each segment, build the runner. A partition and kernels made by an
+    earlier process for the same typed graph come from the disk cache."""
     from .fragment import Specialization
 
     graph, ctx, applied = run_pipeline(fragment.graph, args, fragment.rules)

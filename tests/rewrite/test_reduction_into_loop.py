@@ -4,18 +4,11 @@ must-not-fire cases stay exactly as written."""
 import numpy as np
 import pytest
 from differential import assert_values_match
+from scan_then_reduce import scan_loss as mse_scan
 
 from astjit import jit
 
 PUSH = ["push_reductions_into_loops"]
-
-
-def mse_scan(h, W, xs, targets):
-    outs = []
-    for t in range(xs.shape[0]):
-        h = np.tanh(h * W + xs[t])
-        outs.append(h)
-    return np.mean((np.stack(outs) - targets) ** 2)
 
 
 def sum_of_steps(h, xs):
@@ -187,3 +180,28 @@ def test_show_prints_the_rewritten_loop():
     text = jf.source
     assert "__astjit_reduce_0.add(h, targets)" in text and "__astjit_reduce_0.result(targets)" in text
     assert "np.stack" not in text
+
+
+@pytest.mark.parametrize("steps, width", [(3, 20_000), (300, 256)], ids=["a kernel per large step", "chunks of small steps"])
+def test_large_steps_and_several_chunks(steps, width):
+    """Steps of 80 KB go through the jitted step function one at a time; 300 steps of 2 KB make three
+    stacks of at most 256 KB, the step-indexed target sliced to match each."""
+    def make(k):
+        h, xs, tg = rng_args(np.float64, steps + k, width, k)
+        return h, 0.5, xs, tg
+    check(mse_scan, make, rtol=1e-12)
+    check(step_axis_mean, lambda k: (*rng_args(np.float64, steps + k, width, k)[:2], np.ones((1, width))),
+          rtol=1e-12)
+    check(max_over_steps, lambda k: rng_args(np.float64, steps + k, width, k)[:2], rtol=0)
+    h, xs, tg = rng_args(np.float64, steps, width, 0)
+    with pytest.raises(ValueError):
+        jit(mse_scan, rewrites=PUSH)(h, 0.5, xs, tg[:-1])
+
+
+def test_special_values_pass_through():
+    h, xs, tg = rng_args(np.float64, 4, 6, 0)
+    xs[1, 2], xs[2, 3], tg[3, 0] = np.nan, np.inf, -0.0
+    jf = jit(max_over_steps, rewrites=PUSH)
+    assert_values_match(jf(h, xs), max_over_steps(h, xs))
+    jf = jit(mse_scan, rewrites=PUSH)
+    assert np.isnan(jf(h, 0.5, xs, tg)) and np.isnan(mse_scan(h, 0.5, xs, tg))

@@ -2,8 +2,8 @@
 
 Every specialization starts from a ``clone`` of the block's graph (graph/ir), typed by inference for
 that call's arguments, and runs ``PIPELINE`` on it: spellings made one (``canonicalize``), then the
-active rewrite rules to a fixpoint (``rewrite``, astjit.rewrite), then the nodes the rules left unread
-removed (``dead_code``). A pass that changes the graph gives back the graph and its types inferred
+active rewrite rules to a fixpoint (``rewrite``, astjit.rewrite; the nodes a rule leaves unread go
+with it). A pass that changes the graph gives back the graph and its types inferred
 again; ``verify`` checks the graph after each. ``ASTJIT_LOG=passes`` logs the order and each pass's
 result.
 """

@@ -1,12 +1,10 @@
 """One spelling per operation, so that rewrite patterns match whichever way the user wrote it.
 
 ``x.sum()`` becomes ``np.sum(x)`` (every reduction method, and ``x.dot``; not ``x.clip``, which takes
-one bound alone where ``np.clip`` needs both), ``np.add(x, y)``
-becomes ``x + y`` (every ufunc that has an operator), ``abs(x)`` becomes ``np.absolute(x)``, and
-``np.add.reduce(x)`` becomes ``np.sum(x, axis=0)`` (likewise ``multiply``, ``maximum``, ``minimum``),
-and a reduction's arguments after the array are passed by keyword (``np.sum(x, 0)`` is
-``np.sum(x, axis=0)``).
-Each only where the spellings compute the same thing: a method only on a numpy array or scalar
+one bound alone where ``np.clip`` needs both), ``np.add(x, y)`` becomes ``x + y`` (every ufunc that
+has an operator), ``abs(x)`` becomes ``np.absolute(x)``, ``np.add.reduce(x)`` becomes
+``np.sum(x, axis=0)`` (likewise ``multiply``, ``maximum``, ``minimum``), and a reduction's arguments
+after the array are passed by keyword (``np.sum(x, 0)`` is ``np.sum(x, axis=0)``). Each only where the spellings compute the same thing: a method only on a numpy array or scalar
 receiver (on a Python number it raises), a ufunc only without keywords and with an array operand (on
 two Python numbers the operator gives a Python number).
 """

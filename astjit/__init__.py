@@ -2,6 +2,7 @@
 while its control flow stays Python."""
 
 from . import (
+    backends,  # noqa: F401  (astjit.backends.register)
     graph,  # noqa: F401
     rewrite,  # noqa: E402,F401  (astjit.rewrite.Rule, register)
 )
@@ -9,6 +10,7 @@ from .api import Explanation, JitFunction, explain, jit
 from .errors import (
     AstjitError,
     CacheDirectoryWarning,
+    DeviceError,
     RecompileLimitWarning,
     RuleError,
     SourceUnavailableError,
@@ -19,4 +21,4 @@ from .graph import ops as _ops  # noqa: F401  (registers every op)
 
 __version__ = "0.1.0"
 __all__ = ["jit", "explain", "JitFunction", "Explanation", "AstjitError", "SourceUnavailableError",
-           "StrictModeError", "Unsupported", "RuleError", "RecompileLimitWarning", "CacheDirectoryWarning"]
+           "StrictModeError", "Unsupported", "RuleError", "DeviceError", "RecompileLimitWarning", "CacheDirectoryWarning"]

@@ -7,7 +7,7 @@ import types
 from . import config
 from .errors import AstjitError, SourceUnavailableError, StrictModeError, render_location
 from .frontend.resolve import GUARD_ERRORS
-from .runtime import fpstate
+from .runtime import fpstate, watchers
 from .runtime.records import Record
 
 
@@ -19,7 +19,7 @@ class JitFunction:
     resolves to it, else, under cloudpickle, as the original function with ``strict`` and ``backend``,
     jitted again where it is unpickled (see Scale-out)."""
 
-    def __init__(self, fn, strict=False, backend=None, rewrites=(), fastmath=False):
+    def __init__(self, fn, strict=False, backend=None, rewrites=(), fastmath=False, device=None):
         from . import rewrite
         from .frontend.source import parse_function
 
@@ -28,7 +28,8 @@ class JitFunction:
         self.backend = backend
         self.rewrites = rewrite.check_rewrites(rewrites)
         self.fastmath = bool(fastmath)
-        rewrite.watch(self)
+        self.device = device
+        watchers.watch(self)
         self._transformed = None
         self._disabled = False
         self._records: list[Record] = []
@@ -63,9 +64,9 @@ class JitFunction:
             return self.original(*args, **kwargs)
         return self._function(*args, **kwargs)
 
-    def _rules_changed(self) -> None:
-        """The registered rewrite rules changed: transform again at the next call, so that every block
-        specializes with the rules now active."""
+    def _configuration_changed(self) -> None:
+        """The registered rewrite rules or backends changed: transform again at the next call, so that
+        every block specializes with the rules and backends now active."""
         if self._transformed is None:
             return
         self._transformed = None
@@ -133,7 +134,7 @@ class JitFunction:
 
         try:
             transformed = transform(self.original, self.strict, self.backend, self._parsed, self.rewrites,
-                                    self.fastmath)
+                                    self.fastmath, self.device)
         except AstjitError as exc:
             if self.strict:
                 raise
@@ -278,33 +279,44 @@ class Explanation:
     __repr__ = __str__
 
 
-def jit(fn=None, *, strict=False, backend=None, rewrites=(), fastmath=False):
+def jit(fn=None, *, strict=False, backend=None, rewrites=(), fastmath=False, device=None):
     """Compile the array code of ``fn``; control flow stays Python. Use as ``@jit`` or ``@jit(...)``.
 
     Args:
         fn: a function defined with ``def`` or ``lambda`` in a file or notebook cell (also a
             ``staticmethod`` or ``classmethod``). Nothing is compiled until the first call.
         strict: raise ``StrictModeError`` (file, line, caret) instead of falling back to Python.
-        backend: "auto" (default; ``None`` means the same), "tvm", "numpy" (the reference interpreter)
-            or "python" (no fragments run compiled; useful to compare).
+        backend: "auto" (default; ``None`` means the same: every backend of the device, in order),
+            "tvm" (TVM for the device, numpy for the rest), "numpy" (the reference interpreter),
+            "python" (no fragments run compiled; useful to compare) or the name of a registered
+            backend (``astjit.backends.register``).
         rewrites: rewrite rules for this function's blocks (``astjit.rewrite.Rule`` objects, or names
             of shipped or registered rules, which then run even where they change rounding) and
             function transformations by name (``"push_reductions_into_loops"``). See Rewrites.
         fastmath: also run every shipped and registered rule that changes rounding or special values
             (``exp(log(x)) -> x``, constant chains folded).
+        device: None (default: where the arguments live; CuPy arrays and torch CUDA tensors run on
+            their GPU), "cuda" (numpy arrays are copied to the GPU for each compiled block and the
+            results copied back) or "cpu" (arrays on a GPU are an error). See Devices and backends.
 
     Returns:
         A ``JitFunction``; without ``fn``, a decorator that makes one.
 
     Raises:
-        ValueError: ``backend`` is not one of the four names.
+        ValueError: ``backend`` names no backend, or ``device`` is not None, "cpu" or "cuda".
         RuleError: ``rewrites`` names no known rule or transformation.
         SourceUnavailableError: only with ``strict=True``, when ``fn`` has no readable source
             (``exec``'d code, a builtin). Otherwise such a function runs as Python and ``explain``
             says why; decorating never fails.
     """
-    if backend not in (None, "auto", "tvm", "numpy", "python"):
-        raise ValueError(f"backend must be 'auto', 'tvm', 'numpy' or 'python', not {backend!r}")
+    from .backends import registry
+    from .devices import DEVICES
+
+    known = ["auto", "tvm", "python"] + [n for n in registry.names() if n != "tvm"]
+    if backend is not None and backend not in known:
+        raise ValueError(f"backend must be one of {', '.join(map(repr, known))}, not {backend!r}")
+    if device not in DEVICES:
+        raise ValueError(f"device must be None, 'cpu' or 'cuda', not {device!r}")
 
     def wrap(f):
         if isinstance(f, JitFunction):
@@ -312,7 +324,7 @@ def jit(fn=None, *, strict=False, backend=None, rewrites=(), fastmath=False):
         if isinstance(f, staticmethod | classmethod):
             return type(f)(wrap(f.__func__))
         return JitFunction(f, strict=strict, backend=None if backend == "auto" else backend, rewrites=rewrites,
-                           fastmath=fastmath)
+                           fastmath=fastmath, device=device)
 
     return wrap if fn is None else wrap(fn)
 

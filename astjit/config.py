@@ -31,6 +31,10 @@ BACKENDS = ("auto", "tvm", "numpy", "python")
 def backend_override() -> str | None:
     value = os.environ.get("ASTJIT_BACKEND", "").strip().lower()
     if value and value not in BACKENDS:
+        from .backends import registry
+
+        if value in registry.names():
+            return value
         raise ValueError(f"ASTJIT_BACKEND must be one of {', '.join(BACKENDS)}, not {value!r}")
     return None if value in ("", "auto") else value
 

@@ -32,12 +32,10 @@ class RuleError(AstjitError, ValueError):
     op for, their parameters differ, or a name in ``rewrites=`` names no rule."""
 
 
-class StrictModeError(AstjitError):
-    """Raised by ``jit(strict=True)`` where the default would silently fall back to Python.
-
-    Its message is ``File "...", line N: reason``, then the source line with a caret under the
-    expression; ``reason``, ``filename`` and ``lineno`` are also attributes.
-    """
+class LocatedError(AstjitError):
+    """An error at a line of the user's code: its message is ``File "...", line N: reason``, then the
+    source line with a caret under the expression; ``reason``, ``filename`` and ``lineno`` are also
+    attributes."""
 
     def __init__(self, reason: str, filename: str | None = None, lineno: int | None = None,
                  col: int | None = None, end_col: int | None = None):
@@ -45,6 +43,15 @@ class StrictModeError(AstjitError):
         self.filename = filename
         self.lineno = lineno
         super().__init__(render_location(reason, filename, lineno, col, end_col))
+
+
+class StrictModeError(LocatedError):
+    """Raised by ``jit(strict=True)`` where the default would silently fall back to Python."""
+
+
+class DeviceError(LocatedError, ValueError):
+    """A call passes arrays on different devices (a CuPy array and a numpy array, two GPUs), or arrays
+    on another device than ``@jit(device=...)`` names."""
 
 
 def render_location(message: str, filename, lineno, col=None, end_col=None) -> str:

@@ -42,7 +42,7 @@ def reduce_jit_function(jf):
             token = jf._pickle_token = uuid.uuid4().hex
             _by_token[token] = jf            # unpickled in this same process: the same object
     return rebuild, (token, jf.original, jf.strict, jf.backend, _source_of(jf.original),
-                     {"rewrites": jf.rewrites, "fastmath": jf.fastmath})
+                     {"rewrites": jf.rewrites, "fastmath": jf.fastmath, "device": jf.device})
 
 
 def rebuild(token, original, strict, backend, source, options=None):

@@ -6,15 +6,22 @@ updates, errors).
 """
 
 from ..graph.ops import OPS
+from .contract import Backend, Compiled
 
 
-class NumpyBackend:
+class NumpyBackend(Backend):
     name = "numpy"
+    devices = ("cpu",)
+    reference = True
 
     def supports(self, ctx, node):
         return None
 
-    def compile(self, ctx, segment):
+    def compile(self, ctx, segment) -> Compiled:
+        return Compiled(self.runner(ctx, segment), "numpy")
+
+    def runner(self, ctx, segment):
+        """``run(*inputs)``: each node's reference implementation, in order."""
         position = {n: i for i, n in enumerate(segment.inputs)}
         steps = []
         for k, node in enumerate(segment.nodes):

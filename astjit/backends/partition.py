@@ -1,51 +1,79 @@
 """Cut a specialized graph into segments, each run by one backend, in an order numpy would accept.
 
-Nodes are visited in statement order. Consecutive nodes the TVM backend supports form one segment
-(one fused kernel). A numpy node ends the open TVM segment unless it is pure and reads nothing from it,
-in which case it runs just before that segment (Python scalar arithmetic between array statements does
-not split a kernel). Effects (in-place updates) always stay in place, so reads and writes of a mutated
-array keep their order. Views and fresh arrays are *duplicable*: fused into kernels as index maps or
-constants, and made by numpy when their value is needed outside the kernel, so a live-out view stays a
-view of its base.
+Each node goes to the first backend in the device's ordered list that supports it (registry). Nodes
+are visited in statement order; consecutive nodes of one backend form one segment (one fused kernel). A
+node of the reference backend (numpy) ends the open compiled segment unless it is pure and reads nothing
+from it, in which case it runs just before that segment (Python scalar arithmetic between array
+statements does not split a kernel). Effects (in-place updates) always stay in place, so reads and
+writes of a mutated array keep their order. Views and fresh arrays are *duplicable*: fused into kernels
+as index maps or constants, and made by the reference backend when their value is needed outside the
+kernel, so a live-out view stays a view of its base.
 """
 
+from ..errors import Unsupported
 from ..graph.ops import OPS
 from ..graph.types import Static
-from .base import Segment
+from .contract import Segment
 
 DUPLICABLE = ("view", "creation")
 
 
-def partition(ctx, graph, tvm_backend=None) -> tuple[list[Segment], dict]:
-    """Segments in execution order and, per node left to numpy, why TVM did not take it."""
+def partition(ctx, graph, backends) -> tuple[list[Segment], dict]:
+    """Segments in execution order and, per node the reference backend runs, why the compiled
+    backends did not take it. ``backends``: the ones to ask, in order (the last may be the reference).
+
+    Raises:
+        Unsupported: a node no backend runs (on a device without a reference backend).
+    """
     work = [n for n in graph.nodes if n.op not in ("input", "const") and not isinstance(ctx.types[n], Static)]
-    reasons = {}
-    on_tvm = set()
+    reasons, owner = {}, {}
+    compiled = [b for b in backends if not b.reference]
     for n in work:
-        reason = "TVM backend disabled" if tvm_backend is None else tvm_backend.supports(ctx, n)
-        if reason is None:
-            on_tvm.add(n)
+        why = []
+        for b in backends:
+            reason = _asked(b, ctx, n)
+            if reason is None:
+                owner[n] = b
+                break
+            why.append(reason if len(compiled) == 1 else f"{b.name}: {reason}")
         else:
-            reasons[n] = reason
+            raise Unsupported(f"no backend for {ctx.device} runs {n.op} ({'; '.join(why) or 'none is available'})")
+        if owner[n].reference:
+            reasons[n] = "; ".join(why) if why else "no compiling backend is in use"
 
     segments: list[Segment] = []
+    kinds: dict = {}                                   # segment -> its backend object
     for n in work:
-        backend = "tvm" if n in on_tvm else "numpy"
+        backend = owner[n]
         last = segments[-1] if segments else None
-        if last is not None and last.backend == backend:
+        if last is not None and kinds[last] is backend:
             last.nodes.append(n)
             continue
-        if backend == "numpy" and last is not None and last.backend == "tvm" and _can_run_before(ctx, n, last):
-            before = segments[-2] if len(segments) > 1 and segments[-2].backend == "numpy" else None
+        if backend.reference and last is not None and not kinds[last].reference and _can_run_before(ctx, n, last):
+            before = segments[-2] if len(segments) > 1 and kinds[segments[-2]] is backend else None
             if before is None:
-                before = Segment("numpy")
+                before = Segment(backend.name)
+                kinds[before] = backend
                 segments.insert(len(segments) - 1, before)
             before.nodes.append(n)
             continue
-        segments.append(Segment(backend, [n]))
+        seg = Segment(backend.name, [n])
+        kinds[seg] = backend
+        segments.append(seg)
 
-    _assign_outputs(ctx, graph, segments)
-    return [s for s in segments if s.nodes and (s.outputs or s.backend == "numpy")], reasons
+    reference = next((b for b in backends if b.reference), None)
+    _assign_outputs(ctx, graph, segments, kinds, reference)
+    for s in segments:
+        s.reference = kinds[s].reference
+    return [s for s in segments if s.nodes and (s.outputs or s.reference)], reasons
+
+
+def _asked(backend, ctx, node) -> str | None:
+    """``backend.supports``; a backend that raises declines, with the error as its reason."""
+    try:
+        return backend.supports(ctx, node)
+    except Exception as exc:
+        return f"its supports() raised {type(exc).__name__}: {exc}"
 
 
 def _can_run_before(ctx, node, segment) -> bool:
@@ -65,15 +93,17 @@ def _used_outside(segments, graph) -> set:
     return used
 
 
-def _assign_outputs(ctx, graph, segments) -> None:
-    """Duplicable nodes needed outside a kernel are made again by a numpy segment right after it (the
-    kernel keeps fusing them for its own use); then every segment gets its outputs and its inputs."""
+def _assign_outputs(ctx, graph, segments, kinds, reference) -> None:
+    """Duplicable nodes needed outside a compiled segment are made again by the reference backend right
+    after it (the kernel keeps fusing them for its own use); then every segment gets its outputs and its
+    inputs. Without a reference backend (a GPU), a view needed outside a kernel cannot stay a view: the
+    block runs as Python."""
     used = _used_outside(segments, graph)
     kernel_outputs = {}
     result = []
     for s in segments:
         result.append(s)
-        if s.backend != "tvm":
+        if kinds[s].reference:
             continue
         inside = set(s.nodes)
         needed = {n for n in s.nodes if n in used}
@@ -87,13 +117,20 @@ def _assign_outputs(ctx, graph, segments) -> None:
                     if o in inside and o not in needed and o not in post and not isinstance(ctx.types[o], Static):
                         needed.add(o)
                         todo.append(o)
+        if post and reference is None:
+            raise Unsupported(f"{post[0].op} makes a view or a new array needed outside the kernel, and no "
+                              f"backend on {ctx.device} makes one")
         if not needed:
-            s.backend = "numpy"                        # only views/creations: numpy makes them for free
+            if reference is not None:                  # only views/creations: numpy makes them for free
+                s.backend = reference.name
+                kinds[s] = reference
             continue
         kernel_outputs[s] = needed
         if post:
             order = {n: i for i, n in enumerate(s.nodes)}
-            result.append(Segment("numpy", sorted(post, key=order.get)))
+            tail = Segment(reference.name, sorted(post, key=order.get))
+            kinds[tail] = reference
+            result.append(tail)
     segments[:] = result
     used = _used_outside(segments, graph)
     for s in segments:

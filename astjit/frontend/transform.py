@@ -93,7 +93,8 @@ def _signature(code):
     return consts, frozenset(code.co_names), code.co_varnames, code.co_argcount, code.co_kwonlyargcount
 
 
-def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath=False) -> Transformed:
+def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath=False,
+              device=None) -> Transformed:
     from .. import rewrite as rewriting
 
     module, fndef = parsed if parsed is not None else parse_function(fn)
@@ -114,7 +115,7 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     blocks = finder.run()
     filename = fn.__code__.co_filename
     fragments = {fragment_name(b): (LoopFragment if b.kind == "loop" else Fragment)(
-        b, filename, fn.__qualname__, strict, backend, rules) for b in blocks}
+        b, filename, fn.__qualname__, strict, backend, rules, device) for b in blocks}
     rewrite(finder.placements)
     text = to_source(fndef)
     source_name = register_source(fn.__qualname__, text)

@@ -28,6 +28,10 @@ def _is_static_input(value) -> bool:
 
 def input_type(name, value):
     t = type_of_value(value)
+    if t is None and hasattr(type(value), "__dlpack_device__"):
+        from ..devices import array_type
+
+        t = array_type(value)          # an array on a CUDA device (CuPy, torch)
     if t is not None:
         if isinstance(t, ArrayType) and t.dtype.kind not in "biufc":
             raise Unsupported(f"'{name}' has dtype {t.dtype}, which astjit does not compile")
@@ -53,6 +57,8 @@ class InferContext:
         self.input_index = {n: i for i, n in enumerate(graph.inputs)}
         self.transposed_layout: dict = {}    # node -> whether numpy may lay it out in another order than C
         self.users: dict | None = None       # node -> nodes reading it, once a backend asks
+        self.device = "cpu"                  # where the arrays live: "cpu" or "cuda" (astjit/devices)
+        self.placement = None                # the devices.Placement, set by the runtime
 
     def type(self, node):
         return self.types[node]

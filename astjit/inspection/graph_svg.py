@@ -23,7 +23,7 @@ def segment_colors(entry) -> list:
     out = []
     counts = {"tvm": 0, "numpy": 0}
     for seg in entry.segments if entry is not None else ():
-        palette = TVM_COLORS if seg.backend == "tvm" else NUMPY_COLORS
+        palette = NUMPY_COLORS if seg.reference else TVM_COLORS
         k = counts.get(seg.backend, 0)
         counts[seg.backend] = k + 1
         out.append((seg, palette[k % len(palette)]))

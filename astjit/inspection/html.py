@@ -191,7 +191,7 @@ MODE_COLORS = {"tvm": "#cfe3ff", "mixed": "#e3d9ff", "numpy": "#ffdcae", "python
 
 
 def _mode_badge(entry) -> str:
-    color = MODE_COLORS.get(entry.mode, "#eeeeee")
+    color = MODE_COLORS.get(entry.mode, MODE_COLORS["tvm"])     # any other compiled backend
     return (f'<span style="background:{color};border-radius:3px;padding:0 5px;white-space:nowrap">'
             f'{esc(render_mode(entry))}</span>')
 

@@ -88,7 +88,9 @@ def render_mode(entry) -> str:
     if measured:
         compiled, python = measured
         chosen = "Python" if entry.runs == "python" else "compiled"
-        text += f"; measured {compiled * 1e6:.1f} us compiled vs {python * 1e6:.1f} us Python: runs {chosen}"
+        faster = max(compiled, python) / max(min(compiled, python), 1e-12)
+        text += (f"; measured {compiled * 1e6:.1f} us compiled vs {python * 1e6:.1f} us Python: runs {chosen} "
+                 f"({faster:.2f}x faster)")
     return text
 
 
@@ -100,7 +102,7 @@ def subgraph_lines(entry) -> list[str]:
         nodes = ", ".join(f"%{n.id} {n.op}" for n in seg.nodes)
         what = seg.description or seg.backend
         out.append(f"subgraph {k}: {what}: {nodes}")
-        if seg.backend == "numpy":
+        if seg.reference:
             why = sorted({reasons[n] for n in seg.nodes if reasons.get(n)})
             if why:
                 out.append(f"  on numpy because: {'; '.join(why)}")
@@ -112,9 +114,9 @@ def code_lines(entry, kind) -> list[str]:
 
     out = []
     for k, seg in enumerate(entry.segments):
-        if seg.backend != "tvm":
+        if seg.compiled is None or not seg.compiled.artifacts:
             continue
-        out.append(f"# ---- {kind} code of subgraph {k} ----")
+        out.append(f"# ---- {kind} code of subgraph {k} ({seg.backend}) ----")
         try:
             out.append(kernel_code(seg, kind).rstrip())
         except Exception as exc:  # e.g. a target TVM cannot generate here: say so, do not crash

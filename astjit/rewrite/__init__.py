@@ -10,9 +10,9 @@ always runs the user's own statements.
 """
 
 import threading
-import weakref
 
 from ..errors import RuleError
+from ..runtime import watchers
 from .match import Match, MatchedValue
 from .rule import Rule
 from .shipped import EXACT, FASTMATH
@@ -22,7 +22,6 @@ TRANSFORMATIONS = ("push_reductions_into_loops",)
 
 _lock = threading.Lock()
 _registered: list = []
-_functions = weakref.WeakSet()          # jitted functions to transform again when the rules change
 
 
 def register(rule: Rule) -> Rule:
@@ -56,13 +55,7 @@ def registered() -> tuple:
 
 
 def _changed() -> None:
-    for jf in list(_functions):
-        jf._rules_changed()
-
-
-def watch(jitted) -> None:
-    """``jitted._rules_changed()`` is called whenever the registered rules change."""
-    _functions.add(jitted)
+    watchers.changed()
 
 
 def check_rewrites(rewrites) -> tuple:

@@ -20,6 +20,7 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     error state not a quiet one) the block's Python runs instead: ``as_python(args)``. (A loop region
     about to do a few statements' work never calls it: frontend/loop_guard runs the loop inline.)
     ``promote(key, runner)`` is told of each hit while ``promoting[0]`` holds (``make_hot_dispatch``)."""
+    from ..devices import device_key, device_types
     from .fpstate import current_state, kernels_allowed, last_quiet
     from .keys import KEY_CODE
 
@@ -41,7 +42,8 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
            f"    return miss({packed})\n")
     namespace = {"ndarray": np.ndarray, "cache_get": cache.get, "miss": miss, "counter": counter,
                  "fp_state": current_state, "fp_quiet": last_quiet, "fp_allowed": kernels_allowed,
-                 "as_python": as_python, "promote": promote, "promoting": promoting}
+                 "as_python": as_python, "promote": promote, "promoting": promoting,
+                 "device_key": device_key, "device_types": device_types}
     exec(compile(src, "<astjit dispatch>", "exec"), namespace)
     return namespace["dispatch"]
 

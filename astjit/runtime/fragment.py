@@ -60,7 +60,7 @@ class Fragment:
     key_by = "shape"          # arrays are keyed by dtype and shape (runtime/keys)
 
     def __init__(self, block, filename: str, owner_name: str, strict: bool = False, backend: str | None = None,
-                 rules=()):
+                 rules=(), device: str | None = None):
         self.block = block
         self.graph = block.graph
         self.index = block.index
@@ -69,6 +69,7 @@ class Fragment:
         self.owner_name = owner_name
         self.strict = strict
         self.backend = backend
+        self.device = device                 # None: where the arguments live; "cpu" or "cuda": forced
         self.rules = tuple(rules)            # rewrite rules its specializations run (astjit.rewrite)
         self._rewrites_noted: set = set()
         self.live_in = list(block.live_in)
@@ -215,7 +216,7 @@ class Fragment:
         started = time.perf_counter()
         try:
             spec = self.make_specialization(key, args)
-            if spec.mode in ("tvm", "mixed") and spec.measure and self.backend is None \
+            if spec.mode not in ("numpy", "python") and spec.measure and self.backend is None \
                     and config.backend_override() is None:
                 from .measure import measuring_runner
 
@@ -281,7 +282,7 @@ class Specialization:
                  ctx=None, segments=(), reasons=None, length_guards=None):
         self.key = key
         self.runner = runner
-        self.mode = mode                   # "tvm", "numpy" (graph interpreter), "mixed" or "python"
+        self.mode = mode                   # a backend's name ("tvm"), "numpy", "mixed" or "python"
         self.note = note
         self.value_guards = value_guards or {}
         self.range_guards = range_guards or {}

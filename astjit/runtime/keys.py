@@ -2,12 +2,16 @@
 
 import numpy as np
 
+from ..devices import device_key
+
 _ndarray = np.ndarray
 
 
 def make_key(args) -> tuple:
-    """(dtype, shape) for each ndarray, the exact type for anything else."""
-    return tuple([(a.dtype, a.shape) if type(a) is _ndarray else type(a) for a in args])
+    """(dtype, shape) for each ndarray, (dtype, shape, device) for an array on a CUDA device
+    (runtime/devices), the exact type for anything else."""
+    return tuple([(a.dtype, a.shape) if type(a) is _ndarray else
+                  (device_key(a) if hasattr(type(a), "__dlpack_device__") else type(a)) for a in args])
 
 
 def make_rank_key(args) -> tuple:
@@ -18,7 +22,8 @@ def make_rank_key(args) -> tuple:
 
 
 KEYS = {"shape": make_key, "ndim": make_rank_key}
-KEY_CODE = {"shape": "(({x}.dtype, {x}.shape) if type({x}) is ndarray else type({x}))",
+KEY_CODE = {"shape": "(({x}.dtype, {x}.shape) if type({x}) is ndarray else "
+                      "(device_key({x}) if type({x}) in device_types else type({x})))",
             "ndim": "(({x}.dtype, {x}.ndim, {x}.flags.c_contiguous) if type({x}) is ndarray else type({x}))"}
 
 
@@ -29,12 +34,19 @@ def _dims(k) -> str:
 def describe_key(names, key) -> str:
     parts = []
     for name, k in zip(names, key):
-        if isinstance(k, tuple):
+        if isinstance(k, tuple) and len(k) > 2 and isinstance(k[2], tuple):     # on a CUDA device
+            device, index, kind = k[2]
+            parts.append(f"{name}={k[0]}[{_dims(k)}] on {device}:{index} ({kind.__module__.split('.')[0]})")
+        elif isinstance(k, tuple):
             layout = ", strided" if len(k) > 2 and not k[2] else ""
             parts.append(f"{name}={k[0]}[{_dims(k)}{layout}]")
         else:
             parts.append(f"{name}={k.__name__}")
     return ", ".join(parts)
+
+
+def _where(k) -> str:
+    return f"{k[2][0]}:{k[2][1]}" if len(k) > 2 and isinstance(k[2], tuple) else "cpu"
 
 
 def key_difference(names, old, new) -> str:
@@ -44,6 +56,9 @@ def key_difference(names, old, new) -> str:
         if a == b:
             continue
         if isinstance(a, tuple) and isinstance(b, tuple):
+            where_a, where_b = _where(a), _where(b)
+            if where_a != where_b:
+                changes.append(f"'{name}' device {where_a} -> {where_b}")
             if a[0] != b[0]:
                 changes.append(f"'{name}' dtype {a[0]} -> {b[0]}")
             if isinstance(a[1], int) or isinstance(b[1], int):

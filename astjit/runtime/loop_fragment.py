@@ -8,11 +8,13 @@ line, with the arrays as Python would have left them.
 """
 
 import ctypes
+import functools
 
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 from .. import config
+from ..backends.contract import Compiled, Segment
 from ..errors import Unsupported
 from . import persisted
 from .dispatch import make_loop_kernel_runner
@@ -49,24 +51,16 @@ class LoopFragment(Fragment):
         return specialize_loop(self, key, args)
 
 
-class LoopSegment:
-    """What inspection shows of a compiled loop (``show --code tir``/``llvm``)."""
+def loop_segment(prim_func, module) -> Segment:
+    """What inspection shows of a compiled loop: its TIR, and its LLVM IR (compiled again, for a
+    kernel loaded from the disk cache, whose ``module`` is None)."""
 
-    backend = "tvm"
-    description = "tvm loop kernel"
+    @functools.cache
+    def compiled_module():
+        return module if module is not None else compile_loop_kernel(prim_func)
 
-    def __init__(self, prim_func, module, nodes=()):
-        self.prim_func = prim_func
-        self._module = module            # None for a kernel loaded from the disk cache
-        self.nodes = list(nodes)
-        self.te_func = None
-
-    @property
-    def module(self):
-        """The compiled TVM module (compiled again, for its LLVM IR, where the kernel was loaded)."""
-        if self._module is None:
-            self._module = compile_loop_kernel(self.prim_func)
-        return self._module
+    artifacts = {"tir": prim_func.script, "llvm": lambda: compiled_module().mod.inspect_source("ll")}
+    return Segment("tvm", compiled=Compiled(None, "tvm loop kernel", artifacts), description="tvm loop kernel")
 
 
 def compile_loop_kernel(func):
@@ -81,8 +75,13 @@ def compile_loop_kernel(func):
 
 def specialize_loop(fragment, key, args) -> Specialization:
     choice = fragment.backend or config.backend_override() or "auto"
-    if choice in ("python", "numpy"):
+    if choice not in ("auto", "tvm"):          # loop kernels are TVM's
         return Specialization(key, fragment.fallback, "python", f"backend={choice}")
+    from ..devices import cuda_index
+
+    if any(cuda_index(a) is not None for a in args):
+        raise Unsupported("whole loops compile for the CPU: with arrays on a GPU the loop runs as Python "
+                          "(its blocks still compile for the GPU)")
     from ..backends.tvm import get_backend, import_error
 
     if get_backend() is None:
@@ -114,10 +113,8 @@ def specialize_loop(fragment, key, args) -> Specialization:
     runner = make_loop_runner(main, lowered, fragment, args)
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
-    segment = LoopSegment(lowered.func, None if stored is not None else module)
-    if stored is not None:
-        segment.loaded_module = module   # (the kernel lives as long as its module)
-    spec.segments = [segment]
+    spec.segments = [loop_segment(lowered.func, None if stored is not None else module)]
+    spec.loaded_module = module          # (the kernel lives as long as its module)
     spec.loop = lowered
     spec.effects = True
     spec.measure = False         # timing the loop's Python would cost more than the loop

@@ -12,23 +12,19 @@ convention. Reading it back needs neither the compiler nor ``import tvm``: types
 loaded. ``show --code tir`` on a loaded kernel lowers the segment again on demand.
 """
 
-import functools
-
-import numpy as np
-
 from .. import config
-from ..backends.base import Segment
-from ..backends.numpy_backend import NumpyBackend
+from ..backends.contract import Segment
 from ..graph.fingerprint import NotFingerprintable, graph_text
 from . import disk_cache
 
-NUMPY = NumpyBackend()
 LOADED = " (from the disk cache)"
 
 
-def key_text(fragment, ctx, choice) -> str | None:
-    """The disk cache's key for this specialization, or None when it has no exact text form."""
-    if choice not in ("auto", "tvm") or disk_cache.active() is None:
+def key_text(fragment, ctx, choice, backends) -> str | None:
+    """The disk cache's key for this specialization, or None when it has no exact text form or runs
+    on a GPU (CUDA modules are compiled at load; nothing to save). The backends asked, in order, with
+    each one's own key part (versions, target), are part of it."""
+    if choice == "python" or ctx.device != "cpu" or disk_cache.active() is None:
         return None
     try:
         text = graph_text(ctx.graph, ctx)
@@ -36,10 +32,11 @@ def key_text(fragment, ctx, choice) -> str | None:
         config.log("cache", "%s line %s is not cached on disk: %s", fragment.owner_name, fragment.block.lineno,
                    exc)
         return None
-    return f"straight-line block, backend={choice}, strict={fragment.strict}\n{text}"
+    asked = ", ".join(b.cache_key(ctx.device) for b in backends)
+    return f"straight-line block, backend={choice}, strict={fragment.strict}, backends=[{asked}]\n{text}"
 
 
-def read(fragment, ctx, text):
+def read(fragment, ctx, text, backends):
     """(segments ready to run, reasons, stored meta) for this key, or None on a miss; replays the
     records the original specialization made."""
     cache = disk_cache.active()
@@ -48,8 +45,9 @@ def read(fragment, ctx, text):
         return None
     meta, folder = found
     nodes = ctx.graph.nodes
+    by_name = {b.name: b for b in backends}
     try:
-        segments = [_segment(ctx, nodes, d, folder) for d in meta["segments"]]
+        segments = [_segment(ctx, nodes, d, folder, by_name) for d in meta["segments"]]
         reasons = {nodes[int(i)]: why for i, why in meta["reasons"].items()}
         records = [(str(kind), str(message)) for kind, message in meta["records"]]
     except Exception as exc:   # a library that does not load, a file edited by hand: compile instead
@@ -61,57 +59,40 @@ def read(fragment, ctx, text):
     return segments, reasons, meta
 
 
-def _segment(ctx, nodes, d, folder) -> Segment:
+def _segment(ctx, nodes, d, folder, by_name) -> Segment:
     seg = Segment(d["backend"], [nodes[i] for i in d["nodes"]], [nodes[i] for i in d["inputs"]],
-                  [nodes[i] for i in d["outputs"]], description=d["description"])
-    if d["kernel"] is None:
-        seg.executable = NUMPY.compile(ctx, seg)
+                  [nodes[i] for i in d["outputs"]], description=d["description"], reference=d["reference"])
+    backend = by_name[d["backend"]]
+    if d["persist"] is None:
+        seg.compiled = backend.compile(ctx, seg)
         return seg
-    from ..backends.tvm.executable import KernelSignature, make_executable
-    from ..backends.tvm.loader import load_kernel
-
-    seg.loaded_module, seg.kernel = load_kernel(str(folder / d["kernel"]))
-    outputs = [(tuple(shape), np.dtype(dtype), ctx.types[n]) for (shape, dtype), n in zip(d["allocs"], seg.outputs)]
-    seg.signature = KernelSignature(None, list(d["input_kinds"]), outputs)
-    seg.executable = make_executable(seg.kernel, seg.signature.inputs, outputs, NUMPY.compile(ctx, seg))
     seg.description += LOADED
-    seg.rebuild = functools.partial(_rebuild, ctx, seg)
+    seg.compiled = backend.load(ctx, seg, d["persist"], [str(folder / name) for name in d["libraries"]])
     return seg
 
 
-def _rebuild(ctx, seg) -> None:
-    """Lower and compile a loaded segment again, for inspection (its TIR, its LLVM IR)."""
-    from ..backends.tvm import get_backend
-    from ..backends.tvm.runtime import compile_module, tvm_module
-
-    backend = get_backend()
-    signature = backend.lower(ctx, seg)
-    seg.prim_func = signature.func
-    seg.module = compile_module(tvm_module().IRModule({"main": signature.func}), backend.target)
-
-
-def write(text, choice, spec, first_record, fragment) -> None:
+def write(text, choice, backends, spec, first_record, fragment) -> None:
     """Queue the entry for a specialization just made (kernels are exported in the background).
 
     Only types decide a partition and its kernels, so the key is taken before them; should anything
     after inference have pinned a value into a type (a value guard), the key no longer describes the
-    kernels and nothing is stored."""
+    kernels and nothing is stored. Nor is anything stored when a compiled segment cannot persist."""
     cache = disk_cache.active()
-    if cache is None or text is None or key_text(fragment, spec.ctx, choice) != text:
+    if cache is None or text is None or key_text(fragment, spec.ctx, choice, backends) != text:
         return
     position = {n: i for i, n in enumerate(spec.ctx.graph.nodes)}
     modules, segments = [], []
     for seg in spec.segments:
-        d = {"backend": seg.backend, "nodes": [position[n] for n in seg.nodes],
+        d = {"backend": seg.backend, "reference": seg.reference, "nodes": [position[n] for n in seg.nodes],
              "inputs": [position[n] for n in seg.inputs], "outputs": [position[n] for n in seg.outputs],
-             "description": seg.description, "kernel": None}
-        if seg.backend == "tvm":
-            if getattr(seg, "module", None) is None:
+             "description": seg.description, "persist": None, "libraries": []}
+        if not seg.reference:
+            persist = seg.compiled.persist if seg.compiled is not None else None
+            if persist is None:
                 return
-            d["kernel"] = f"kernel{len(modules)}.so"
-            d["input_kinds"] = list(seg.signature.inputs)
-            d["allocs"] = [[list(shape), np.dtype(dtype).str] for shape, dtype, _ in seg.signature.outputs]
-            modules.append(seg.module)
+            d["persist"] = persist.meta
+            d["libraries"] = [f"kernel{len(modules) + k}.so" for k in range(len(persist.modules))]
+            modules.extend(persist.modules)
         segments.append(d)
     meta = {"mode": spec.mode, "note": spec.note, "segments": segments,
             "reasons": {str(position[n]): why for n, why in (spec.reasons or {}).items()},

@@ -1,50 +1,63 @@
-"""Specialize a Fragment for one key: infer, partition, compile each segment, build the runner."""
+"""Specialize a Fragment for one key: place, infer, partition, compile each segment, build the runner."""
 
 import math
 
 import numpy as np
 
 from .. import config
-from ..backends.numpy_backend import NumpyBackend
+from ..backends import registry
+from ..backends.contract import Compiled
 from ..backends.partition import partition
-from ..errors import Unsupported
+from ..devices import placement
+from ..errors import DeviceError, Unsupported
 from ..graph.passes import run_pipeline
 from ..graph.types import ArrayType
 from . import persisted
 from .plan import Plan
 
-NUMPY = NumpyBackend()
-
 
 def specialize(fragment, key, args):
-    """The steps of a specialization, each with data in and out: infer the types of this call's
-    values and run the graph passes on a clone of the block's graph (graph/passes), partition that
-    graph among backends, compile each segment, build the runner. A partition and kernels made by an
-    earlier process for the same typed graph come from the disk cache."""
+    """The steps of a specialization, each with data in and out: place the call on a device (from its
+    arrays), infer the types of this call's values and run the graph passes on a clone of the block's
+    graph (graph/passes), partition that graph among the device's backends, compile each segment,
+    build the runner. A partition and kernels made by an earlier process for the same typed graph come
+    from the disk cache."""
     from .fragment import Specialization
 
+    place = _placement(fragment, args)
     graph, ctx, applied = run_pipeline(fragment.graph, args, fragment.rules)
+    ctx.device, ctx.placement = place.device, place
     fragment.note_rewrites(applied)
     choice = fragment.backend or config.backend_override() or "auto"
     if choice == "python":
         return Specialization(key, fragment.fallback, "python", "backend=python")
-    text = persisted.key_text(fragment, ctx, choice)
-    stored = persisted.read(fragment, ctx, text) if text is not None else None
+    backends = _backends(fragment, choice, place.device)
+    text = persisted.key_text(fragment, ctx, choice, backends)
+    stored = persisted.read(fragment, ctx, text, backends) if text is not None else None
     if stored is not None:
         segments, reasons, meta = stored
         return _assemble(fragment, key, ctx, segments, reasons, meta["note"], meta["mode"] == "python")
     first_record = len(fragment.records)
-    tvm_backend = _tvm_backend(fragment, choice)
-    segments, reasons = partition(ctx, graph, tvm_backend)
-    if choice == "auto" and not any(s.backend == "tvm" for s in segments):
+    segments, reasons = partition(ctx, graph, backends)
+    if choice == "auto" and all(s.reference for s in segments):
         note = _nothing_compiles(fragment, ctx, reasons)
         spec = _assemble(fragment, key, ctx, segments, reasons, note, python=True)
     else:
-        notes = _compile_segments(fragment, ctx, segments, tvm_backend)
+        notes = _compile_segments(fragment, ctx, segments, backends)
         spec = _assemble(fragment, key, ctx, segments, reasons, "; ".join(notes), python=False)
-    if tvm_backend is not None:
-        persisted.write(text, choice, spec, first_record, fragment)
+    if text is not None:
+        persisted.write(text, choice, backends, spec, first_record, fragment)
     return spec
+
+
+def _placement(fragment, args):
+    """The call's devices.Placement; arrays on different devices raise DeviceError at the block."""
+    try:
+        return placement(args, fragment.live_in, fragment.device)
+    except ValueError as exc:
+        first = fragment.block.stmts[0]
+        raise DeviceError(str(exc), fragment.filename, fragment.block.lineno, first.col_offset,
+                          getattr(first, "end_col_offset", None)) from None
 
 
 def _assemble(fragment, key, ctx, segments, reasons, note, python):
@@ -57,23 +70,38 @@ def _assemble(fragment, key, ctx, segments, reasons, note, python):
                               **guards)
     _guard_kernel_ints(ctx, ctx.graph, segments)
     plan, runner, mode = _build_runner(ctx, ctx.graph, segments, fragment.fallback)
-    return Specialization(key, runner, mode, note, ctx.value_guards, ctx.range_guards, plan, **guards)
+    spec = Specialization(key, runner, mode, note, ctx.value_guards, ctx.range_guards, plan, **guards)
+    spec.measure = ctx.device == "cpu"      # a GPU kernel returns before it finishes: a timing would lie
+    return spec
 
 
-def _tvm_backend(fragment, choice):
-    """The TVM backend where the choice allows it and TVM imports, else None (recorded)."""
-    if choice not in ("auto", "tvm"):
-        return None
-    from ..backends.tvm import get_backend, import_error
-
-    backend = get_backend()
-    if backend is None:
-        fragment._record("numpy", f"TVM is unavailable ({import_error()}): numpy runs the block")
-    return backend
+def _backends(fragment, choice, device) -> list:
+    """The backends this specialization asks, in order: the device's list (registry), narrowed to one
+    backend and the reference by ``@jit(backend=...)``/ASTJIT_BACKEND; unavailable ones are skipped
+    and recorded."""
+    ordered = registry.registered(device)
+    if choice == "auto":
+        chosen = ordered
+    else:
+        name = "tvm-cuda" if (choice, device) == ("tvm", "cuda") else choice
+        chosen = [b for b in ordered if b.name == name or (b.reference and name != b.name)]
+        if not any(b.name == name for b in chosen):
+            raise Unsupported(f"backend {choice!r} does not run on {device}")
+    usable = []
+    for b in chosen:
+        try:
+            why = b.available(device)
+        except Exception as exc:
+            why = f"its available() raised {type(exc).__name__}: {exc}"
+        if why is None:
+            usable.append(b)
+        elif not b.reference:
+            fragment._record("numpy", f"backend {b.name} is skipped: {why}")
+    return usable
 
 
 def _nothing_compiles(fragment, ctx, reasons) -> str:
-    """Why no segment goes to TVM; recorded for explain() where the block does array work."""
+    """Why no segment compiles; recorded for explain() where the block does array work."""
     note = "; ".join(sorted({r for r in reasons.values() if r})) or "nothing to compile"
     if any(isinstance(t, ArrayType) and not t.scalar for t in ctx.types.values()):
         # explain() lists every block with array work that is not compiled, and why
@@ -83,32 +111,60 @@ def _nothing_compiles(fragment, ctx, reasons) -> str:
     return note
 
 
-def _compile_segments(fragment, ctx, segments, tvm_backend) -> list:
-    """Each segment's executable; a TVM segment that fails to compile runs on numpy (the notes say
-    why), unless the fragment is strict."""
+def _compile_segments(fragment, ctx, segments, backends) -> list:
+    """Each segment's Compiled; a segment its backend fails to compile runs on the reference backend
+    (the notes say why), unless the fragment is strict or the device has no reference backend (then
+    the block runs as Python)."""
+    by_name = {b.name: b for b in backends}
+    reference = next((b for b in backends if b.reference), None)
     notes = []
     for seg in segments:
-        if seg.backend == "tvm":
+        backend = by_name[seg.backend]
+        if not seg.reference:
             try:
-                seg.executable = tvm_backend.compile(ctx, seg)
+                seg.compiled = _compiled(backend, ctx, seg)
+                seg.description = seg.compiled.description or backend.name
                 continue
             except Unsupported as exc:
-                if fragment.strict:
+                if fragment.strict or reference is None:
                     raise
                 notes.append(str(exc))
                 fragment._record("numpy", f"{exc}: this part runs on numpy")
-                seg.backend = "numpy"
-        seg.executable = NUMPY.compile(ctx, seg)
+                seg.backend, seg.reference, backend = reference.name, True, reference
+        seg.compiled = backend.compile(ctx, seg)
+        seg.description = seg.compiled.description or backend.name
     return notes
+
+
+def _compiled(backend, ctx, segment) -> Compiled:
+    """``backend.compile``, held to the contract: a Compiled (a bare callable is taken as its run),
+    and any failure an ``Unsupported`` naming the backend."""
+    try:
+        compiled = backend.compile(ctx, segment)
+    except Unsupported:
+        raise
+    except Exception as exc:
+        raise Unsupported(f"backend {backend.name} failed to compile this part ({type(exc).__name__}: {exc})") \
+            from None
+    if not isinstance(compiled, Compiled):
+        if not callable(compiled):
+            raise Unsupported(f"backend {backend.name}'s compile() returned {type(compiled).__name__}, not a "
+                              "Compiled")
+        compiled = Compiled(compiled, backend.name)
+    return compiled
 
 
 def _build_runner(ctx, graph, segments, fallback):
     """(plan, runner, mode): the plan of segments, the function a call runs (a direct call of a single
-    kernel where the plan allows it) and which backends run it."""
+    kernel where the plan allows it) and which backends run it: one backend's name, "numpy" (the
+    reference interpreter) or "mixed"."""
     plan = Plan(ctx, graph, segments, fallback, len(graph.outputs))
     direct = _direct_runner(ctx, graph, segments, plan)
-    modes = {s.backend for s in segments}
-    mode = "tvm" if modes == {"tvm"} else ("numpy" if modes == {"numpy"} else "mixed")
+    names = {s.backend for s in segments}
+    if all(s.reference for s in segments):
+        mode = "numpy"
+    else:
+        mode = names.pop() if len(names) == 1 else "mixed"
     return plan, direct if direct is not None else plan, mode
 
 
@@ -119,7 +175,7 @@ def _guard_kernel_ints(ctx, graph, segments) -> None:
     position = {n: j for j, n in enumerate(graph.inputs)}
     info = np.iinfo(np.int64)
     for seg in segments:
-        for n in seg.inputs if seg.backend == "tvm" else ():
+        for n in seg.inputs if not seg.reference else ():
             if n in position and ctx.types[n] == WeakScalar(int):
                 lo, hi = ctx.range_guards.get(position[n], (info.min, info.max))
                 ctx.range_guards[position[n]] = (max(lo, info.min), min(hi, info.max))
@@ -128,14 +184,14 @@ def _guard_kernel_ints(ctx, graph, segments) -> None:
 def _direct_runner(ctx, graph, segments, plan):
     """Generated straight-line code when the fragment is one kernel over its live-ins (plus, at most,
     Python tuples of its results, as in ``return z.mean(), z``); None when the plan is needed."""
-    from ..backends.tvm.executable import output_suffix
     from ..graph.types import Static
     from .dispatch import make_kernel_runner
 
-    kernels = [s for s in segments if s.backend == "tvm"]
-    if len(kernels) != 1 or getattr(kernels[0], "signature", None) is None:
+    kernels = [s for s in segments if not s.reference]
+    if len(kernels) != 1 or kernels[0].compiled.direct is None:
         return None
     seg = kernels[0]
+    call = seg.compiled.direct
     rest = [n for s in segments if s is not seg for n in s.nodes]
     if segments[0] is not seg or any(n.op != "tuple" or n.kwargs for n in rest):
         return None
@@ -143,10 +199,10 @@ def _direct_runner(ctx, graph, segments, plan):
     if any(n not in position for n in seg.inputs):
         return None
     args = []
-    for n, kind in zip(seg.inputs, seg.signature.inputs):
+    for n, kind in zip(seg.inputs, call.input_kinds):
         args.append(f"a{position[n]}.item()" if kind == "item" else f"a{position[n]}")
     produced = {n: k for k, n in enumerate(seg.outputs)}
-    posts = [f"o{k}{output_suffix(t)}" for k, (_, _, t) in enumerate(seg.signature.outputs)]
+    posts = [f"o{k}{suffix}" for k, suffix in enumerate(call.suffixes)]
     tuples = set(rest)
 
     def expr(node):
@@ -174,5 +230,5 @@ def _direct_runner(ctx, graph, segments, plan):
         result = outs[0]
     else:
         result = "(" + ", ".join(outs) + ")"
-    allocs = [(shape, dtype) for shape, dtype, _ in seg.signature.outputs]
-    return make_kernel_runner(seg.kernel, len(graph.inputs), args, allocs, result, lambda a: plan(*a))
+    return make_kernel_runner(call.function, len(graph.inputs), args, call.allocations, result,
+                              lambda a: plan(*a))

@@ -189,7 +189,7 @@ def test_consecutive_assignments_compute_in_one_pass():
     check(relax, [(rng.random(12), 30, 0.1)])                  # unew = ...; u = unew (a copy)
     jitted = check(oscillators, [(rng.random(40), rng.random(40), 0.01, 9)])
     entry = next(e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries)
-    assert entry.segments[0].prim_func.script().count("for ") == 1     # acc, v and x: one element loop
+    assert entry.segments[0].compiled.artifacts["tir"]().count("for ") == 1     # acc, v and x: one element loop
 
 
 def alias_name(x, steps):

@@ -194,7 +194,7 @@ def test_offsets_of_an_outer_counter_are_proven():
                                  (rng.random((2, 2)), np.zeros((2, 2))), (rng.random((3, 40)), np.zeros((3, 40)))])
     fragment = next(f for f in jitted.fragments if f.block.kind == "loop")
     for entry in fragment.entries:
-        assert "for " in entry.segments[0].prim_func.script(), entry.key
+        assert "for " in entry.segments[0].compiled.artifacts["tir"](), entry.key
 
 
 def shift_rows(a, out):

@@ -89,7 +89,7 @@ def test_fragments_list_the_graph_and_its_subgraphs(example):
                                           ("cuda", "__global__")])
 def test_code_prints_the_generated_kernel(example, kind, marker):
     out = ok(run("show", f"{example}:f", "--shapes", SHAPES, "--code", kind))
-    assert f"# ---- {kind} code of subgraph 0 ----" in out
+    assert f"# ---- {kind} code of subgraph 0 (tvm) ----" in out
     assert marker in out                           # CUDA C is generated without a GPU
 
 

@@ -8,9 +8,11 @@ allocated with ``np.empty`` (transparent huge pages on large arrays).
 import numpy as np
 
 from ...errors import Unsupported
+from ..contract import Compiled, Persisted
 from . import scalar_math as sm
 from . import support
-from .executable import make_executable
+from .compiled import kernel_compiled
+from .cuda import cuda_source
 from .lower import SegmentLowering, distinct_lets
 from .runtime import compile_module, host_target, tvm_module
 from .schedule import schedule_cpu
@@ -44,7 +46,7 @@ class TvmBackend:
 
     def lower(self, ctx, segment, name="main"):
         signature = SegmentLowering(ctx, segment).lower(name)
-        segment.te_func = signature.func                      # unscheduled, for other targets (CUDA)
+        signature.te_func = signature.func                    # unscheduled, for other targets (CUDA)
         elements = max((int(np.prod(s)) for s, _, _ in signature.outputs), default=1)
         elements = max([elements] + [int(np.prod(ctx.types[n].shape)) for n in segment.inputs
                                      if hasattr(ctx.types[n], "shape")])
@@ -56,7 +58,7 @@ class TvmBackend:
         signature.schedule = how
         return signature
 
-    def compile(self, ctx, segment):
+    def compile(self, ctx, segment) -> Compiled:
         try:
             signature = self.lower(ctx, segment)
             module = compile_module(tvm.IRModule({"main": signature.func}), self.target)
@@ -70,11 +72,12 @@ class TvmBackend:
         from ... import config
 
         config.log("compiles", "kernel for %d nodes (%s)", len(segment.nodes), signature.schedule)
-        segment.description = f"tvm kernel ({signature.schedule})"
-        segment.module = module
-        segment.prim_func = signature.func
-        segment.kernel = kernel
-        segment.signature = signature
-        from ..numpy_backend import NumpyBackend
-
-        return make_executable(kernel, signature.inputs, signature.outputs, NumpyBackend().compile(ctx, segment))
+        compiled = kernel_compiled(ctx, segment, kernel, signature.inputs, signature.outputs,
+                                   f"tvm kernel ({signature.schedule})")
+        compiled.artifacts = {"tir": signature.func.script, "llvm": lambda: module.mod.inspect_source("ll"),
+                              "cuda": lambda: cuda_source(signature.te_func)}
+        compiled.persist = Persisted([module], {"input_kinds": list(signature.inputs),
+                                                "allocs": [[list(shape), np.dtype(dtype).str]
+                                                           for shape, dtype, _ in signature.outputs]})
+        compiled.module = module                 # (the kernel lives as long as its module)
+        return compiled

@@ -11,6 +11,9 @@ class KernelSignature:
     func: object                       # the PrimFunc (None for a kernel loaded from the disk cache)
     inputs: list                       # "array", "item" or "scalar" per segment input
     outputs: list                      # (shape as allocated, dtype, node type) per segment output
+    schedule: str = ""                 # how the CPU schedule laid the kernel out, in words
+    te_func: object = None             # the unscheduled function (other targets schedule it their way)
+    gpu_func: object = None            # the function as scheduled for CUDA
 
 
 def output_suffix(t) -> str:

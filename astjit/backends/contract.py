@@ -107,8 +107,9 @@ class Backend:
         return f"the {self.name} backend runs no ops"
 
     def compile(self, ctx, segment: Segment) -> Compiled:
-        """Compile ``segment`` for this specialization's types. Raise ``astjit.Unsupported`` to hand
-        the segment to the next backend in the device's list (the reason is recorded)."""
+        """Compile ``segment`` for this specialization's types. Raise ``astjit.Unsupported`` (or any
+        error) to decline: numpy runs the segment instead, or, on a device without numpy, the block runs
+        as Python; the reason is recorded for ``explain``."""
         raise NotImplementedError
 
     def cache_key(self, device: str) -> str:

@@ -137,6 +137,30 @@ class DiskCache:
         _writer().submit(self._write, key_text, dict(meta, format=FORMAT, key=key_text,
                                                      identity=code_identity()), list(modules))
 
+    def note(self, key_text: str, name: str, value: dict) -> None:
+        """Add a small JSON file to the entry of this key, after its queued write (the first call's
+        measured choice); nothing where the entry was not stored."""
+        _writer().submit(self._note, key_text, name, value)
+
+    def _note(self, key_text, name, value) -> None:
+        folder = self.path(key_text)
+        if not (folder / "meta.json").exists():
+            return
+        try:
+            with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as f:
+                json.dump(value, f)
+            os.replace(f.name, folder / name)                 # atomic: a reader sees all or nothing
+        except OSError as exc:
+            config.log("cache", "cannot note %s in %s: %s", name, folder, exc)
+
+    def read_note(self, folder: Path, name: str) -> dict | None:
+        try:
+            with open(folder / name) as f:
+                value = json.load(f)
+        except (OSError, ValueError):
+            return None
+        return value if isinstance(value, dict) else None
+
     def _write(self, key_text, meta, modules) -> None:
         final = self.path(key_text)
         if (final / "meta.json").exists():

@@ -297,6 +297,7 @@ class Specialization:
         self.measure = True              # time it against the block's Python on its first call
         self.measured = None             # (compiled seconds, python seconds) once measured
         self.mode_chosen = None
+        self.disk_key = None               # its key in the disk cache, where it is stored there
 
     @property
     def runs(self) -> str:

@@ -16,6 +16,8 @@ import warnings
 
 import numpy as np
 
+from . import persisted
+
 SHORT = 1e-3          # below this, repeat runs and keep the best (timer noise dominates otherwise)
 # The faster of the two, as measured (best of several runs each, interleaved): a tie goes to Python. A
 # margin in the kernel's favour kept kernels that measured up to 10% slower (a Fortran-ordered array,
@@ -99,6 +101,7 @@ def measuring_runner(fragment, spec, key):
         else:
             spec.runner = compiled
             spec.mode_chosen = spec.mode
+        persisted.write_measured(spec)
         if fragment.cache.get(key) is first_call:
             fragment.cache[key] = spec.runner
         return result

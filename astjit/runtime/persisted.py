@@ -18,6 +18,7 @@ from ..graph.fingerprint import NotFingerprintable, graph_text
 from . import disk_cache
 
 LOADED = " (from the disk cache)"
+MEASURED = "measured.json"           # the first call's timing of compiled code against Python
 
 
 def key_text(fragment, ctx, choice, backends) -> str | None:
@@ -56,6 +57,7 @@ def read(fragment, ctx, text, backends):
     for kind, message in records:
         fragment._record(kind, message)
     config.log("cache", "%s line %s: loaded from %s", fragment.owner_name, fragment.block.lineno, folder)
+    meta = dict(meta, measured=cache.read_note(folder, MEASURED))
     return segments, reasons, meta
 
 
@@ -98,6 +100,34 @@ def write(text, choice, backends, spec, first_record, fragment) -> None:
             "reasons": {str(position[n]): why for n, why in (spec.reasons or {}).items()},
             "records": [[r.kind, r.message] for r in fragment.records[first_record:]]}
     cache.store(text, meta, modules)
+
+
+def write_measured(spec) -> None:
+    """Remember the first call's choice with the disk entry, so another process reuses it instead
+    of timing the block again."""
+    cache = disk_cache.active()
+    if cache is not None and getattr(spec, "disk_key", None) is not None and spec.measured is not None:
+        compiled, python = spec.measured
+        cache.note(spec.disk_key, MEASURED, {"compiled": compiled, "python": python,
+                                             "runs": spec.runs})
+
+
+def apply_measured(fragment, spec, measured) -> None:
+    """A choice stored by ``write_measured``: the specialization is not timed again."""
+    if spec.mode in ("numpy", "python") or not isinstance(measured, dict):
+        return
+    try:
+        compiled, python, runs = float(measured["compiled"]), float(measured["python"]), measured["runs"]
+    except (KeyError, TypeError, ValueError):
+        return
+    spec.measured = (compiled, python)
+    spec.measure = False
+    spec.mode_chosen = "python" if runs == "python" else spec.mode
+    if runs == "python":
+        spec.runner = fragment.fallback
+        fragment._record("measured", f"the block's Python ({python * 1e6:.1f} us) beat the compiled "
+                                     f"{spec.mode} code ({compiled * 1e6:.1f} us) in an earlier process: it "
+                                     "runs as Python")
 
 
 def loop_key_text(fragment, func) -> str | None:

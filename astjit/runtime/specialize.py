@@ -36,7 +36,10 @@ def specialize(fragment, key, args):
     stored = persisted.read(fragment, ctx, text, backends) if text is not None else None
     if stored is not None:
         segments, reasons, meta = stored
-        return _assemble(fragment, key, ctx, segments, reasons, meta["note"], meta["mode"] == "python")
+        spec = _assemble(fragment, key, ctx, segments, reasons, meta["note"], meta["mode"] == "python")
+        spec.disk_key = text
+        persisted.apply_measured(fragment, spec, meta.get("measured"))
+        return spec
     first_record = len(fragment.records)
     segments, reasons = partition(ctx, graph, backends)
     if choice == "auto" and all(s.reference for s in segments):
@@ -47,6 +50,7 @@ def specialize(fragment, key, args):
         spec = _assemble(fragment, key, ctx, segments, reasons, "; ".join(notes), python=False)
     if text is not None:
         persisted.write(text, choice, backends, spec, first_record, fragment)
+        spec.disk_key = text
     return spec
 
 

@@ -271,3 +271,34 @@ def test_importing_tvm_keeps_torch_out_and_torch_still_imports_after():
     lines = done.stdout.split("\n")
     assert lines[0] == "torch kept out", done.stdout
     assert lines[1] in ("torch imports", ""), done.stdout
+
+
+def test_the_first_calls_measured_choice_is_stored_and_reused(cache_dir):
+    x, y = np.linspace(-1, 1, 20000), np.ones(20000)
+    first = jit(chain)                              # backend auto: the first call times kernel vs Python
+    first(x, y)
+    measured = first.fragments[0].entries[0]
+    assert measured.measured is not None and measured.mode_chosen is not None
+    disk_cache.wait()
+    (folder,) = entries(cache_dir)
+    stored = json.loads((folder / "measured.json").read_text())
+    assert stored["runs"] == measured.runs and stored["compiled"] == measured.measured[0]
+    second = jit(chain_again)
+    for scale in (1.0, 2.0):
+        got, want = second(x * scale, y), chain(x * scale, y)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
+        assert np.isclose(got[0], want[0], rtol=1e-12)
+    loaded = second.fragments[0].entries[0]
+    assert loaded.measured == measured.measured and loaded.runs == measured.runs and not loaded.measure
+
+
+def test_a_damaged_measured_choice_is_ignored_and_timed_again(cache_dir):
+    x, y = np.linspace(-1, 1, 5000), np.ones(5000)
+    jit(chain)(x, y)
+    disk_cache.wait()
+    (folder,) = entries(cache_dir)
+    (folder / "measured.json").write_text('{"compiled": "fast"')
+    second = jit(chain_again)
+    second(x, y)
+    entry = second.fragments[0].entries[0]
+    assert entry.measured is not None and entry.measured[0] != "fast"

@@ -209,3 +209,14 @@ def test_builtin_order_per_device():
     assert [b.name for b in backends.registered("cpu")] == ["tvm", "numpy"]
     assert [b.name for b in backends.registered("cuda")] == ["tvm-cuda"]
     assert backends.by_name("numpy").reference and not backends.by_name("tvm").reference
+
+
+def test_astjit_backend_names_a_registered_backend(chain_backend, monkeypatch):
+    monkeypatch.setenv("ASTJIT_BACKEND", "ufunc-chain")
+    jf = jit(affine_exp)
+    x = np.linspace(0, 2, 33, dtype=np.float32)
+    np.testing.assert_array_equal(jf(x, x), affine_exp(x, x))
+    assert jf.fragments[0].entries[0].mode == "ufunc-chain"
+    monkeypatch.setenv("ASTJIT_BACKEND", "no-such-backend")
+    with pytest.raises(ValueError, match="ASTJIT_BACKEND must be one of"):
+        jit(affine_exp)(x, x)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .graph.types import ArrayType
 
-KDL_CPU, KDL_CUDA, KDL_CUDA_MANAGED = 1, 2, 13
+KDL_CUDA, KDL_CUDA_MANAGED = 2, 13
 CUDA_KINDS = (KDL_CUDA, KDL_CUDA_MANAGED)
 DEVICES = (None, "cpu", "cuda")
 
@@ -43,28 +43,30 @@ def numpy_dtype(value) -> np.dtype:
     return np.dtype(str(dtype).rsplit(".", 1)[-1])
 
 
+def _dtype_and_shape(value):
+    """(numpy dtype, shape) of a device array, or None for a dtype numpy has no name for (bfloat16:
+    Python runs it)."""
+    try:
+        return numpy_dtype(value), tuple(int(d) for d in value.shape)
+    except (TypeError, AttributeError):
+        return None
+
+
 def device_key(value):
     """The cache key part of a non-numpy value: (dtype, shape, ("cuda", index, type)) for an array on
     a CUDA device, else its type."""
     index = cuda_index(value)
-    if index is None:
-        return type(value)
-    try:
-        dtype, shape = numpy_dtype(value), tuple(int(d) for d in value.shape)
-    except (TypeError, AttributeError):     # a dtype numpy has no name for (bfloat16): Python runs it
+    described = _dtype_and_shape(value) if index is not None else None
+    if described is None:
         return type(value)
     device_types.add(type(value))
-    return (dtype, shape, ("cuda", index, type(value)))
+    return (*described, ("cuda", index, type(value)))
 
 
 def array_type(value):
     """The inference type of an array on a CUDA device, or None for anything else."""
-    if cuda_index(value) is None:
-        return None
-    try:
-        return ArrayType(numpy_dtype(value), tuple(int(d) for d in value.shape), False)
-    except (TypeError, AttributeError):
-        return None
+    described = _dtype_and_shape(value) if cuda_index(value) is not None else None
+    return ArrayType(*described, False) if described is not None else None
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,11 @@ def _builtins() -> dict:
     return _builtin
 
 
+def _every_backend() -> list:
+    """Registered backends, then the built-in ones of every device (call with ``_lock`` held)."""
+    return _registered + [b for bs in _builtins().values() for b in bs]
+
+
 def register(backend: Backend, position: int = 0) -> Backend:
     """Add ``backend`` to the ordered list of each device in ``backend.devices``, at ``position`` among
     the registered backends (0: asked first); built-in backends come after every registered one.
@@ -40,7 +45,7 @@ def register(backend: Backend, position: int = 0) -> Backend:
     """
     _check(backend)
     with _lock:
-        taken = {b.name: b for b in _registered + [b for bs in _builtins().values() for b in bs]}
+        taken = {b.name: b for b in _every_backend()}
         if taken.get(backend.name) is not None and taken[backend.name] is not backend:
             raise ValueError(f"a backend named {backend.name!r} is already registered")
         if backend not in _registered:
@@ -72,13 +77,13 @@ def registered(device: str = "cpu") -> list:
 def by_name(name: str):
     """The backend called ``name`` (registered or built-in), or None."""
     with _lock:
-        everything = _registered + [b for bs in _builtins().values() for b in bs]
+        everything = _every_backend()
     return next((b for b in everything if b.name == name), None)
 
 
 def names() -> list:
     with _lock:
-        return [b.name for b in _registered] + [b.name for bs in _builtins().values() for b in bs]
+        return [b.name for b in _every_backend()]
 
 
 def _check(backend) -> None:

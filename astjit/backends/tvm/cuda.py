@@ -86,30 +86,36 @@ def schedule_for_gpu(te_func, target):
         return dl.ApplyDefaultSchedule(dl.gpu.Reduction(), dl.gpu.GeneralReduction(), dl.gpu.Fallback())(mod)
 
 
+def build_for_gpu(func, arch: str = DEFAULT_ARCH):
+    """(scheduled IRModule, compiled module) of a segment's unscheduled function for CUDA ``arch``,
+    its parameters element-aligned (a slice of a CuPy array or torch tensor starts anywhere); no GPU
+    is needed. RuntimeError where nothing was bound to GPU threads (no device module)."""
+    from .backend import relax_alignment
+    from .runtime import compile_module, tvm_module
+
+    target = tvm_module().target.Target({"kind": "cuda", "arch": arch})
+    scheduled = schedule_for_gpu(relax_alignment(func), target)
+    module = compile_module(scheduled, target)
+    if not module.mod.imports:
+        raise RuntimeError("TVM produced no device module for this kernel (nothing was bound to GPU threads)")
+    return scheduled, module
+
+
 def generate(ctx, segment, arch: str = DEFAULT_ARCH):
     """(compiled module, KernelSignature) for ``segment`` on CUDA ``arch``; no GPU is needed."""
     from . import get_backend
     from .lower import SegmentLowering
-    from .runtime import compile_module, tvm_module
 
     if get_backend() is None:
         raise Unsupported("TVM is unavailable")
-    from .backend import relax_alignment
-
-    tvm = tvm_module()
     try:
         signature = SegmentLowering(ctx, segment).lower("main")
-        target = tvm.target.Target({"kind": "cuda", "arch": arch})
-        # a slice of a CuPy array or torch tensor starts anywhere: no alignment beyond the element's
-        scheduled = schedule_for_gpu(relax_alignment(signature.func), target)
-        module = compile_module(scheduled, target)
+        scheduled, module = build_for_gpu(signature.func, arch)
     except Unsupported:
         raise
     except Exception as exc:
         raise Unsupported(f"TVM could not compile this fragment for CUDA ({type(exc).__name__}: "
                           f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
-    if not module.mod.imports:
-        raise Unsupported("TVM produced no CUDA kernel for this fragment (nothing was bound to GPU threads)")
     signature.te_func = signature.func
     signature.gpu_func = scheduled["main"]
     return module, signature
@@ -117,14 +123,7 @@ def generate(ctx, segment, arch: str = DEFAULT_ARCH):
 
 def cuda_source(te_func, arch: str = DEFAULT_ARCH) -> str:
     """CUDA C for a segment's TE function, scheduled as the CUDA backend schedules it."""
-    from .runtime import compile_module, tvm_module
-
-    tvm = tvm_module()
-    target = tvm.target.Target({"kind": "cuda", "arch": arch})
-    executable = compile_module(schedule_for_gpu(te_func, target), target)
-    if not executable.mod.imports:
-        raise RuntimeError("TVM produced no device module for this kernel")
-    return executable.mod.imports[0].inspect_source()
+    return build_for_gpu(te_func, arch)[1].mod.imports[0].inspect_source()
 
 
 def cuda_compiled(module, signature, ctx) -> Compiled:

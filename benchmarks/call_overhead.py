@@ -55,7 +55,7 @@ def layers(jitted, args):
     runner = fragment.cache[key]
     (spec,) = fragment.entries
     (segment,) = spec.segments
-    kernel = getattr(segment, "kernel", None) or segment.module["main"]
+    kernel = segment.compiled.direct.function        # the compiled kernel, destination-passing
     out = np.empty_like(a)
     guard = getattr(jitted, "_guard", None)
     if guard is None or not callable(guard) or guard() is False:

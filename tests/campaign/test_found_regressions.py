@@ -473,3 +473,21 @@ def test_campaign_program_replays_clean(seed):
 
     outcome = run_program(make_program(seed))
     assert not [f for f in outcome.findings if f.kind != "soft"], [f.report() for f in outcome.findings]
+
+
+def ones_times_sum_of_exp(x):
+    s = np.sum(np.exp(x))
+    d = np.reshape(np.ones_like(s), (1,)) * np.ones_like(x)
+    return np.sum(d * 2.0, axis=()) * np.exp(x)
+
+
+def test_constant_operand_read_twice_in_a_select_compiles():
+    """A constant (``np.ones_like``) reaching a rule that reads its operand in a select's condition and
+    a branch: TVM bounded the constant's shielding Let as the range [1, 2) at each visit and refused the
+    second binding (InternalError), so the block ran on numpy. The constant is now opaque to that
+    analysis too; the block compiles and gives numpy's values."""
+    jitted = jit(ones_times_sum_of_exp, backend="tvm")
+    for n in (3, 5, 3):
+        x = np.random.default_rng(n).standard_normal(n)
+        assert_same_as_numpy(ones_times_sum_of_exp, x, jitted=jitted)
+    assert not [r for r in jitted.records() if "could not compile" in r.message]

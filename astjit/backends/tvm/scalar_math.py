@@ -41,8 +41,11 @@ def shielded(expr, dtype):
     if not is_float(dtype):
         return expr
     if type(expr).__name__ not in ("BufferLoad", "ProducerLoad") and not isinstance(expr, te.tensor.TensorSlice):
-        # constants, parameters and integers made float: opaque to the simplifier's range analysis too
-        expr = tirx.call_intrin(dtype, "tirx.reinterpret", expr)
+        # constants, parameters and integers made float: opaque to the simplifier's range analysis too.
+        # Through the integer of the same width: the analyzer bounds a same-type reinterpret of a
+        # constant, and then rejects the Let's second binding where a select's condition holds it
+        bits = f"int{tvm.runtime.DataType(dtype).bits}"
+        expr = tirx.call_intrin(dtype, "tirx.reinterpret", tirx.call_intrin(bits, "tirx.reinterpret", expr))
     var = tirx.Var("v", dtype)
     return tirx.Let(var, expr, var)
 

@@ -39,6 +39,7 @@ OPERATORS = {"add": "x + y", "subtract": "x - y", "multiply": "x * y", "true_div
              "np.ravel": "np.ravel(m) * 2.0", "np.reshape": "np.reshape(x, (2, 4)) * 2.0",
              "np.squeeze": "np.squeeze(m[:1]) * 2.0", "np.transpose": "np.transpose(m).sum(axis=0)",
              "ravel": "m.ravel() * 2.0", "reshape": "x.reshape(4, 2) * 2.0", "transpose": "(m.transpose() + 1.0).max(axis=1)",
+             "np.broadcast_to": "np.broadcast_to(x, (3, 8)) * 2.0",
              # creations (a fill fused into the kernel)
              "np.empty": "np.empty(8) * 0.0 + x", "np.empty_like": "np.empty_like(x) * 0.0 + x",
              "np.full": "np.full(8, 2.5) + x", "np.full_like": "np.full_like(x, 2.5) + x",

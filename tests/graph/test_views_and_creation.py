@@ -218,6 +218,26 @@ def test_transpose_broadcast_and_errors():
     assert_same_as_numpy(transpose_with, a, (0, 1, 2))                         # axes don't match array
 
 
+def broadcast(a, shape):
+    return np.broadcast_to(a, shape)
+
+
+def broadcast_and_compute(a, b, shape):
+    return np.broadcast_to(a, shape) * b + 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+def test_broadcast_to(dtype):
+    for shape, target in [((3,), (4, 3)), ((1, 3), (2, 5, 3)), ((4, 1), (4, 6)), ((), (2, 2)), ((5,), (5,))]:
+        a = values(dtype, shape, seed=len(target))
+        assert_same_sharing(broadcast, a, target)            # a read-only view of the argument, as numpy's
+        got = jit(broadcast)(a, target)
+        assert not got.flags.writeable and got.shape == target
+        if dtype != "bool":
+            assert_same_as_numpy(broadcast_and_compute, a, values(dtype, target, seed=1), target)
+    assert_same_as_numpy(broadcast, values(dtype, (3,)), (4, 2))              # not broadcastable: ValueError
+
+
 # -- astype --------------------------------------------------------------------------------------------
 
 def cast(a, dtype):

@@ -1,4 +1,4 @@
-"""View ops: basic indexing, reshape, transpose, .T, ravel, expand_dims, squeeze.
+"""View ops: basic indexing, reshape, transpose, .T, ravel, expand_dims, squeeze, broadcast_to.
 
 Their index maps are not written by hand: inference applies the real numpy operation to an untouched
 ``np.empty`` of the input's shape and reads the view's element offset and strides back. Any view numpy
@@ -144,6 +144,10 @@ def _squeeze_sig(a, axis=None):
     pass
 
 
+def _broadcast_to_sig(array, shape, subok=False):
+    pass
+
+
 def _attr_T(a):
     return a.T
 
@@ -165,3 +169,5 @@ register("np.ravel", np.ravel, "view", signature=_ravel_sig, numpy=(np.ravel,), 
 register("np.expand_dims", np.expand_dims, "view", signature=_expand_dims_sig, numpy=(np.expand_dims,),
          infer=infer_view)
 register("np.squeeze", np.squeeze, "view", signature=_squeeze_sig, numpy=(np.squeeze,), infer=infer_view)
+register("np.broadcast_to", np.broadcast_to, "view", signature=_broadcast_to_sig, numpy=(np.broadcast_to,),
+         infer=infer_view)

@@ -11,14 +11,16 @@ from .errors import (
     AstjitError,
     CacheDirectoryWarning,
     DeviceError,
+    GradError,
     RecompileLimitWarning,
     RuleError,
     SourceUnavailableError,
     StrictModeError,
     Unsupported,
 )
+from .grad import grad, value_and_grad
 from .graph import ops as _ops  # noqa: F401  (registers every op)
 
 __version__ = "0.1.0"
-__all__ = ["jit", "explain", "JitFunction", "Explanation", "AstjitError", "SourceUnavailableError",
+__all__ = ["jit", "explain", "grad", "value_and_grad", "JitFunction", "Explanation", "AstjitError", "GradError", "SourceUnavailableError",
            "StrictModeError", "Unsupported", "RuleError", "DeviceError", "RecompileLimitWarning", "CacheDirectoryWarning"]

@@ -74,3 +74,8 @@ class RecompileLimitWarning(UserWarning):
 
 class CacheDirectoryWarning(UserWarning):
     """The kernel cache's folder is not safe to load code from, or cannot be made: the cache is off."""
+
+
+class GradError(LocatedError, TypeError):
+    """``astjit.grad`` cannot differentiate a statement of the user's function: an op without an adjoint
+    rule, an in-place update of an array the gradient flows through, a ``return`` inside a loop."""

@@ -46,6 +46,13 @@ def load_target(target: str):
         if not hasattr(obj, part):
             raise CliError(f"{path} has no function {qualname!r}")
         obj = getattr(obj, part)
+    from ..grad import GradFunction
+
+    if isinstance(obj, GradFunction):                 # astjit.grad(f): its generated function, jitted
+        try:
+            return obj.build()                           # GradError at the user's line
+        except AstjitError as exc:
+            raise CliError(str(exc)) from None
     backend = None
     if isinstance(obj, JitFunction):
         if not obj.strict:
@@ -105,7 +112,12 @@ def cmd_show(args) -> int:
 
     if args.code and not args.shapes:
         raise CliError("--code needs --shapes: kernels exist only once the fragments are specialized")
+    from ..grad import GradFunction
+
     jf = load_target(args.target)
+    if isinstance(jf, GradFunction):
+        print(f"# {jf.__doc__} The generated function:\n{jf.source}")
+        jf = jf.jitted
     notes = _specialize(jf, args.shapes)
     print(render_function(jf, fragments=args.fragments or bool(args.code), code=args.code,
                           color=_color(args.color) and _can_color()))
@@ -115,7 +127,11 @@ def cmd_show(args) -> int:
 
 
 def cmd_explain(args) -> int:
+    from ..grad import GradFunction
+
     jf = load_target(args.target)
+    if isinstance(jf, GradFunction):
+        jf = jf.jitted
     _specialize(jf, args.shapes)
     print(jf.explain())
     return 0

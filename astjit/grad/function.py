@@ -1,0 +1,302 @@
+"""``astjit.grad`` and ``astjit.value_and_grad``: the generated gradient function and its jitted form.
+
+The gradient of ``f`` is a new Python function (forward pass, then backward pass; grad/reverse.py)
+whose source is registered with ``linecache`` under ``<astjit.grad of f>``: tracebacks and pdb show its
+lines, and ``astjit.jit`` compiles it like any other function, so its straight-line stretches of
+forward and adjoint code become Fragments, fused, specialized and cached. Errors about what cannot be
+differentiated point at the line of ``f``.
+"""
+
+import ast
+import builtins
+import copy
+import itertools
+import linecache
+import types
+
+import gast
+import numpy as np
+
+from ..errors import SourceUnavailableError
+from ..frontend.lower import attribute_chain
+from ..frontend.source import parse_function
+from . import helpers, numpy_rules  # noqa: F401  (registers the shipped rules)
+from .activity import Activity
+from .lower import Lowering
+from .normalize import located, normalize
+from .reverse import Reverser, drop_unneeded_saves, group_runs
+
+_serial = itertools.count(1)
+
+
+class GradFunction:
+    """The gradient (or value and gradient) of a function; call it like the function."""
+
+    def __init__(self, fn, argnums, with_value, jit_options):
+        self.original = fn
+        self.argnums = argnums
+        self.with_value = with_value
+        self.jit_options = jit_options
+        self.__name__ = f"{fn.__name__}_{'value_and_grad' if with_value else 'grad'}"
+        self.__qualname__ = self.__name__
+        self.__doc__ = f"{'Value and gradient' if with_value else 'Gradient'} of {fn.__qualname__} (astjit)."
+        self._jitted = None
+        self._source = None
+
+    def __call__(self, *args, **kwargs):
+        if self._jitted is None:
+            self._build()
+        return self._jitted(*args, **kwargs)
+
+    def build(self):
+        """Generate and jit the gradient function now (``GradError`` at the line of the function for
+        what cannot be differentiated); calls and ``show`` do it at first use."""
+        if self._jitted is None:
+            self._build()
+        return self
+
+    @property
+    def source(self) -> str:
+        """The generated Python source of the gradient function."""
+        if self._source is None:
+            self._build()
+        return self._source
+
+    @property
+    def jitted(self):
+        """The ``JitFunction`` running the generated gradient function."""
+        if self._jitted is None:
+            self._build()
+        return self._jitted
+
+    def show(self, file=None, fragments: bool = False) -> None:
+        """Print the generated gradient function as astjit runs it, with its Fragments."""
+        print(f"# {self.__doc__} Generated source:\n{self.source}", file=file)
+        self.jitted.show(file=file, fragments=fragments)
+
+    def explain(self):
+        return self.jitted.explain()
+
+    def _repr_html_(self) -> str:
+        return self.jitted._repr_html_()
+
+    def _build(self):
+        from ..api import jit
+
+        source, function = build_gradient(self.original, self.argnums, self.with_value)
+        self._source = source
+        self._jitted = jit(function, **self.jit_options)
+
+
+def _argnums(fn, argnums, params):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums or any(not isinstance(i, int) or isinstance(i, bool) for i in nums):
+        raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+    for i in nums:
+        if not -len(params) <= i < len(params):
+            raise ValueError(f"argnums {i} is out of range: {fn.__qualname__} has {len(params)} positional "
+                             f"parameters")
+    return single, [params[i] for i in nums]
+
+
+def build_gradient(fn, argnums, with_value):
+    """(source, function) of the gradient of ``fn`` with respect to its positional parameters
+    ``argnums``."""
+    _, fndef = parse_function(fn)
+    filename = fn.__code__.co_filename
+    args = fndef.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs:
+        raise located(filename, fndef, f"astjit.grad needs {fn.__name__} to take plain positional parameters")
+    params = [a.id for a in args.args]
+    single, wrt = _argnums(fn, argnums, params)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+
+    def resolve(node):
+        chain = attribute_chain(node)
+        if not chain or chain[0] in local_names:
+            return None
+        if chain[0] in cells:
+            obj = cells[chain[0]].cell_contents
+        elif chain[0] in fn.__globals__:
+            obj = fn.__globals__[chain[0]]
+        elif hasattr(builtins, chain[0]):
+            obj = getattr(builtins, chain[0])
+        else:
+            return None
+        for attr in chain[1:]:
+            if not isinstance(obj, types.ModuleType | type):
+                return None
+            obj = getattr(obj, attr, None)
+            if obj is None:
+                return None
+        return obj
+
+    prefix = _prefix(fn, fndef)
+    body = normalize(fndef, filename, prefix + "returned")
+    local_names = set(params) | {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
+                                 and isinstance(n.ctx, gast.Store)}
+    activity = Activity(resolve, wrt)
+    activity.run(body)
+    lowering = Lowering(filename, activity, resolve, set(params), prefix=prefix)
+    lowering.aliased = _aliased(body, prefix + "returned")
+    items = lowering.statements(body)
+
+    aliases = {}
+
+    def bind_global(name, obj):
+        base = f"{prefix}{name}"
+        alias, k = base, 1
+        while alias in aliases and aliases[alias] is not obj:
+            k += 1
+            alias = f"{base}{k}"
+        aliases[alias] = obj
+        return alias
+
+    reverser = Reverser(lowering, bind_global, params, prefix)
+    reverser.count_assignments(items)
+    result = prefix + "value"
+    value = prefix + "returned"
+    np_ = bind_global("np", np)
+    # the seed: np.ones_like inside the Fragment, so forward and backward code fuse into one; whether the
+    # value is a real scalar is checked after the backward pass (which works for any shape)
+    start = [gast.Assign(targets=[_store(result)], value=_load(value), type_comment=None),
+             gast.Assign(targets=[_store(reverser.adjoint_name(value))],
+                         value=gast.Call(func=gast.Attribute(value=_load(np_), attr="ones_like", ctx=gast.Load()),
+                                         args=[_load(value)], keywords=[]), type_comment=None)]
+    check = gast.Expr(value=gast.Call(func=_load(bind_global("check_scalar", helpers.check_scalar)),
+                                      args=[_load(result), gast.Constant(fn.__qualname__, None)], keywords=[]))
+    # a first pass finds the variables the backward pass reads; the second saves only those, a run of
+    # statements at a time
+    reverser.defined = {value}
+    needed = drop_unneeded_saves(reverser.forward(copy.deepcopy(items)), reverser.backward(copy.deepcopy(items)))
+    reverser.saved_candidates &= needed
+    reverser.defined = {value}
+    items = group_runs(items, reverser.saved_candidates)
+    forward = reverser.forward(items)
+    backward = reverser.backward(items)
+    kept = drop_unneeded_saves(forward, backward) | reverser.saved_candidates
+    gradient_of = bind_global("gradient_of", helpers.gradient_of)
+    grads = [gast.Call(func=_load(gradient_of), args=[_load(reverser.adjoint_name(p)) if p in reverser.defined
+                                                      else gast.Constant(0.0, None), _load(p)], keywords=[])
+             for p in wrt]
+    grad_value = grads[0] if single else gast.Tuple(elts=grads, ctx=gast.Load())
+    returned = gast.Tuple(elts=[_load(result), grad_value], ctx=gast.Load()) if with_value else grad_value
+    checks = [gast.Expr(value=gast.Call(func=_load(bind_global("check_differentiable", helpers.check_differentiable)),
+                                        args=[_load(p), gast.Constant(p, None), gast.Constant(fn.__qualname__, None)],
+                                        keywords=[])) for p in wrt]
+    prologue = checks
+    if kept:
+        prologue.append(gast.Assign(targets=[_store(reverser.tape)], value=gast.List(elts=[], ctx=gast.Load()),
+                                    type_comment=None))
+        prologue += [gast.Assign(targets=[_store(n)], value=gast.Constant(None, None), type_comment=None)
+                     for n in sorted(kept - set(params))]
+    new_body = prologue + forward + start + backward + [check, gast.Return(value=returned)]
+    return _compile(fn, fndef, new_body, aliases, with_value)
+
+
+def _compile(fn, fndef, body, aliases, with_value):
+    name = f"{fn.__name__}_{'value_and_grad' if with_value else 'grad'}"
+    function = gast.FunctionDef(name=name, args=fndef.args, body=body, decorator_list=[], returns=None,
+                                type_comment=None, type_params=[])
+    factory = gast.FunctionDef(
+        name="__astjit_make", args=gast.arguments(args=[_param(a) for a in aliases], posonlyargs=[], vararg=None,
+                                                  kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+        body=[function, gast.Return(value=_load(name))], decorator_list=[], returns=None, type_comment=None,
+        type_params=[])
+    shown = ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(
+        gast.Module(body=[copy.deepcopy(function)], type_ignores=[])))) + "\n"
+    module = gast.Module(body=[factory], type_ignores=[])
+    source = ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(module))) + "\n"
+    filename = f"<astjit.grad of {fn.__qualname__} #{next(_serial)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {}
+    exec(compile(source, filename, "exec"), fn.__globals__, namespace)
+    function = namespace["__astjit_make"](*aliases.values())
+    function.__defaults__ = fn.__defaults__
+    return shown, function
+
+
+def _prefix(fn, fndef) -> str:
+    """``_`` (or ``__``, ...): a prefix no name of the user's function starts with, for generated names."""
+    code = fn.__code__
+    names = set(code.co_varnames) | set(code.co_names) | set(code.co_freevars) | {
+        n.id for n in gast.walk(fndef) if isinstance(n, gast.Name)}
+    prefix = "_"
+    while any(n.startswith(prefix) for n in names):
+        prefix += "_"
+    return prefix
+
+
+def _aliased(body, returned) -> set:
+    """Names that may share an array with another name: ``y = x``, ``y = x[...]``, ``y = x.T``, and
+    views made by reshape, transpose, ravel, squeeze."""
+    views = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "asarray", "expand_dims"}
+    names = set()
+    for s in body:
+        for n in gast.walk(s):
+            if not isinstance(n, gast.Assign) or any(isinstance(t, gast.Name) and t.id == returned
+                                                      for t in n.targets):
+                continue
+            v = n.value
+            roots = []
+            if isinstance(v, gast.Name):
+                roots = [v.id]
+            elif isinstance(v, gast.Subscript | gast.Attribute) and isinstance(v.value, gast.Name):
+                roots = [v.value.id] if isinstance(v, gast.Subscript) or v.attr in views else []
+            elif isinstance(v, gast.Call):
+                f = v.func
+                if isinstance(f, gast.Attribute) and f.attr in views:
+                    if isinstance(f.value, gast.Name):
+                        roots = [f.value.id]
+                    roots += [a.id for a in v.args[:1] if isinstance(a, gast.Name)]
+            if roots:
+                names.update(roots)
+                names.update(t.id for t in n.targets if isinstance(t, gast.Name))
+    return names
+
+
+def _load(n):
+    return gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _store(n):
+    return gast.Name(id=n, ctx=gast.Store(), annotation=None, type_comment=None)
+
+
+def _param(n):
+    return gast.Name(id=n, ctx=gast.Param(), annotation=None, type_comment=None)
+
+
+def grad(fn, argnums=0, **jit_options):
+    """The gradient of ``fn`` (returning a real scalar) with respect to its positional parameters
+    ``argnums`` (an int: one gradient; a tuple: a tuple of them), by reverse mode on its source.
+
+    ``fn`` may be a plain function or an ``astjit.jit`` one (its options are kept); ``jit_options``
+    (``backend=``, ``strict=``, ...) go to the ``astjit.jit`` of the generated gradient function.
+    Each gradient has its argument's shape and dtype. Raises ``GradError`` (at the line of ``fn``) for
+    what cannot be differentiated, at the first call or ``show()``."""
+    return _make(fn, argnums, False, jit_options)
+
+
+def value_and_grad(fn, argnums=0, **jit_options):
+    """Like ``grad``, returning ``(fn(*args), gradient)`` from one forward pass."""
+    return _make(fn, argnums, True, jit_options)
+
+
+def _make(fn, argnums, with_value, jit_options):
+    from ..api import JitFunction
+
+    if isinstance(fn, JitFunction):
+        jit_options = {"strict": fn.strict, "backend": fn.backend, **jit_options}
+        fn = fn.original
+    if isinstance(fn, GradFunction):
+        raise TypeError("astjit.grad of a gradient (higher derivatives) is not supported")
+    if not isinstance(fn, types.FunctionType):
+        raise SourceUnavailableError(f"astjit.grad needs a Python function defined with 'def', got {fn!r}")
+    params = [n for n in fn.__code__.co_varnames[:fn.__code__.co_argcount]]
+    _argnums(fn, argnums, params)
+    return GradFunction(fn, argnums, with_value, jit_options)
+
+
+__all__ = ["grad", "value_and_grad", "GradFunction"]

@@ -1,0 +1,151 @@
+"""Functions the generated gradient code calls.
+
+The shape helpers (``broadcast_axes``, ``kept_shape``, ``inverse_axes``) compute static values from
+static shapes: they are registered as ops of kind "static", so inside a jitted gradient they run once
+per specialization and the reductions and reshapes around them compile into the Fragment. The others
+(index scatter, matmul adjoints, the final checks) run as Python between Fragments.
+"""
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from ..graph.ops.registry import register
+
+
+def broadcast_axes(result_shape, operand_shape) -> tuple:
+    """The axes of a broadcast result that an operand of ``operand_shape`` was stretched along."""
+    lead = len(result_shape) - len(operand_shape)
+    return tuple(range(lead)) + tuple(lead + i for i, d in enumerate(operand_shape)
+                                      if d == 1 and result_shape[lead + i] != 1)
+
+
+def kept_shape(shape, axis, keepdims) -> tuple:
+    """The shape of a reduction's result with its reduced axes kept as 1 (what ``keepdims=True`` gives),
+    whichever ``keepdims`` the reduction had."""
+    axes = tuple(range(len(shape))) if axis is None else normalize_axis_tuple(axis, len(shape))
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def inverse_axes(axes, ndim):
+    """The permutation undoing ``np.transpose(x, axes)``."""
+    if axes is None:
+        return tuple(range(ndim))[::-1]
+    axes = normalize_axis_tuple(axes, ndim, allow_duplicate=False) if len(axes) == ndim else None
+    if axes is None:
+        raise ValueError("axes don't match array")
+    return tuple(int(i) for i in np.argsort(axes))
+
+
+def _two(a, b):
+    pass
+
+
+def _three(a, b, c):
+    pass
+
+
+register("astjit.grad.broadcast_axes", broadcast_axes, "static", signature=_two, numpy=(broadcast_axes,))
+register("astjit.grad.kept_shape", kept_shape, "static", signature=_three, numpy=(kept_shape,))
+register("astjit.grad.inverse_axes", inverse_axes, "static", signature=_two, numpy=(inverse_axes,))
+
+
+def scatter_index(g, x, index):
+    """The adjoint of ``x[index]``: ``g`` added at the positions read, zeros elsewhere (repeated integer
+    indices add up, as the read used the element several times)."""
+    out = np.zeros(np.shape(x), np.result_type(x, g) if np.ndim(g) or not isinstance(g, float) else np.asarray(x).dtype)
+    parts = index if isinstance(index, tuple) else (index,)
+    if all(isinstance(p, slice | int | np.integer | type(None) | type(Ellipsis)) for p in parts) or (
+            len(parts) == 1 and getattr(parts[0], "dtype", None) == np.bool_):
+        out[index] += g
+    else:
+        np.add.at(out, index, g)
+    return out
+
+
+def matmul_adjoints(g, a, b, want_a, want_b):
+    """(adjoint of a, adjoint of b) for ``a @ b`` with numpy's rules for 1-D operands and batches."""
+    a, b, g = np.asarray(a), np.asarray(b), np.asarray(g)
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    # the adjoint as the 2-D (or batched) product's result: 1-D operands had a unit axis added
+    g2 = g.reshape(np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]) + (a2.shape[-2], b2.shape[-1]))
+    da = db = None
+    if want_a:
+        da = g2 @ np.swapaxes(b2, -1, -2)
+        da = _sum_to(da, a2.shape)
+        da = da[0] if a.ndim == 1 else da
+    if want_b:
+        db = np.swapaxes(a2, -1, -2) @ g2
+        db = _sum_to(db, b2.shape)
+        db = db[:, 0] if b.ndim == 1 else db
+    return da, db
+
+
+def matmul_left(g, a, b):
+    """The adjoint of ``a`` in ``a @ b``."""
+    if np.ndim(a) == 2 and np.ndim(b) == 2:        # the common case, without the general one's reshapes
+        return g @ b.T
+    return matmul_adjoints(g, a, b, True, False)[0]
+
+
+def matmul_right(g, a, b):
+    """The adjoint of ``b`` in ``a @ b``."""
+    if np.ndim(a) == 2 and np.ndim(b) == 2:
+        return a.T @ g
+    return matmul_adjoints(g, a, b, False, True)[1]
+
+
+def dot_left(g, a, b):
+    return dot_adjoints(g, a, b, True, False)[0]
+
+
+def dot_right(g, a, b):
+    return dot_adjoints(g, a, b, False, True)[1]
+
+
+def dot_adjoints(g, a, b, want_a, want_b):
+    """``np.dot``: a matmul for 1-D and 2-D operands, a scaling where one is a scalar."""
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return (g * b if want_a else None), (g * a if want_b else None)
+    if np.ndim(a) > 2 or np.ndim(b) > 2:
+        raise NotImplementedError("the gradient of np.dot of arrays of more than 2 dimensions (use matmul)")
+    return matmul_adjoints(g, a, b, want_a, want_b)
+
+
+def _sum_to(value, shape):
+    axes = broadcast_axes(value.shape, shape)
+    return np.sum(value, axis=axes).reshape(shape) if axes else value
+
+
+def check_scalar(value, name):
+    """The differentiated function must return one real number."""
+    if np.ndim(value) != 0 or not np.issubdtype(np.asarray(value).dtype, np.floating):
+        shape = np.shape(value)
+        raise TypeError(f"astjit.grad({name}) needs a function returning a real scalar; it returned "
+                        f"{type(value).__name__} of shape {shape} and dtype {np.asarray(value).dtype}")
+
+
+def gradient_of(adjoint, x):
+    """The gradient returned for argument ``x``: an array of ``x``'s shape and dtype (zeros where no
+    contribution reached it)."""
+    if isinstance(x, float):
+        return float(np.sum(adjoint)) if np.ndim(adjoint) else float(adjoint)
+    dtype = np.asarray(x).dtype
+    out = np.asarray(adjoint, dtype=dtype)
+    if out.shape != np.shape(x):
+        out = np.broadcast_to(out, np.shape(x)).copy() if out.ndim == 0 else _sum_to(out, np.shape(x))
+    if out is adjoint and isinstance(x, np.ndarray) and (out.base is not None or not out.flags.writeable):
+        out = out.copy()
+    if not isinstance(x, np.ndarray) and out.ndim == 0:
+        return out[()]
+    return np.array(out, copy=True) if out is x else out
+
+
+def check_differentiable(value, name, function):
+    if isinstance(value, float):
+        return
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or not np.issubdtype(dtype, np.floating):
+        kind = dtype if dtype is not None else type(value).__name__
+        raise TypeError(f"astjit.grad({function}): argument {name} must be a float array or float to "
+                        f"differentiate with respect to it, got {kind}")

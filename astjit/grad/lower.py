@@ -1,0 +1,330 @@
+"""The function's statements as items the reverse pass understands: each differentiable assignment is
+split into primitive ops (``t1 = x @ W``, ``t2 = t1 + b``, ``h = np.tanh(t2)``), each with the adjoint
+rule of its op; everything that carries no gradient stays a plain statement.
+"""
+
+import copy
+from dataclasses import dataclass, field
+
+import gast
+
+from ..frontend.lower import attribute_chain, describe
+from .normalize import located
+from .numpy_rules import astype, getitem
+from .rules import rule_for
+
+BINARY = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "true_divide",
+          gast.Pow: "power", gast.MatMult: "matmul"}
+UNARY = {gast.USub: "negative", gast.UAdd: "positive"}
+METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "var": "var", "std": "std",
+           "prod": "prod", "reshape": "reshape", "ravel": "ravel", "flatten": "ravel", "squeeze": "squeeze",
+           "transpose": "transpose", "swapaxes": "swapaxes", "dot": "dot", "clip": "clip", "copy": "copy",
+           "cumsum": "cumsum"}
+PACKED_METHODS = {"reshape", "transpose"}      # x.reshape(2, 3) means np.reshape(x, (2, 3))
+
+
+@dataclass(eq=False)
+class Plain:
+    """A statement that carries no gradient (kept as written)."""
+    stmt: object
+
+
+@dataclass(eq=False)
+class Prim:
+    """``target = op(operands...)`` with the op's adjoint rule."""
+    target: str
+    stmt: object
+    rule: object
+    operands: list                 # expressions: Names (active or not) or Constants
+    keywords: dict
+    active: set                    # indices of operands that carry a gradient
+    node: object                   # the user's expression (for messages)
+
+
+@dataclass(eq=False)
+class IfItem:
+    cond: str
+    body: list
+    orelse: list
+
+
+@dataclass(eq=False)
+class ForItem:
+    target: str
+    range_name: str
+    count: str | None
+    body: list
+    node: object
+
+
+@dataclass(eq=False)
+class WhileItem:
+    test: object
+    count: str
+    body: list
+
+
+@dataclass(eq=False)
+class Exit:
+    stmt: object
+
+
+@dataclass(eq=False)
+class Lowering:
+    filename: str
+    activity: object
+    resolve: object                # AST callee -> object or None
+    params: set
+    prefix: str = "_"              # of generated names: no name of the user's function starts with it
+    counter: list = field(default_factory=lambda: [0])
+    aliased: set = field(default_factory=set)
+
+    def fresh(self, hint="t") -> str:
+        self.counter[0] += 1
+        return f"{self.prefix}{hint}{self.counter[0]}"
+
+    def error(self, node, reason):
+        return located(self.filename, node, reason)
+
+    def active(self, e) -> bool:
+        return self.activity.expr(e)
+
+    # -- statements ----------------------------------------------------------------------------------
+    def statements(self, stmts) -> list:
+        items = []
+        for s in stmts:
+            items += self.statement(s)
+        return items
+
+    def statement(self, s) -> list:
+        touches = any(isinstance(n, gast.Name) and n.id in self.activity.active for n in gast.walk(s))
+        if isinstance(s, gast.Assign):
+            return self.assign(s)
+        if isinstance(s, gast.AugAssign):
+            return self.aug_assign(s)
+        if isinstance(s, gast.If):
+            cond = self.fresh("cond")
+            test = _assign(cond, s.test, s)
+            return [Plain(test), IfItem(cond, self.statements(s.body), self.statements(s.orelse))]
+        if isinstance(s, gast.For) and touches and self._assigns_active(s):
+            return self.for_loop(s)
+        if isinstance(s, gast.While) and touches and self._assigns_active(s):
+            count = self.fresh("trips")
+            return [Plain(_assign(count, gast.Constant(value=0, kind=None), s)),
+                    WhileItem(s.test, count, self.statements(s.body))]
+        if isinstance(s, gast.Break | gast.Continue):
+            return [Exit(s)]
+        if isinstance(s, gast.Expr) and touches and not self._is_print(s.value):
+            raise self.error(s, "a statement whose effect astjit.grad cannot follow reads a value the gradient "
+                             "flows through (only assignments, `if`, loops and print are differentiated)")
+        if touches and isinstance(s, gast.Try | gast.With | gast.FunctionDef | gast.Delete | gast.Global
+                                  | gast.Nonlocal | gast.ClassDef | gast.AsyncFor | gast.AsyncWith):
+            raise self.error(s, f"`{type(s).__name__.lower()}` statements on values the gradient flows through "
+                             "cannot be differentiated")
+        return [Plain(s)]
+
+    def _assigns_active(self, loop) -> bool:
+        return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in self.activity.active
+                   for b in loop.body for n in gast.walk(b))
+
+    def _is_print(self, e) -> bool:
+        return isinstance(e, gast.Call) and self.resolve(e.func) is print
+
+    def for_loop(self, s) -> list:
+        it = s.iter
+        if not (isinstance(it, gast.Call) and self.resolve(it.func) is range and not it.keywords):
+            raise self.error(s, "a loop the gradient flows through must be `for ... in range(...)`")
+        if not isinstance(s.target, gast.Name):
+            raise self.error(s.target, "the target of a differentiated `for` loop must be one name")
+        range_name = self.fresh("range")
+        items = [Plain(_assign(range_name, it, s))]
+        count = None
+        if any(isinstance(n, gast.Break) for b in s.body for n in _own_walk(b)):
+            count = self.fresh("trips")
+            items.append(Plain(_assign(count, gast.Constant(value=0, kind=None), s)))
+        items.append(ForItem(s.target.id, range_name, count, self.statements(s.body), s))
+        return items
+
+    def assign(self, s) -> list:
+        if len(s.targets) != 1:
+            if self.active(s.value):
+                raise self.error(s, "chained assignment (`a = b = ...`) of a value the gradient flows through")
+            return [Plain(s)]
+        target = s.targets[0]
+        active_value = self.active(s.value)
+        if isinstance(target, gast.Name):
+            if not active_value:
+                return [Plain(s)]
+            return self.value_into(target.id, s.value, s)
+        if isinstance(target, gast.Tuple | gast.List):
+            if not active_value:
+                return [Plain(s)]
+            if not (isinstance(s.value, gast.Tuple | gast.List) and len(s.value.elts) == len(target.elts)
+                    and all(isinstance(t, gast.Name) for t in target.elts)):
+                raise self.error(s, "unpacking a value the gradient flows through: assign each part by name")
+            items, temps = [], []
+            for e in s.value.elts:
+                t = self.fresh()
+                items += self.value_into(t, e, s) if self.active(e) else [Plain(_assign(t, e, s))]
+                temps.append(t)
+            for t, name in zip(temps, target.elts):
+                items += self.value_into(name.id, _name(t), s) if t in self.activity.active or self.active(
+                    _name(t)) else [Plain(_assign(name.id, _name(t), s))]
+            return items
+        base = target
+        while isinstance(base, gast.Subscript | gast.Attribute):
+            base = base.value
+        if active_value or (isinstance(base, gast.Name) and base.id in self.activity.active):
+            raise self.error(s, "an in-place update of an array the gradient flows through cannot be "
+                             "differentiated: build a new array instead (np.where, np.concatenate, ...)")
+        return [Plain(s)]
+
+    def aug_assign(self, s) -> list:
+        target = s.target
+        if not (self.active(s.value) or self.active(target)):
+            return [Plain(s)]
+        if not isinstance(target, gast.Name):
+            raise self.error(s, "an in-place update of an array the gradient flows through cannot be "
+                             "differentiated: build a new array instead (np.where, np.concatenate, ...)")
+        if target.id in self.params:
+            raise self.error(s, f"`{target.id} {_op_text(s.op)}= ...` updates an argument in place; astjit.grad "
+                             f"cannot differentiate that: write `{target.id} = {target.id} {_op_text(s.op)} ...`")
+        if target.id in self.aliased:
+            raise self.error(s, f"`{target.id} {_op_text(s.op)}= ...` may update an array that another name "
+                             f"or view also holds; astjit.grad cannot differentiate that: write "
+                             f"`{target.id} = {target.id} {_op_text(s.op)} ...`")
+        value = gast.BinOp(left=_name(target.id), op=s.op, right=s.value)
+        gast.copy_location(value, s)
+        return self.value_into(target.id, value, s)
+
+    # -- expressions ---------------------------------------------------------------------------------
+    def atom(self, e, stmt, items) -> object:
+        """A Name or Constant holding ``e``'s value, evaluated once (temporaries appended to ``items``)."""
+        if isinstance(e, gast.Constant | gast.Name):
+            return e
+        t = self.fresh()
+        if self.active(e):
+            self.activity.active.add(t)
+            items += self.value_into(t, e, stmt)
+        else:
+            items.append(Plain(_assign(t, e, stmt)))
+        return _name(t)
+
+    def value_into(self, target, e, stmt) -> list:
+        """Items computing active expression ``e`` into ``target``, one op per item."""
+        items = []
+        if isinstance(e, gast.Name | gast.Constant):
+            return [self._prim(target, e, float, [e], {}, stmt, e)]
+        if isinstance(e, gast.BinOp) and type(e.op) in BINARY:
+            left, right = self.atom(e.left, stmt, items), self.atom(e.right, stmt, items)
+            value = gast.BinOp(left=left, op=e.op, right=right)
+            return items + [self._prim(target, value, _numpy(BINARY[type(e.op)]), [left, right], {}, stmt, e)]
+        if isinstance(e, gast.UnaryOp) and type(e.op) in UNARY:
+            operand = self.atom(e.operand, stmt, items)
+            value = gast.UnaryOp(op=e.op, operand=operand)
+            return items + [self._prim(target, value, _numpy(UNARY[type(e.op)]), [operand], {}, stmt, e)]
+        if isinstance(e, gast.Subscript):
+            x = self.atom(e.value, stmt, items)
+            index = self.fresh("index")
+            items.append(Plain(_assign(index, _index_value(e.slice), stmt)))
+            value = gast.Subscript(value=x, slice=_name(index), ctx=gast.Load())
+            return items + [self._prim(target, value, getitem, [x, _name(index)], {}, stmt, e)]
+        if isinstance(e, gast.Attribute) and e.attr == "T":
+            x = self.atom(e.value, stmt, items)
+            value = gast.Attribute(value=x, attr="T", ctx=gast.Load())
+            return items + [self._prim(target, value, _numpy("transpose"), [x], {}, stmt, e)]
+        if isinstance(e, gast.Call):
+            return self._call_into(target, e, stmt, items)
+        if isinstance(e, gast.IfExp):           # as the `if` statement it means
+            cond = self.fresh("cond")
+            return [Plain(_assign(cond, e.test, stmt)),
+                    IfItem(cond, self.value_into(target, e.body, stmt), self.value_into(target, e.orelse, stmt))]
+        raise self.error(e, f"astjit.grad cannot differentiate this {type(e).__name__} expression")
+
+    def _call_into(self, target, e, stmt, items):
+        func = e.func
+        if isinstance(func, gast.Attribute) and self.active(func.value) and self.resolve(func) is None:
+            method = func.attr
+            receiver = self.atom(func.value, stmt, items)
+            args = list(e.args)
+            if method in PACKED_METHODS and len(args) > 1:
+                args = [gast.Tuple(elts=args, ctx=gast.Load())]
+            if method == "astype":
+                op = astype
+            elif method in METHODS:
+                op = _numpy(METHODS[method])
+            else:
+                raise self.error(e, f"no adjoint rule for the method .{method}() (astjit.grad.adjoint registers one)")
+            operands = [receiver] + [self.atom(a, stmt, items) for a in args]
+            keywords = {k.arg: self.atom(k.value, stmt, items) for k in e.keywords}
+            call = gast.Call(func=gast.Attribute(value=receiver, attr=method, ctx=gast.Load()),
+                             args=operands[1:], keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
+            return items + [self._prim(target, call, op, operands, keywords, stmt, e)]
+        op = self.resolve(func)
+        if op is None:
+            chain = attribute_chain(func)
+            raise self.error(e, f"no adjoint rule for {'.'.join(chain) if chain else 'this call'}: astjit.grad "
+                             "differentiates numpy functions with a registered rule (astjit.grad.adjoint)")
+        if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
+            raise self.error(e, "*args or **kwargs in a call the gradient flows through")
+        operands = [self.atom(a, stmt, items) for a in e.args]
+        keywords = {k.arg: self.atom(k.value, stmt, items) for k in e.keywords}
+        call = gast.Call(func=copy.deepcopy(func), args=operands,
+                         keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
+        return items + [self._prim(target, call, op, operands, keywords, stmt, e)]
+
+    def _prim(self, target, value, op, operands, keywords, stmt, node):
+        rule = rule_for(op)
+        if rule is None:
+            raise self.error(node, f"no adjoint rule for {describe(op)}: astjit.grad cannot differentiate it "
+                             "(astjit.grad.adjoint registers one)")
+        for k, v in keywords.items():
+            if self.active(v):
+                raise self.error(node, f"the gradient flows through keyword {k}= of {describe(op)}")
+        active = {i for i, o in enumerate(operands) if self.active(o)}
+        if any(i >= len(rule.operands) for i in active):
+            raise self.error(node, f"{describe(op)} is called with more operands than its adjoint rule takes")
+        self.activity.active.add(target)
+        return Prim(target, gast.copy_location(_assign(target, value, stmt), stmt), rule, operands, keywords,
+                    active, node)
+
+
+def _numpy(name):
+    import numpy as np
+
+    return getattr(np, name)
+
+
+def _name(n):
+    return gast.Name(id=n, ctx=gast.Load(), annotation=None, type_comment=None)
+
+
+def _assign(target, value, where):
+    a = gast.Assign(targets=[gast.Name(id=target, ctx=gast.Store(), annotation=None, type_comment=None)],
+                    value=value, type_comment=None)
+    return gast.copy_location(a, where)
+
+
+def _index_value(index):
+    """An index as an expression (``1:, j`` -> ``(slice(1, None, None), j)``)."""
+    if isinstance(index, gast.Slice):
+        parts = [index.lower, index.upper, index.step]
+        return gast.Call(func=_name("slice"), args=[p if p is not None else gast.Constant(value=None, kind=None)
+                                                    for p in parts], keywords=[])
+    if isinstance(index, gast.Tuple):
+        return gast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=gast.Load())
+    return index
+
+
+def _own_walk(s):
+    """The nodes of ``s`` outside nested loops (whose breaks are their own)."""
+    yield s
+    if isinstance(s, gast.For | gast.While):
+        return
+    for c in gast.iter_child_nodes(s):
+        yield from _own_walk(c)
+
+
+def _op_text(op):
+    return {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+            gast.MatMult: "@"}.get(type(op), "op")

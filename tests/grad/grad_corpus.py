@@ -1,0 +1,173 @@
+"""Functions the gradient tests differentiate: every shipped rule, broadcasting, reductions with axis
+and keepdims, indexing, and each control-flow form. Each entry: (function, argument makers by shape
+seed, the argnums to differentiate)."""
+
+import numpy as np
+
+
+def elementwise(x, y):
+    a = np.exp(x) * np.log(y) + np.sqrt(y) / (1.0 + x * x)
+    b = np.sin(x) - np.cos(y) * np.tanh(x) + np.arctan(x) ** 2
+    c = np.log1p(y) + np.expm1(x * 0.5) + np.square(x) - np.reciprocal(y) + np.cbrt(y)
+    d = np.sinh(x * 0.3) + np.cosh(x * 0.2) + np.arcsinh(x) + np.exp2(x) + np.log2(y) + np.log10(y)
+    e = -x + (+y) + abs(x) * np.fabs(y) + np.arctan2(x, y) + np.hypot(x, y)
+    return np.sum(a + b + c + d + e)
+
+
+def powers(x, y):
+    return np.sum(x ** 3 + y ** x + np.power(y, 0.5) + x ** 2.0 / y)
+
+
+def inverse_trig(x):
+    z = x * 0.4
+    return np.sum(np.arcsin(z) + np.arccos(z) * z + np.arctanh(z) + np.tan(z) + np.arccosh(2.0 + x * x))
+
+
+def broadcasting(x, row, col, s):
+    return np.sum((x * row + col) ** 2 - x / (row * row + 1.0) + s * x)
+
+
+def reductions(x):
+    a = np.sum(x, axis=0)
+    b = x.mean(axis=1, keepdims=True)
+    c = np.var(x, axis=1) + x.std(axis=0, ddof=1).sum()
+    d = np.max(x, axis=1) + x.min(axis=0).mean() + np.max(x)
+    return np.sum(a * a) + np.sum(b * x) + np.sum(c) + np.sum(d)
+
+
+def ties(x):
+    # equal elements: the adjoint of max/min is shared evenly between them
+    y = np.floor(x * 2.0) / 2.0
+    return np.max(y * x) + np.sum(np.maximum(y, 0.5) * x) + np.sum(np.minimum(x, y + 0.0))
+
+
+def selections(x, y):
+    a = np.where(x > 0, x * y, y * y)
+    b = np.clip(x, -0.5, 0.5) + np.clip(y, None, 0.3)
+    return np.sum(a * b)
+
+
+def indexing(x, idx):
+    first = x[0]
+    rows = x[1:3, :]
+    picked = x[idx]                      # repeated indices add up
+    masked = x[x > 0]
+    return np.sum(first * 2.0) + np.sum(rows ** 2) + np.sum(picked) * 3.0 + np.sum(masked)
+
+
+def views(x, w):
+    a = x.reshape(-1)
+    b = np.transpose(x) @ w.T
+    c = x.T.ravel()
+    d = np.reshape(x, (x.shape[1], x.shape[0])).transpose(1, 0)
+    return np.sum(a * c) + np.sum(b * b) + np.sum(d * x)
+
+
+def products(a, b, v):
+    m = a @ b            # 2-D @ 2-D
+    u = b @ v            # 2-D @ 1-D
+    w = u @ b            # 1-D @ 2-D
+    return np.sum(m * m) + np.dot(u, u) + np.sum(np.tanh(w)) + np.dot(v, w) + np.sum(np.dot(a, u))
+
+
+def batched(a, b):
+    return np.sum(np.tanh(a @ b))
+
+
+def casts(x):
+    y = x.astype(np.float32)
+    return float(np.sum(y.astype(np.float64) * x))
+
+
+def branches(x, k):
+    if np.sum(x) > 0:
+        y = x * 2.0
+    elif k > 1:
+        y = np.sin(x)
+    else:
+        y = x * x
+    return np.sum(y * x)
+
+
+def early_return(x):
+    s = np.sum(x)
+    if s > 1.0:
+        return s * s
+    z = np.exp(x)
+    return np.sum(z)
+
+
+def for_loop(x, w, n):
+    h = x
+    for i in range(n):
+        h = np.tanh(h * w + 0.1 * i)
+    return np.sum(h)
+
+
+def loop_with_scalar(x, n):
+    total = 0.0
+    for i in range(1, n, 2):
+        total = total + np.sum(x ** i) / i
+    return total
+
+
+def nested_loops(x, n):
+    acc = x
+    for i in range(n):
+        for j in range(i):
+            acc = acc * 0.9 + np.sin(acc) * (j + 1)
+    return np.sum(acc * acc)
+
+
+def while_loop(x):
+    y = x
+    steps = 0
+    while np.max(np.abs(y)) > 0.1 and steps < 50:
+        y = y * 0.5 + 0.01 * np.tanh(y)
+        steps += 1
+    return np.sum(y * y)
+
+
+def break_and_continue(x, n):
+    y = x
+    for i in range(n):
+        if i % 3 == 1:
+            continue
+        y = np.sin(y) + y * 0.5
+        if np.sum(y) < -0.5 * y.size:
+            break
+        y = y + 0.1
+    return np.sum(y)
+
+
+def time_steps(u0, c, dt, steps):
+    u = u0
+    for _ in range(steps):
+        lap = u[:-2] - 2.0 * u[1:-1] + u[2:]
+        u = u * 0.99 + 0.01 * np.mean(u[1:-1] + dt * c * lap)
+    return np.sum(u * u)
+
+
+def accumulate(x, w):
+    loss = 0.0
+    h = x
+    for _ in range(4):
+        h = np.tanh(h @ w)
+        loss += np.mean(h * h)
+    return loss
+
+
+def mlp_loss(w1, b1, w2, b2, x, y):
+    h = np.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    m = logits.max(axis=1, keepdims=True)
+    e = np.exp(logits - m)
+    p = e / e.sum(axis=1, keepdims=True)
+    return -np.mean(np.sum(y * np.log(p), axis=1))
+
+
+def rnn_loss(w, u, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(h @ w + xs[t] @ u)
+    return np.sum(h * h)

@@ -1,0 +1,152 @@
+"""astjit.grad against central finite differences in float64, called several times with other values
+and shapes; value_and_grad; argnums; dtypes."""
+
+import grad_corpus as corpus
+import numpy as np
+import pytest
+
+import astjit
+
+
+def finite_difference(f, args, i, eps=1e-6):
+    """Central differences of f with respect to args[i] (an array or a float)."""
+    x = args[i]
+    if isinstance(x, float):
+        a = list(args)
+        a[i] = x + eps
+        up = f(*a)
+        a[i] = x - eps
+        return (up - f(*a)) / (2 * eps)
+    out = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        a = list(args)
+        xp = x.copy()
+        xp[index] += eps
+        a[i] = xp
+        up = f(*a)
+        xm = x.copy()
+        xm[index] -= eps
+        a[i] = xm
+        out[index] = (up - f(*a)) / (2 * eps)
+    return out
+
+
+def assert_gradient(f, args, argnums, rtol=1e-6, atol=1e-9):
+    nums = (argnums,) if isinstance(argnums, int) else argnums
+    g = astjit.grad(f, argnums=argnums)
+    expected = [finite_difference(f, args, i) for i in nums]
+    for _ in range(2):                   # the second call runs the cached specialization
+        got = g(*args)
+        got = (got,) if isinstance(argnums, int) else got
+        assert len(got) == len(expected)
+        for i, e, r in zip(nums, expected, got):
+            x = args[i]
+            if isinstance(x, float):
+                assert isinstance(r, float)
+            else:
+                assert r.shape == x.shape and r.dtype == x.dtype, (r.shape, r.dtype, x.shape, x.dtype)
+            err = np.max(np.abs(np.asarray(r) - e)) / max(1.0, np.max(np.abs(e)))
+            assert err < rtol or np.allclose(r, e, rtol=rtol, atol=atol), (f.__name__, i, err)
+
+
+def rand(rng, *shape, low=-1.0, high=1.0):
+    return rng.uniform(low, high, shape)
+
+
+CASES = {
+    "elementwise": (corpus.elementwise, lambda r, n: (rand(r, n, low=0.2, high=0.9), rand(r, n, low=0.5, high=2.0)), (0, 1)),
+    "powers": (corpus.powers, lambda r, n: (rand(r, n, low=0.2), rand(r, n, low=0.5, high=2.0)), (0, 1)),
+    "inverse_trig": (corpus.inverse_trig, lambda r, n: (rand(r, n),), 0),
+    "broadcasting": (corpus.broadcasting, lambda r, n: (rand(r, n, 3), rand(r, 3), rand(r, n, 1), 0.7), (0, 1, 2, 3)),
+    "reductions": (corpus.reductions, lambda r, n: (rand(r, n, 4),), 0),
+    "ties": (corpus.ties, lambda r, n: (rand(r, n, 3, low=0.1),), 0),
+    "selections": (corpus.selections, lambda r, n: (rand(r, n), rand(r, n)), (0, 1)),
+    "indexing": (corpus.indexing, lambda r, n: (rand(r, n + 3, 2), np.array([0, 2, 2, 1])), 0),
+    "views": (corpus.views, lambda r, n: (rand(r, n, 3), rand(r, 2, n)), (0, 1)),
+    "products": (corpus.products, lambda r, n: (rand(r, n, 3), rand(r, 3, 4), rand(r, 4)), (0, 1, 2)),
+    "batched": (corpus.batched, lambda r, n: (rand(r, 2, n, 3), rand(r, 3, 2)), (0, 1)),
+    "branches": (corpus.branches, lambda r, n: (rand(r, n) + (0.5 if n % 2 else -0.5), n % 3), 0),
+    "early_return": (corpus.early_return, lambda r, n: (rand(r, n, low=0.0, high=0.4 if n < 4 else 1.0),), 0),
+    "for_loop": (corpus.for_loop, lambda r, n: (rand(r, n), rand(r, n), n), (0, 1)),
+    "loop_with_scalar": (corpus.loop_with_scalar, lambda r, n: (rand(r, n), n + 2), 0),
+    "nested_loops": (corpus.nested_loops, lambda r, n: (rand(r, n), n), 0),
+    "while_loop": (corpus.while_loop, lambda r, n: (rand(r, n, low=-3.0, high=3.0),), 0),
+    "break_and_continue": (corpus.break_and_continue, lambda r, n: (rand(r, n) - (0.6 if n % 2 else 0.0), 2 * n), 0),
+    "time_steps": (corpus.time_steps, lambda r, n: (rand(r, n + 3), 0.8, 0.1, n + 2), (0, 1, 2)),
+    "accumulate": (corpus.accumulate, lambda r, n: (rand(r, 2, n), rand(r, n, n)), (0, 1)),
+    "mlp_loss": (corpus.mlp_loss, lambda r, n: (rand(r, 4, n), rand(r, n), rand(r, n, 3), rand(r, 3), rand(r, 5, 4),
+                                         np.eye(3)[r.integers(0, 3, 5)]), (0, 1, 2, 3)),
+    "rnn_loss": (corpus.rnn_loss, lambda r, n: (rand(r, n, n) * 0.5, rand(r, 2, n), rand(r, 6, 2, 2), rand(r, 2, n)),
+                 (0, 1, 3)),
+}
+
+
+# float64 exp and log feeding reductions take TVM a minute to compile (mlp_loss's softmax)
+SLOW = {"mlp_loss"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(CASES)])
+def test_gradient_matches_finite_differences(name):
+    f, make, argnums = CASES[name]
+    rng = np.random.default_rng(len(name))
+    for n in (3, 4):                     # other sizes and values on every call
+        assert_gradient(f, make(rng, n), argnums)
+
+
+def test_casts_keep_the_argument_dtype():
+    rng = np.random.default_rng(1)
+    g = astjit.grad(corpus.casts)
+    for n in (3, 6):
+        x = rand(rng, n)
+        r = g(x)
+        assert r.dtype == np.float64 and np.allclose(r, 2 * x.astype(np.float32), rtol=1e-6)
+
+
+def test_value_and_grad_returns_the_value_of_one_forward_pass():
+    rng = np.random.default_rng(2)
+    vg = astjit.value_and_grad(corpus.for_loop, argnums=(0, 1))
+    for n in (4, 7):
+        args = CASES["for_loop"][1](rng, n)
+        value, (g0, g1) = vg(*args)
+        assert value == pytest.approx(corpus.for_loop(*args), rel=1e-12)
+        assert np.allclose(g0, finite_difference(corpus.for_loop, args, 0), rtol=1e-6, atol=1e-9)
+        assert g1.shape == args[1].shape
+    single = astjit.value_and_grad(corpus.for_loop)(*args)
+    assert np.allclose(single[1], g0, rtol=1e-12, atol=1e-15)
+
+
+def test_float32_gradients_stay_float32():
+    rng = np.random.default_rng(3)
+    g = astjit.grad(corpus.mlp_loss, argnums=(0, 1))
+    for n in (4, 8):
+        args = [a.astype(np.float32) for a in CASES["mlp_loss"][1](rng, n)]
+        g0, g1 = g(*args)
+        assert g0.dtype == np.float32 and g1.dtype == np.float32
+        ref = astjit.grad(corpus.mlp_loss, argnums=(0, 1), backend="python")(*[a.astype(np.float64) for a in args])
+        assert np.allclose(g0, ref[0], rtol=1e-3, atol=1e-5)
+
+
+def test_grad_of_a_jitted_function_and_the_python_backend_agree():
+    rng = np.random.default_rng(4)
+    jitted = astjit.jit(corpus.for_loop)
+    args = (rand(rng, 6), rand(rng, 6), 5)
+    compiled = astjit.grad(jitted, argnums=(0, 1))(*args)
+    plain = astjit.grad(corpus.for_loop, argnums=(0, 1), backend="python")(*args)
+    for a, b in zip(compiled, plain):
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_python_float_argument_gets_a_float_gradient():
+    g = astjit.grad(corpus.broadcasting, argnums=3)
+    rng = np.random.default_rng(5)
+    args = CASES["broadcasting"][1](rng, 3)
+    r = g(*args)
+    assert isinstance(r, float)
+    assert r == pytest.approx(finite_difference(corpus.broadcasting, args, 3), rel=1e-6)
+
+
+def test_an_argument_without_contribution_gets_zeros():
+    def f(x, y):
+        return np.sum(x * 2.0)
+
+    assert np.array_equal(astjit.grad(f, argnums=1)(np.ones(3), np.ones((2, 2))), np.zeros((2, 2)))

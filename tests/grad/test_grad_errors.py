@@ -1,0 +1,72 @@
+"""What astjit.grad refuses: a GradError at the user's own line naming the reason; TypeErrors for
+arguments and results it cannot differentiate."""
+
+import inspect
+
+import grad_errors_corpus as corpus
+import numpy as np
+import pytest
+
+import astjit
+from astjit import GradError
+
+
+def marker_line(name):
+    lines, start = inspect.getsourcelines(corpus)
+    for k, line in enumerate(lines):
+        if f"# marker: {name}" in line:
+            return k + 1
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize(("name", "args", "words"), [
+    ("no_rule", (np.ones(3),), "no adjoint rule for numpy.cumsum"),
+    ("updates_argument", (np.ones(3),), "updates an argument in place"),
+    ("writes_element", (np.ones(3),), "in-place update of an array the gradient flows through"),
+    ("aliased_update", (np.ones(3),), "another name or view also holds"),
+    ("returns_in_loop", (np.ones(3), 4), "`return` inside a loop"),
+    ("loops_over_a_list", (np.ones(3), [np.ones(3)]), "must be `for ... in range(...)`"),
+    ("may_not_return", (np.ones(3),), "must return a value on every path"),
+    ("calls_a_user_function", (np.ones(3),), "no adjoint rule for"),
+])
+def test_refused_at_the_users_line(name, args, words):
+    g = astjit.grad(getattr(corpus, name))
+    with pytest.raises(GradError) as info:
+        g(*args)
+    err = info.value
+    assert words in err.reason, err.reason
+    assert err.filename == corpus.__file__ and err.lineno == marker_line(name)
+    assert f'File "{corpus.__file__}", line {err.lineno}' in str(err)
+    with pytest.raises(GradError):                  # the same answer on the next call
+        g(*args)
+
+
+def test_the_error_is_raised_by_show_too():
+    with pytest.raises(GradError, match="cumsum"):
+        astjit.grad(corpus.no_rule).show()
+
+
+def test_non_scalar_result_is_a_type_error():
+    with pytest.raises(TypeError, match="returning a real scalar"):
+        astjit.grad(corpus.returns_an_array)(np.ones(3))
+
+
+def test_integer_argument_is_a_type_error():
+    def f(x):
+        return np.sum(x * 2)
+
+    with pytest.raises(TypeError, match="must be a float array"):
+        astjit.grad(f)(np.arange(3))
+    assert np.array_equal(astjit.grad(f)(np.arange(3.0)), np.full(3, 2.0))
+
+
+def test_bad_argnums():
+    def f(x, y):
+        return np.sum(x * y)
+
+    with pytest.raises(ValueError, match="out of range"):
+        astjit.grad(f, argnums=2)
+    with pytest.raises(TypeError, match="argnums"):
+        astjit.grad(f, argnums="x")
+    with pytest.raises(TypeError, match="higher derivatives"):
+        astjit.grad(astjit.grad(f))

@@ -18,9 +18,9 @@ from .errors import (
     StrictModeError,
     Unsupported,
 )
-from .grad import grad, value_and_grad
+from .grad import adjoint, grad, value_and_grad
 from .graph import ops as _ops  # noqa: F401  (registers every op)
 
 __version__ = "0.1.0"
-__all__ = ["jit", "explain", "grad", "value_and_grad", "JitFunction", "Explanation", "AstjitError", "GradError", "SourceUnavailableError",
+__all__ = ["jit", "explain", "grad", "value_and_grad", "adjoint", "JitFunction", "Explanation", "AstjitError", "GradError", "SourceUnavailableError",
            "StrictModeError", "Unsupported", "RuleError", "DeviceError", "RecompileLimitWarning", "CacheDirectoryWarning"]

@@ -254,7 +254,7 @@ class Lowering:
             elif method in METHODS:
                 op = _numpy(METHODS[method])
             else:
-                raise self.error(e, f"no adjoint rule for the method .{method}() (astjit.grad.adjoint registers one)")
+                raise self.error(e, f"no adjoint rule for the method .{method}() (astjit.adjoint registers one)")
             operands = [receiver] + [self.atom(a, stmt, items) for a in args]
             keywords = {k.arg: self.atom(k.value, stmt, items) for k in e.keywords}
             call = gast.Call(func=gast.Attribute(value=receiver, attr=method, ctx=gast.Load()),
@@ -264,7 +264,7 @@ class Lowering:
         if op is None:
             chain = attribute_chain(func)
             raise self.error(e, f"no adjoint rule for {'.'.join(chain) if chain else 'this call'}: astjit.grad "
-                             "differentiates numpy functions with a registered rule (astjit.grad.adjoint)")
+                             "differentiates numpy functions with a registered rule (astjit.adjoint)")
         if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             raise self.error(e, "*args or **kwargs in a call the gradient flows through")
         operands = [self.atom(a, stmt, items) for a in e.args]
@@ -277,7 +277,7 @@ class Lowering:
         rule = rule_for(op)
         if rule is None:
             raise self.error(node, f"no adjoint rule for {describe(op)}: astjit.grad cannot differentiate it "
-                             "(astjit.grad.adjoint registers one)")
+                             "(astjit.adjoint registers one)")
         for k, v in keywords.items():
             if self.active(v):
                 raise self.error(node, f"the gradient flows through keyword {k}= of {describe(op)}")

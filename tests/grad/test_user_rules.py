@@ -1,0 +1,32 @@
+"""An adjoint rule registered by the user for their own function: used where the function is called,
+inlined into the generated code; an op without a rule is a GradError naming it."""
+
+import numpy as np
+import pytest
+import user_ops
+from test_grad import finite_difference
+
+import astjit
+
+
+def test_a_registered_rule_is_used_and_inlined():
+    g = astjit.grad(user_ops.model, argnums=(0, 1))
+    assert "softplus(" in g.source and "np.exp(-" in g.source      # the forward call and the inlined rule
+    rng = np.random.default_rng(0)
+    for n in (3, 6):
+        args = (rng.standard_normal(n), rng.standard_normal(n))
+        gx, gw = g(*args)
+        assert np.allclose(gx, finite_difference(user_ops.model, args, 0), rtol=1e-6, atol=1e-9)
+        assert np.allclose(gw, finite_difference(user_ops.model, args, 1), rtol=1e-6, atol=1e-9)
+
+
+def test_without_a_rule_the_op_is_named():
+    with pytest.raises(astjit.GradError, match="no adjoint rule for numpy.sinc"):
+        astjit.grad(user_ops.unregistered)(np.ones(3))
+
+
+def test_a_rule_must_take_g_and_ans_first():
+    with pytest.raises(astjit.AstjitError, match="must take"):
+        @astjit.adjoint(np.sinc)
+        def bad(x, g):
+            return g

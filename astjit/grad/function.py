@@ -42,9 +42,10 @@ class GradFunction:
         self.__doc__ = f"{'Value and gradient' if with_value else 'Gradient'} of {fn.__qualname__} (astjit)."
         self._jitted = None
         self._source = None
+        self._guards = []
 
     def __call__(self, *args, **kwargs):
-        if self._jitted is None:
+        if self._jitted is None or not guards_hold(self.original, self._guards):
             self._build()
         return self._jitted(*args, **kwargs)
 
@@ -83,7 +84,7 @@ class GradFunction:
     def _build(self):
         from ..api import jit
 
-        source, function = build_gradient(self.original, self.argnums, self.with_value)
+        source, function, self._guards = build_gradient(self.original, self.argnums, self.with_value)
         self._source = source
         self._jitted = jit(function, **self.jit_options)
 
@@ -112,24 +113,14 @@ def build_gradient(fn, argnums, with_value):
     single, wrt = _argnums(fn, argnums, params)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
 
+    resolved = {}
+
     def resolve(node):
         chain = attribute_chain(node)
         if not chain or chain[0] in local_names:
             return None
-        if chain[0] in cells:
-            obj = cells[chain[0]].cell_contents
-        elif chain[0] in fn.__globals__:
-            obj = fn.__globals__[chain[0]]
-        elif hasattr(builtins, chain[0]):
-            obj = getattr(builtins, chain[0])
-        else:
-            return None
-        for attr in chain[1:]:
-            if not isinstance(obj, types.ModuleType | type):
-                return None
-            obj = getattr(obj, attr, None)
-            if obj is None:
-                return None
+        obj = _resolve_chain(fn, cells, chain)
+        resolved[tuple(chain)] = obj
         return obj
 
     prefix = _prefix(fn, fndef)
@@ -192,7 +183,10 @@ def build_gradient(fn, argnums, with_value):
         prologue += [gast.Assign(targets=[_store(n)], value=gast.Constant(None, None), type_comment=None)
                      for n in sorted(kept - set(params))]
     new_body = prologue + forward + start + backward + [check, gast.Return(value=returned)]
-    return _compile(fn, fndef, new_body, aliases, with_value)
+    source, function = _compile(fn, fndef, new_body, aliases, with_value)
+    # a rule was chosen for what each called name meant now: the gradient is rebuilt if one is rebound
+    guards = [(chain, obj) for chain, obj in resolved.items() if obj is not None and chain[0] not in local_names]
+    return source, function, guards
 
 
 def _compile(fn, fndef, body, aliases, with_value):
@@ -215,6 +209,36 @@ def _compile(fn, fndef, body, aliases, with_value):
     function = namespace["__astjit_make"](*aliases.values())
     function.__defaults__ = fn.__defaults__
     return shown, function
+
+
+def _resolve_chain(fn, cells, chain):
+    """What ``np.linalg.norm`` (as ['np', 'linalg', 'norm']) means in ``fn`` now: a closure cell, a
+    global or a builtin, then attributes of modules and classes only; None if nothing."""
+    root = chain[0]
+    if root in cells:
+        try:
+            obj = cells[root].cell_contents
+        except ValueError:
+            return None
+    elif root in fn.__globals__:
+        obj = fn.__globals__[root]
+    elif hasattr(builtins, root):
+        obj = getattr(builtins, root)
+    else:
+        return None
+    for attr in chain[1:]:
+        if not isinstance(obj, types.ModuleType | type):
+            return None
+        obj = getattr(obj, attr, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def guards_hold(fn, guards) -> bool:
+    """Whether every name the gradient's rules were chosen by still means the same object."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    return all(_resolve_chain(fn, cells, chain) is obj for chain, obj in guards)
 
 
 def _prefix(fn, fndef) -> str:

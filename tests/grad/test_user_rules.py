@@ -30,3 +30,15 @@ def test_a_rule_must_take_g_and_ans_first():
         @astjit.adjoint(np.sinc)
         def bad(x, g):
             return g
+
+
+def test_a_rebound_global_changes_the_gradient():
+    g = astjit.grad(user_ops.with_a_global_activation)
+    x = np.linspace(-1.0, 1.0, 5)
+    try:
+        for activation in (np.tanh, np.sin, np.tanh, np.exp):
+            user_ops.activation = activation
+            expected = finite_difference(user_ops.with_a_global_activation, (x,), 0)
+            assert np.allclose(g(x), expected, rtol=1e-6, atol=1e-9), activation
+    finally:
+        user_ops.activation = np.tanh

@@ -35,6 +35,11 @@ def reductions(x):
     return np.sum(a * a) + np.sum(b * x) + np.sum(c) + np.sum(d)
 
 
+def products_of_elements(x):
+    # rows with no zero, one zero and two zeros (the test sets them)
+    return np.sum(np.prod(x, axis=1) * 2.0) + x[0].prod() + np.prod(x, axis=0, keepdims=True).sum()
+
+
 def ties(x):
     # equal elements: the adjoint of max/min is shared evenly between them
     y = np.floor(x * 2.0) / 2.0

@@ -53,12 +53,19 @@ def rand(rng, *shape, low=-1.0, high=1.0):
     return rng.uniform(low, high, shape)
 
 
+def _with_zeros(x):
+    x[1, 0] = 0.0                        # one zero in row 1
+    x[2, 1:] = 0.0                       # two zeros in row 2
+    return x
+
+
 CASES = {
     "elementwise": (corpus.elementwise, lambda r, n: (rand(r, n, low=0.2, high=0.9), rand(r, n, low=0.5, high=2.0)), (0, 1)),
     "powers": (corpus.powers, lambda r, n: (rand(r, n, low=0.2), rand(r, n, low=0.5, high=2.0)), (0, 1)),
     "inverse_trig": (corpus.inverse_trig, lambda r, n: (rand(r, n),), 0),
     "broadcasting": (corpus.broadcasting, lambda r, n: (rand(r, n, 3), rand(r, 3), rand(r, n, 1), 0.7), (0, 1, 2, 3)),
     "reductions": (corpus.reductions, lambda r, n: (rand(r, n, 4),), 0),
+    "products_of_elements": (corpus.products_of_elements, lambda r, n: (_with_zeros(rand(r, n + 2, 3)),), 0),
     "ties": (corpus.ties, lambda r, n: (rand(r, n, 3, low=0.1),), 0),
     "selections": (corpus.selections, lambda r, n: (rand(r, n), rand(r, n)), (0, 1)),
     "indexing": (corpus.indexing, lambda r, n: (rand(r, n + 3, 2), np.array([0, 2, 2, 1])), 0),

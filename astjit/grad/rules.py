@@ -35,7 +35,6 @@ class AdjointRule:
     global_names: set = field(default_factory=set)
 
 
-WANTS = "wants_"                 # ``wants_a`` in a rule: whether operand ``a``'s adjoint is needed here
 ADJOINTS: dict[int, tuple[object, AdjointRule]] = {}          # id(op callable) -> (callable, rule)
 NON_DIFFERENTIABLE: dict[int, object] = {}                      # results that carry no gradient
 
@@ -84,8 +83,7 @@ def _parse_rule(fn, unbroadcast) -> AdjointRule:
     results = [None if isinstance(r, gast.Constant) and r.value is None else r for r in results]
     local = set(names) | {n.id for s in body for n in gast.walk(s)
                           if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    used = {n.id for s in fndef.body for n in gast.walk(s) if isinstance(n, gast.Name)
-            and not n.id.startswith(WANTS)}
+    used = {n.id for s in fndef.body for n in gast.walk(s) if isinstance(n, gast.Name)}
     defaults = {k: p.default for k, p in params.items() if p.default is not p.empty}
     return AdjointRule(fn, names[2:], defaults, body, results, unbroadcast, used - local)
 
@@ -116,8 +114,6 @@ def instantiate(rule: AdjointRule, g, ans, operands: list, keywords: dict, wante
             if name not in rule.defaults:
                 raise AstjitError(f"operand {name} is missing for the adjoint rule {rule.function.__qualname__}")
             values[name] = gast.Constant(value=rule.defaults[name], kind=None)
-    for i, name in enumerate(rule.operands):
-        values[WANTS + name] = gast.Constant(value=i in wanted, kind=None)
     renamed = {}
     fn_globals = rule.function.__globals__
 

@@ -8,7 +8,6 @@ differentiated point at the line of ``f``.
 """
 
 import ast
-import builtins
 import copy
 import itertools
 import linecache
@@ -19,6 +18,7 @@ import numpy as np
 
 from ..errors import SourceUnavailableError
 from ..frontend.lower import attribute_chain
+from ..frontend.resolve import MISSING, Resolver
 from ..frontend.source import parse_function
 from . import helpers, numpy_rules  # noqa: F401  (registers the shipped rules)
 from .activity import Activity
@@ -42,10 +42,10 @@ class GradFunction:
         self.__doc__ = f"{'Value and gradient' if with_value else 'Gradient'} of {fn.__qualname__} (astjit)."
         self._jitted = None
         self._source = None
-        self._guards = []
+        self._guards_hold = None
 
     def __call__(self, *args, **kwargs):
-        if self._jitted is None or not guards_hold(self.original, self._guards):
+        if self._jitted is None or not self._guards_hold():
             self._build()
         return self._jitted(*args, **kwargs)
 
@@ -84,7 +84,7 @@ class GradFunction:
     def _build(self):
         from ..api import jit
 
-        source, function, self._guards = build_gradient(self.original, self.argnums, self.with_value)
+        source, function, self._guards_hold = build_gradient(self.original, self.argnums, self.with_value)
         self._source = source
         self._jitted = jit(function, **self.jit_options)
 
@@ -102,7 +102,7 @@ def _argnums(fn, argnums, params):
 
 
 def build_gradient(fn, argnums, with_value):
-    """(source, function) of the gradient of ``fn`` with respect to its positional parameters
+    """(source, function, guards_hold) of the gradient of ``fn`` with respect to its positional parameters
     ``argnums``."""
     _, fndef = parse_function(fn)
     filename = fn.__code__.co_filename
@@ -111,22 +111,21 @@ def build_gradient(fn, argnums, with_value):
         raise located(filename, fndef, f"astjit.grad needs {fn.__name__} to take plain positional parameters")
     params = [a.id for a in args.args]
     single, wrt = _argnums(fn, argnums, params)
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-
+    prefix = _prefix(fn, fndef)
+    body = normalize(fndef, filename, prefix + "returned")
+    local_names = set(params) | {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
+                                 and isinstance(n.ctx, gast.Store)}
+    resolver = Resolver(fn, local_names)
     resolved = {}
 
     def resolve(node):
         chain = attribute_chain(node)
         if not chain or chain[0] in local_names:
             return None
-        obj = _resolve_chain(fn, cells, chain)
+        obj = resolver.resolve_chain(chain)
         resolved[tuple(chain)] = obj
-        return obj
+        return None if obj is MISSING else obj
 
-    prefix = _prefix(fn, fndef)
-    body = normalize(fndef, filename, prefix + "returned")
-    local_names = set(params) | {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
-                                 and isinstance(n.ctx, gast.Store)}
     activity = Activity(resolve, wrt)
     activity.run(body)
     lowering = Lowering(filename, activity, resolve, set(params), prefix=prefix)
@@ -185,8 +184,13 @@ def build_gradient(fn, argnums, with_value):
     new_body = prologue + forward + start + backward + [check, gast.Return(value=returned)]
     source, function = _compile(fn, fndef, new_body, aliases, with_value)
     # a rule was chosen for what each called name meant now: the gradient is rebuilt if one is rebound
-    guards = [(chain, obj) for chain, obj in resolved.items() if obj is not None and chain[0] not in local_names]
-    return source, function, guards
+    guards = [(chain, obj) for chain, obj in resolved.items() if obj is not MISSING]
+
+    def guards_hold() -> bool:
+        """Whether every name the gradient's rules were chosen by still means the same object."""
+        return all(resolver.resolve_chain(chain) is obj for chain, obj in guards)
+
+    return source, function, guards_hold
 
 
 def _compile(fn, fndef, body, aliases, with_value):
@@ -209,36 +213,6 @@ def _compile(fn, fndef, body, aliases, with_value):
     function = namespace["__astjit_make"](*aliases.values())
     function.__defaults__ = fn.__defaults__
     return shown, function
-
-
-def _resolve_chain(fn, cells, chain):
-    """What ``np.linalg.norm`` (as ['np', 'linalg', 'norm']) means in ``fn`` now: a closure cell, a
-    global or a builtin, then attributes of modules and classes only; None if nothing."""
-    root = chain[0]
-    if root in cells:
-        try:
-            obj = cells[root].cell_contents
-        except ValueError:
-            return None
-    elif root in fn.__globals__:
-        obj = fn.__globals__[root]
-    elif hasattr(builtins, root):
-        obj = getattr(builtins, root)
-    else:
-        return None
-    for attr in chain[1:]:
-        if not isinstance(obj, types.ModuleType | type):
-            return None
-        obj = getattr(obj, attr, None)
-        if obj is None:
-            return None
-    return obj
-
-
-def guards_hold(fn, guards) -> bool:
-    """Whether every name the gradient's rules were chosen by still means the same object."""
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    return all(_resolve_chain(fn, cells, chain) is obj for chain, obj in guards)
 
 
 def _prefix(fn, fndef) -> str:

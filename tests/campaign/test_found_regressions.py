@@ -490,4 +490,6 @@ def test_constant_operand_read_twice_in_a_select_compiles():
     for n in (3, 5, 3):
         x = np.random.default_rng(n).standard_normal(n)
         assert_same_as_numpy(ones_times_sum_of_exp, x, jitted=jitted)
+    for special in ([np.nan, 1.0, -0.0], [np.inf, -0.0, 2.0], [-np.inf, 0.0, -1.0]):
+        assert_same_as_numpy(ones_times_sum_of_exp, np.array(special), jitted=jitted)
     assert not [r for r in jitted.records() if "could not compile" in r.message]

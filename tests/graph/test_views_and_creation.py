@@ -236,6 +236,9 @@ def test_broadcast_to(dtype):
         if dtype != "bool":
             assert_same_as_numpy(broadcast_and_compute, a, values(dtype, target, seed=1), target)
     assert_same_as_numpy(broadcast, values(dtype, (3,)), (4, 2))              # not broadcastable: ValueError
+    if dtype.startswith("float"):
+        special = np.array([np.nan, np.inf, -0.0], dtype)
+        assert_same_as_numpy(broadcast_and_compute, special, values(dtype, (2, 3), seed=2), (2, 3))
 
 
 # -- astype --------------------------------------------------------------------------------------------

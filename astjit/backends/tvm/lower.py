@@ -19,6 +19,7 @@ from ...graph.types import Static, WeakScalar
 from . import casts
 from . import scalar_math as sm
 from .executable import KernelSignature
+from .expression_size import STAGE_ABOVE, substituted_size
 from .runtime import tvm_module
 
 tvm = tvm_module()
@@ -33,6 +34,7 @@ class Lowered:
     dtype: str
     at: Callable
     constant: object = None         # the Python or numpy scalar, for a constant operand
+    staged: bool = False            # computed in a stage of its own (_staged)
 
     def cast_at(self, dtype):
         if dtype == self.dtype:
@@ -97,6 +99,7 @@ class SegmentLowering:
         self.values: dict = {}
         self.params: list = []
         self.input_kinds: list = []
+        self.kept_sizes: dict = {}
 
     def lower(self, name) -> KernelSignature:
         for k, n in enumerate(self.segment.inputs):
@@ -109,10 +112,14 @@ class SegmentLowering:
         costly = set()
         for n in self.segment.nodes:
             lv = self.node(n)
+            if OPS[n.op].kind == "elementwise" and lv.shape and self._stage_operands(n, lv):
+                lv = self.node(n)
             if OPS[n.op].kind == "elementwise" and (sm.transcendental(n.op) or any(o in costly for o in n.operands)):
                 costly.add(n)
             if n in costly and readers[n] >= 2 and lv.shape:
+                size = self._size(lv)
                 lv = _kept(n, lv)              # computed once, read twice (softmax's exponentials)
+                self.kept_sizes[f"keep{n.id}"] = size   # (the generic schedule inlines it back)
                 costly.discard(n)
             self.values[n] = lv
         outs, out_specs = [], []
@@ -125,6 +132,25 @@ class SegmentLowering:
             out_specs.append((shape, np.dtype(lv.dtype), t))
         func = distinct_lets(te.create_prim_func(self.params + outs)).with_attr("global_symbol", name)
         return KernelSignature(func, self.input_kinds, out_specs)
+
+    def _stage_operands(self, n, lv) -> bool:
+        """Where ``n``'s value, Lets substituted, is past what TVM's passes take in reasonable time
+        (expression_size), compute its compound operands in stages of their own; True if any was."""
+        if self._size(lv) <= STAGE_ABOVE:
+            return False
+        staged = False
+        for o in dict.fromkeys(n.operands):
+            ov = self.values.get(o)
+            if ov is None or not ov.shape or o in self.segment.inputs or ov.staged:
+                continue
+            self.values[o] = _staged(o, ov)
+            staged = True
+        return staged
+
+    def _size(self, lv) -> int:
+        """``lv``'s expression size as TVM's passes see it once the schedule has inlined the kept stages."""
+        index = [tirx.Var(f"i{d}", "int64") for d in range(len(lv.shape))]
+        return substituted_size(lv.at(*index), STAGE_ABOVE + 1, self.kept_sizes)
 
     def add_input(self, n, k):
         t = self.ctx.types[n]
@@ -456,6 +482,13 @@ def _kept(n, lv) -> Lowered:
     computes each exponential once."""
     stage = te.compute(lv.shape, lambda *i: lv.at(*i), name=f"keep{n.id}")
     return Lowered(lv.shape, lv.dtype, _placeholder_body(stage, lv.dtype))
+
+
+def _staged(n, lv) -> Lowered:
+    """A value computed in a stage of its own (``stage<id>``), which the schedules keep: its readers
+    load it from a buffer instead of substituting its expression (expression_size)."""
+    stage = te.compute(lv.shape, lambda *i: lv.at(*i), name=f"stage{n.id}")
+    return Lowered(lv.shape, lv.dtype, _placeholder_body(stage, lv.dtype), staged=True)
 
 
 def _constant_body(value, dtype):

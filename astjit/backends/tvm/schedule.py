@@ -1,6 +1,6 @@
 """A generic CPU schedule for fragment kernels (tvm-notes section 2).
 
-Inline injective stages, vectorize the innermost loop by 8 lanes with the tail peeled (static shapes:
+Inline injective stages (not the stages lower._staged keeps to bound compile time), vectorize the innermost loop by 8 lanes with the tail peeled (static shapes:
 no per-lane predicate), split reductions into partial sums (rfactor: parallel and more accurate), and
 run the outer loop in parallel only for kernels with enough work: on a small one the thread-pool
 wake-up (about 5 us) costs more than it saves. Work is elements weighted by the cost of their math: an
@@ -94,7 +94,10 @@ def _schedule(func, vec, reductions, parallel, vectorize=True):
     infos = dl.normalize_prim_func(sch)
     if infos is None:
         return func
-    rest = dl.try_inline_contiguous_spatial(sch, infos)
+    if any(_is_stage(sch, i) for i in infos):
+        rest = _inline_around_stages(sch, infos)
+    else:
+        rest = dl.try_inline_contiguous_spatial(sch, infos)
     for info in rest:
         kinds = info.dom_kind()
         n_s = len(kinds) - len(kinds.lstrip("S"))
@@ -105,6 +108,38 @@ def _schedule(func, vec, reductions, parallel, vectorize=True):
         if "R" not in info.dom_kind():
             _spatial(sch, sch.get_loops(info.block_rv), vec, parallel, vectorize)
     return sch.mod["main"]
+
+
+def _is_stage(sch, info) -> bool:
+    return sch.get(info.block_rv).name_hint.startswith("stage")
+
+
+def _inline_around_stages(sch, infos):
+    """dlight's inlining of injective blocks, keeping the stages of lower._staged: they are neither
+    inlined into their readers nor the target of a reverse inline (which would put their readers'
+    expressions back into theirs). Returns the blocks left, in order."""
+    candidates = [i for i in infos if i.is_injective() and not _is_stage(sch, i)]
+
+    def reverse_inline(block):
+        if any(sch.get(p).name_hint.startswith("stage") for p in sch.get_producers(block)):
+            raise ValueError("a stage's reader stays a loop of its own")
+        sch.reverse_compute_inline(block)
+
+    inlined = True
+    while inlined:
+        inlined = False
+        for inline in (sch.compute_inline, reverse_inline):
+            for info in candidates:
+                try:
+                    inline(info.block_rv)
+                except Exception:  # tvm ScheduleError: this block stays
+                    continue
+                candidates.remove(info)
+                inlined = True
+                break
+            if inlined:
+                break
+    return [i for i in infos if i in candidates or not i.is_injective() or _is_stage(sch, i)]
 
 
 def _extents(sch, block):
@@ -123,7 +158,7 @@ def _by_rows(func, vec, parallel, vectorize=True):
         return None
     name = {info.block_rv: sch.get(info.block_rv).name_hint for info in infos}
     outputs = [i for i in infos if name[i.block_rv].startswith("out")]
-    kept = [i for i in infos if name[i.block_rv].startswith("keep")]
+    kept = [i for i in infos if name[i.block_rv].startswith(("keep", "stage"))]
     if len(outputs) != 1 or not kept:
         return None
     for info in infos:
@@ -143,7 +178,7 @@ def _by_rows(func, vec, parallel, vectorize=True):
         extents = _extents(sch, block)
         if kinds == "S" * len(rows) + "R" and extents == rows + [n]:
             reductions.append(block)
-        elif not (set(kinds) == {"S"} and extents == shape and sch.get(block).name_hint.startswith("keep")):
+        elif not (set(kinds) == {"S"} and extents == shape and sch.get(block).name_hint.startswith(("keep", "stage"))):
             return None
     factored = {}
     for block in reductions:

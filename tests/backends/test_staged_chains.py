@@ -1,0 +1,103 @@
+"""Chains of the vectorized float64 exp and log (lower.SegmentLowering._stage_operands): where one
+value's expression, Lets substituted, grows past what TVM compiles quickly, its operands are computed
+in stages of their own. Results stay numpy's (special values included), every size reuses the same
+rules, and kernels without such chains keep their single loop."""
+
+import numpy as np
+import pytest
+from differential import assert_compiled, assert_same_as_numpy
+
+from astjit import jit
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def log_of_exp(x):
+    return np.log(np.exp(x))
+
+
+def exp_of_exp(x):
+    return np.exp(np.exp(x) - 3.0)
+
+
+def weighted_log_exp(x, y):
+    return np.sum(y * np.log(np.exp(x)))
+
+
+def reversed_chain(x):
+    return np.log(np.exp(x)[::-1] + 1.0)
+
+
+def softmax_cross_entropy(z, onehot):
+    m = z.max(axis=1, keepdims=True)
+    e = np.exp(z - m)
+    p = e / e.sum(axis=1, keepdims=True)
+    return -np.mean(np.sum(onehot * np.log(p + 1e-12), axis=1))
+
+
+def just_exp(x):
+    return np.exp(x) * 2.0
+
+
+def tir_of(jf):
+    return "\n".join(s.compiled.artifacts["tir"]() for f in jf.fragments for e in f.entries
+                     for s in e.segments if s.backend == "tvm")
+
+
+def tolerance(dtype):
+    """float32: exp's ulp (numpy's and ours differ by up to 2.4 ulp) grows through the chain (exp of a
+    value near 30 turns an ulp of its argument into 3e-6 of the result; log near 1 into an absolute
+    error); float64: differential's default."""
+    return {"rtol": 2e-5, "atol": 1e-6} if dtype == np.float32 else {}
+
+
+def values(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) * 3).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(7,), (1000,), (33, 17)])
+def test_chains_match_numpy_at_every_size(dtype, shape):
+    for fn in (log_of_exp, exp_of_exp, reversed_chain):
+        jf = jit(fn, backend="tvm")
+        for seed in range(3):
+            assert_same_as_numpy(fn, values(shape, dtype, seed), jitted=jf, **tolerance(dtype))
+        assert_compiled(jf)
+    jf = jit(weighted_log_exp, backend="tvm")
+    for seed in range(3):
+        assert_same_as_numpy(weighted_log_exp, values(shape, dtype, seed), values(shape, dtype, seed + 7),
+                             jitted=jf, **tolerance(dtype))
+    assert_compiled(jf)
+
+
+def test_float64_log_of_exp_runs_in_stages():
+    jf = jit(log_of_exp, backend="tvm")
+    assert_same_as_numpy(log_of_exp, values((100,), np.float64, 0), jitted=jf)
+    assert "stage" in tir_of(jf)
+    plain = jit(just_exp, backend="tvm")
+    assert_same_as_numpy(just_exp, values((100,), np.float64, 0), jitted=plain)
+    assert "stage" not in tir_of(plain)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_special_values_through_a_staged_chain(dtype):
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 709.0, 710.0, -745.0, -746.0, 1e-310, 5.0, -5.0],
+                 dtype=dtype)
+    for fn in (log_of_exp, exp_of_exp, reversed_chain):
+        assert_same_as_numpy(fn, x, backend="tvm")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(256, 10), (64, 16), (3, 5)])
+def test_softmax_cross_entropy(dtype, shape):
+    """A float64 cross-entropy took TVM 100 s to compile before its chain was staged."""
+    jf = jit(softmax_cross_entropy, backend="tvm")
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        z = values(shape, dtype, seed)
+        onehot = np.eye(shape[1], dtype=dtype)[rng.integers(0, shape[1], shape[0])]
+        assert_same_as_numpy(softmax_cross_entropy, z, onehot, jitted=jf)
+    z[0, 1] = np.nan
+    assert_same_as_numpy(softmax_cross_entropy, z, onehot, jitted=jf)
+    assert_compiled(jf)

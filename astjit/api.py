@@ -2,6 +2,7 @@
 
 import functools
 import inspect
+import threading
 import types
 
 from . import config
@@ -9,6 +10,8 @@ from .errors import AstjitError, SourceUnavailableError, StrictModeError, render
 from .frontend.resolve import GUARD_ERRORS
 from .runtime import fpstate, watchers
 from .runtime.records import Record
+
+_slow_path = threading.local()        # .active: the jitted function whose slow path this thread is in
 
 
 class JitFunction:
@@ -56,13 +59,16 @@ class JitFunction:
     def _slow_call(self, args, kwargs):
         """First call, numpy's error state asks for errors (np.errstate(all="raise")), or a resolved global
         was rebound since: run the original, or transform (again) and call."""
-        if self._disabled or not fpstate.kernels_allowed():
+        if self._disabled or not fpstate.kernels_allowed() or getattr(_slow_path, "active", None) is self:
+            # (the last: called back from a guard that failed although the slow path found it holds)
             return self.original(*args, **kwargs)
-        if self._transformed is not None and self._names_hold():
+        if not (self._transformed is not None and self._names_hold()) and self._prepare() is None:
+            return self.original(*args, **kwargs)
+        outer, _slow_path.active = getattr(_slow_path, "active", None), self
+        try:
             return self._function(*args, **kwargs)
-        if self._prepare() is None:
-            return self.original(*args, **kwargs)
-        return self._function(*args, **kwargs)
+        finally:
+            _slow_path.active = outer
 
     def _configuration_changed(self) -> None:
         """The registered rewrite rules or backends changed: transform again at the next call, so that
@@ -72,6 +78,24 @@ class JitFunction:
         self._transformed = None
         self.__dict__.pop("_guard", None)
         self.__class__ = JitFunction
+
+    def _missing_arguments(self, kwargs):
+        """A guarded function (frontend/guard_prologue) was called without one of its arguments: Python's
+        own TypeError from the original, or, where the original was given defaults since, a new
+        transform that takes them."""
+        from .frontend.guard_prologue import MISSING
+
+        kwargs = {name: value for name, value in kwargs.items() if value is not MISSING}
+        if self._names_hold():
+            return self.original(**kwargs)
+        return self._slow_call((), kwargs)
+
+    def _install_guarded_call(self, function) -> None:
+        """The rewritten function, which checks its own guard, as this object's ``__call__``: a call costs
+        one Python frame (frontend/guard_prologue)."""
+        self.__class__ = type(type(self).__name__, (JitFunction,), {"__call__": staticmethod(function),
+                                                                    "__module__": JitFunction.__module__,
+                                                                    "__qualname__": JitFunction.__qualname__})
 
     def _install_call(self, resolver, function) -> None:
         """Give this object a generated ``__call__`` with the original's parameters and the guard
@@ -134,7 +158,8 @@ class JitFunction:
 
         try:
             transformed = transform(self.original, self.strict, self.backend, self._parsed, self.rewrites,
-                                    self.fastmath, self.device)
+                                    self.fastmath, self.device, guard_failed=self._slow_call,
+                                    missing_arguments=self._missing_arguments)
         except AstjitError as exc:
             if self.strict:
                 raise
@@ -161,7 +186,10 @@ class JitFunction:
         self._names_hold = resolver.compiled_guard((original.__defaults__, original.__kwdefaults__))
         self._guard = resolver.compiled_guard((original.__defaults__, original.__kwdefaults__),
                                               quiet_floating_point=(fpstate.current_state, fpstate.last_quiet))
-        self._install_call(resolver, transformed.function)
+        if transformed.guarded:
+            self._install_guarded_call(transformed.function)
+        else:
+            self._install_call(resolver, transformed.function)
         # published last: another thread reads _names_hold and _function once it sees _transformed
         self._transformed = transformed
         return transformed

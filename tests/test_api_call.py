@@ -1,5 +1,6 @@
-"""The generated call of a jitted function (api.JitFunction._install_call): the original's parameters,
-the guard inline, and the same behaviour as the generic path."""
+"""How a jitted function is called: a plain signature's rewritten function checks its own guard and is
+the object's ``__call__`` (frontend/guard_prologue), other signatures go through a generated call
+(api.JitFunction._install_call) or the generic path; all behave as the original."""
 
 import numpy as np
 import pytest
@@ -100,3 +101,82 @@ def test_a_deleted_global_and_a_shadowed_builtin_reach_the_next_call(monkeypatch
         jf(np.arange(3.0))
     with pytest.raises(NameError, match="SCALE"):
         jf(np.arange(40.0))
+
+
+def test_a_plain_signature_calls_the_rewritten_function_itself():
+    jf = jit(scaled)
+    a = np.arange(4.0)
+    np.testing.assert_array_equal(jf(a, 1.0), scaled(a, 1.0))
+    assert type(jf).__call__ is jf._transformed.function
+    assert jit(with_defaults)._ensure().guarded is False
+
+
+def make_closure():
+    def helper(x):
+        return x + 1.0
+
+    def uses_helper(a):
+        return helper(a) * 2.0
+
+    def rebind(fn):
+        nonlocal helper
+        helper = fn
+
+    return uses_helper, rebind
+
+
+def test_a_rebound_closure_variable_reaches_the_next_call():
+    uses_helper, rebind = make_closure()
+    jf = jit(uses_helper)
+    a = np.arange(3.0)
+    for _ in range(2):
+        np.testing.assert_array_equal(jf(a), (a + 1.0) * 2.0)
+    rebind(lambda x: x - 5.0)
+    for _ in range(2):
+        np.testing.assert_array_equal(jf(a), (a - 5.0) * 2.0)
+
+
+def squares(n, a):
+    for i in range(n):
+        yield a * i
+
+
+def test_a_generator_keeps_the_wrapper():
+    jf = jit(squares)
+    a = np.arange(3.0)
+    for n in (0, 2, 5):
+        got, want = list(jf(n, a)), list(squares(n, a))
+        assert len(got) == len(want) and all(np.array_equal(g, w) for g, w in zip(got, want))
+
+
+def ratio(a, b):
+    return a / b * SCALE
+
+
+def test_another_quiet_error_state_object_runs_compiled_without_looping():
+    """np.errstate makes a new state object each time: the guard asks numpy once, then compares by identity."""
+    jf = jit(ratio)
+    a, b = np.arange(4.0), np.array([1.0, 0.0, 2.0, 4.0])
+    for mode in ("warn", "ignore", "warn"):
+        with np.errstate(all=mode):
+            for _ in range(3):
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    want = ratio(a, b)
+                np.testing.assert_array_equal(jf(a, b), want)
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            jf(np.array([1.0]), np.array([0.0]))
+    assert {e.mode for f in jf.fragments for e in f.entries} != {"python"}
+
+
+def named_like_generated_code(__astjit_o0, __astjit_guard0_o0, __astjit_guard0_missing):
+    """astjit/rewrite generates functions with parameters named so; the prologue picks another prefix."""
+    return (__astjit_o0 + __astjit_guard0_o0) * np.float64(SCALE) - __astjit_guard0_missing
+
+
+def test_parameters_named_like_generated_names():
+    jf = jit(named_like_generated_code)
+    for k in range(3):
+        args = (np.arange(3.0) + k, np.ones(3) * k, 2.0 * k)
+        np.testing.assert_array_equal(jf(*args), named_like_generated_code(*args))
+    assert type(jf).__call__ is jf._transformed.function

@@ -70,35 +70,39 @@ class Resolver:
                f"    except {GUARD_ERRORS}:\n        return False\n")
         return self.function_in_module(src, "guard", namespace)
 
-    def guard_expression(self, defaults=None, quiet_floating_point=None):
+    def guard_expression(self, defaults=None, quiet_floating_point=None, prefix="__astjit_"):
         """(Python expression, its namespace) of the guard: what ``compiled_guard`` wraps in a
         function, and what a generated call (api.JitFunction) checks inline. Global and builtin names
         are read as the function reads them (compiled in its module: ``function_in_module``), which
         Python's own caches of global lookups make a few nanoseconds each; the namespace's names start
-        with ``__astjit_``, apart from the user's names. A name since deleted raises NameError, which the
+        with ``prefix``, apart from the user's names. A name since deleted raises NameError, which the
         guard's caller takes as False (``GUARD_ERRORS``)."""
-        terms, namespace = [], {"__astjit_fn": self.fn}
+        terms, namespace = [], {f"{prefix}fn": self.fn}
         if quiet_floating_point is not None:
-            namespace["__astjit_fp_state"], namespace["__astjit_fp_quiet"] = quiet_floating_point
-            terms.append("__astjit_fp_state() is __astjit_fp_quiet[0]")
-        for k, (name, obj) in enumerate(self.guards.items()):
-            namespace[f"__astjit_o{k}"] = obj
-            if isinstance(name, tuple):
-                root = self._load_code(name[0], k, namespace)
-                path = root + "".join(f".{attr}" for attr in name[1:])
-                terms.append(f"{path} is __astjit_o{k}")
+            namespace[f"{prefix}fp_state"], namespace[f"{prefix}fp_quiet"] = quiet_floating_point[:2]
+            if len(quiet_floating_point) == 3:       # (..., kernels_allowed): asked where not the known state
+                namespace[f"{prefix}fp_allowed"] = quiet_floating_point[2]
+                terms.append(f"({prefix}fp_state() is {prefix}fp_quiet[0] or {prefix}fp_allowed())")
             else:
-                terms.append(f"{self._load_code(name, k, namespace)} is __astjit_o{k}")
+                terms.append(f"{prefix}fp_state() is {prefix}fp_quiet[0]")
+        for k, (name, obj) in enumerate(self.guards.items()):
+            namespace[f"{prefix}o{k}"] = obj
+            if isinstance(name, tuple):
+                root = self._load_code(name[0], k, namespace, prefix)
+                path = root + "".join(f".{attr}" for attr in name[1:])
+                terms.append(f"{path} is {prefix}o{k}")
+            else:
+                terms.append(f"{self._load_code(name, k, namespace, prefix)} is {prefix}o{k}")
         if defaults is not None:
-            namespace["__astjit_d0"], namespace["__astjit_d1"] = defaults
-            terms.append("__astjit_fn.__defaults__ is __astjit_d0 and __astjit_fn.__kwdefaults__ is __astjit_d1")
+            namespace[f"{prefix}d0"], namespace[f"{prefix}d1"] = defaults
+            terms.append(f"{prefix}fn.__defaults__ is {prefix}d0 and {prefix}fn.__kwdefaults__ is {prefix}d1")
         return " and ".join(terms) or "True", namespace
 
-    def _load_code(self, name, k, namespace) -> str:
+    def _load_code(self, name, k, namespace, prefix) -> str:
         """Python code reading the free name ``name`` now (a closure cell, or a global or builtin)."""
         if name in self.cells:
-            namespace[f"__astjit_c{k}"] = self.cells[name]
-            return f"__astjit_c{k}.cell_contents"
+            namespace[f"{prefix}c{k}"] = self.cells[name]
+            return f"{prefix}c{k}.cell_contents"
         return name
 
     def function_in_module(self, src: str, name: str, namespace: dict):

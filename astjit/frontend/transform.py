@@ -6,6 +6,7 @@ source text is printed before compiling (compiling strips defaults and annotatio
 """
 
 import copy
+import types
 from dataclasses import dataclass, field
 
 import gast
@@ -28,6 +29,7 @@ from .emit import (
     rewrite,
     to_source,
 )
+from .guard_prologue import MISSING, guard_prologue, takes_prologue
 from .liveness import FunctionLiveness
 from .loop_guard import DECLINED_NAME
 from .loop_iteration import BUILTIN_CELLS
@@ -46,6 +48,7 @@ class Transformed:
     source: str
     source_name: str
     records: list = field(default_factory=list)
+    guarded: bool = False           # the function checks its guard itself (frontend/guard_prologue)
 
 
 def same_code(fn, fndef) -> bool:
@@ -94,7 +97,10 @@ def _signature(code):
 
 
 def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath=False,
-              device=None) -> Transformed:
+              device=None, guard_failed=None, missing_arguments=None) -> Transformed:
+    """``guard_failed(args, kwargs)``, ``missing_arguments(kwargs)``: where given and the signature is
+    plain (frontend/guard_prologue), the rewritten function checks its guard itself and calls them when
+    the guard fails or an argument is left out (``Transformed.guarded``)."""
     from .. import rewrite as rewriting
 
     module, fndef = parsed if parsed is not None else parse_function(fn)
@@ -128,7 +134,15 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     if any(b.kind == "loop" for b in blocks):
         cells.update({**BUILTIN_CELLS, ARRAY_WORK_NAME: array_work, DECLINED_NAME: DECLINED,
                       RETURNED_NAME: Returned, TYPE_NAME: type})
+    guarded = guard_failed is not None and takes_prologue(fn)
+    if guarded:
+        prologue, guard_cells = guard_prologue(resolver, fndef, guard_failed, missing_arguments)
+        fndef.body[:0] = prologue
+        # each in a cell of its own: a user's closure cell is read as the cell, not as its contents
+        cells.update({name: types.CellType(value) for name, value in guard_cells.items()})
     new, fallbacks = build(fn, fndef, blocks, cells)
+    if guarded:
+        new.__defaults__ = (MISSING,) * fn.__code__.co_argcount
     for frag in fragments.values():
         # a handed-over loop's Python is the loop as written, going on where the kernel declines
         frag.fallback = _declining if frag.block.resume_at else fallbacks[frag.index]
@@ -138,7 +152,7 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     records += [Record("loop", filename, s.lineno, s.reason, _line(filename, s.lineno), col=s.col,
                        end_col=s.end_col) for s in finder.loop_notes]
     records += applied
-    return Transformed(new, list(fragments.values()), resolver, text, source_name, records)
+    return Transformed(new, list(fragments.values()), resolver, text, source_name, records, guarded)
 
 
 def apply_transformations(fndef, transformations, fn) -> tuple[list, set, dict]:

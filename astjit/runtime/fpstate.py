@@ -23,9 +23,9 @@ last_quiet = [None]          # the last state seen in which kernels may run
 
 def kernels_allowed() -> bool:
     state = current_state()
-    if state is last_quiet[0] or state == last_quiet[0]:
+    if state is last_quiet[0]:
         return True
-    if all(mode in QUIET for mode in np.geterr().values()):
+    if state == last_quiet[0] or all(mode in QUIET for mode in np.geterr().values()):
         last_quiet[0] = state
         return True
     return False

@@ -1,0 +1,90 @@
+"""The guard as the first statements of the rewritten function, so that a call costs one Python frame.
+
+A jitted function is only valid while the names it resolved at transform time (globals, builtins,
+closure cells, attribute chains such as ``np.linalg``) still hold the same objects and numpy's
+floating-point error state is a quiet one (frontend/resolve.Resolver.guard_expression). Checking that in
+a wrapper costs a second Python frame on every call, as much as a small function's whole body. For a
+plain signature (positional parameters without defaults), the rewritten function checks it itself and
+is installed as the jitted object's ``__call__`` (api.JitFunction); where the check fails, the call goes
+to the jitted object's slow path with the same arguments::
+
+    def step(x=<missing>, y=<missing>):                # (P: a prefix no name of step starts with)
+        if x is P_missing or y is P_missing:               # called without one of them
+            return P_missing_arguments({'x': x, 'y': y})
+        try:
+            P_ok = (P_fp_state() is P_fp_quiet[0] or P_fp_allowed()) and np is P_o0
+        except (ValueError, AttributeError, NameError):    # a name since deleted: not the same
+            P_ok = False
+        if not P_ok:
+            return P_failed((x, y), {})
+        ...                                                  # the rewritten body
+
+Each parameter defaults to a marker, as in the wrapper it replaces: a call that leaves one out goes
+to the jitted object (api.JitFunction._missing_arguments), which runs the original (Python's own
+TypeError) or, where defaults were given to the original since, transforms again. Signatures with
+defaults, ``*args``, ``**kwargs`` or keyword-only parameters keep the wrapper: a default changed since
+the transform must be seen before the arguments are bound, and the slow path must get the call's own
+arguments. Generators and coroutines keep it too (their ``return`` would not
+return from the call). ``show`` prints the body without these lines.
+"""
+
+import inspect
+
+import gast
+
+from ..runtime import fpstate
+from .resolve import GUARD_ERRORS
+
+MISSING = type("Missing", (), {"__repr__": lambda self: "<no argument given>"})()
+
+
+def guard_names(fndef) -> dict:
+    """The names the prologue adds to ``fndef``, under a prefix that no name of it starts with (a
+    generated function, astjit/rewrite's, may itself have parameters named ``__astjit_...``)."""
+    used = {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name)}
+    k = 0
+    while any(name.startswith(f"__astjit_guard{k}_") for name in used):
+        k += 1
+    prefix = f"__astjit_guard{k}_"
+    return {"prefix": prefix, "ok": f"{prefix}ok", "failed": f"{prefix}failed", "missing": f"{prefix}missing",
+            "missing_arguments": f"{prefix}missing_arguments"}
+
+
+def takes_prologue(fn) -> bool:
+    """Whether ``fn``'s rewritten form can check its guard itself (a plain signature, a plain function)."""
+    code = fn.__code__
+    return (not fn.__defaults__ and not fn.__kwdefaults__ and not code.co_kwonlyargcount
+            and not code.co_posonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+            and not code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+                                     | inspect.CO_ITERABLE_COROUTINE))
+
+
+def guard_prologue(resolver, fndef, guard_failed, missing_arguments) -> tuple[list, dict]:
+    """(the statements to put first in ``fndef``'s body, the cells they read). numpy's error state is
+    compared by identity with the last quiet one, and asked for in full only where it is another object
+    (runtime/fpstate.kernels_allowed), so that the slow path, which has just found the names unchanged
+    and the state quiet, does not come back here."""
+    names = guard_names(fndef)
+    fp = (fpstate.current_state, fpstate.last_quiet, fpstate.kernels_allowed)
+    body, namespace = resolver.guard_expression(quiet_floating_point=fp, prefix=names["prefix"])
+    params = [a.id for a in fndef.args.args]
+    packed = f"({', '.join(params)}{',' if params else ''})"
+    src = ""
+    if params:
+        given = " or ".join(f"{p} is {names['missing']}" for p in params)
+        keywords = "{" + ", ".join(f"{p!r}: {p}" for p in params) + "}"
+        src += f"if {given}:\n    return {names['missing_arguments']}({keywords})\n"
+    src += (f"try:\n    {names['ok']} = {body}\n"
+            f"except {GUARD_ERRORS}:\n    {names['ok']} = False\n"
+            f"if not {names['ok']}:\n    return {names['failed']}({packed}, {{}})\n")
+    statements = gast.parse(src).body
+    line = fndef.lineno
+    for statement in statements:
+        for node in gast.walk(statement):
+            if hasattr(node, "lineno"):
+                node.lineno, node.end_lineno = line, line
+                node.col_offset, node.end_col_offset = 0, 0
+    namespace.pop(f"{names['prefix']}fn", None)     # (the defaults' guard: not a plain signature's concern)
+    namespace.update({names["missing"]: MISSING, names["failed"]: guard_failed,
+                      names["missing_arguments"]: missing_arguments})
+    return statements, namespace

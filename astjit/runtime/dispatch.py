@@ -8,6 +8,11 @@ per arity with ``exec``.
 
 import numpy as np
 
+try:           # numpy's C function itself: np.may_share_memory's dispatch layer doubles its cost
+    from numpy._core._multiarray_umath import may_share_memory
+except ImportError:  # another numpy layout
+    may_share_memory = np.may_share_memory
+
 
 def _names(n):
     return [f"a{i}" for i in range(n)]
@@ -106,7 +111,9 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
     refuses them (runtime/loop_fragment.make_loop_runner: ``arrays``, ``written``, ``copied``,
-    ``scalars`` are positions in ``args``, the arguments of the call being specialized)."""
+    ``scalars`` are positions in ``args``, the arguments of the call being specialized). The status
+    buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
+    read once, as a list, before it goes back: ``stopped`` and ``finish`` get that list."""
     names = _names(len(args))
     params = ", ".join(names)
     packed = f"({params}{',' if names else ''})"
@@ -124,12 +131,24 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
         lines.append("    local = ()")
     for p in scalars:
         call.append(f"{names[p]}.item()" if isinstance(args[p], np.generic) else names[p])
-    lines += [f"    status = zeros({status_size}, int64)",
-              "    try:", f"        kernel({', '.join(call)}, status)",
-              "    except Exception:", f"        return checked({params})",
-              "    if status[0]:", f"        return stopped(status, {packed})",
-              f"    return finish(status, {packed}, local)"]
-    namespace = {"may_share": np.may_share_memory, "checked": checked, "allocate": allocate, "zeros": np.zeros,
-                 "int64": np.int64, "kernel": kernel, "stopped": stopped, "finish": finish}
+    lines += ["    try:", "        status = take()", "    except IndexError:", "        status = new_status()",
+              "    try:", f"        kernel({', '.join(call)}, status[0])",
+              "    except Exception:", "        give(status)", f"        return checked({params})",
+              "    s = status[1].tolist()", "    give(status)",
+              "    if s[0]:", f"        return stopped(s, {packed})",
+              f"    return finish(s, {packed}, local)"]
+    pool = []
+
+    def new_status():
+        """A status buffer as the kernel takes it without a conversion (a TVM tensor), with a numpy view
+        of the same memory to read it; each is reused by later calls (the kernel clears what it reads)."""
+        import tvm_ffi
+
+        view = np.zeros(status_size, np.int64)
+        return tvm_ffi.from_dlpack(view), view
+
+    namespace = {"may_share": may_share_memory, "checked": checked, "allocate": allocate, "take": pool.pop,
+                 "give": pool.append, "new_status": new_status, "kernel": kernel, "stopped": stopped,
+                 "finish": finish}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

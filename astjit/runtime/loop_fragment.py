@@ -188,13 +188,14 @@ def make_loop_runner(kernel, lowered, fragment, args):
             config.log("fallbacks", "loop at %s line %s: the kernel refused its arguments", fragment.owner_name,
                        fragment.block.lineno)
             return fallback(*args)
-        if status[0]:
-            return stopped(status, args)
-        return finish(status, args, local)
+        s = status.tolist()
+        if s[0]:
+            return stopped(s, args)
+        return finish(s, args, local)
 
     def stopped(status, args):
-        """The kernel stopped on a check: Python's exception at the user's line, or the loop's Python
-        where it bailed before any effect."""
+        """The kernel stopped on a check (``status``: its status buffer as a list of ints): Python's
+        exception at the user's line, or the loop's Python where it bailed before any effect."""
         if status[0] == BAIL:
             return fallback(*args)
         if status[0] == RETURNED:

@@ -315,6 +315,9 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 self.ok = T.alloc_buffer((1,), "bool", scope="global")
                 T.buffer_store(self.ok, tirx.const(True, "bool"), [0])
                 T.buffer_store(self.status, tirx.const(0, I64), [0])
+                for k, var in enumerate(outs):           # (the runner reuses its status buffers)
+                    if isinstance(var, LocalArray):
+                        T.buffer_store(self.status, tirx.const(0, I64), [STATUS_SIZE + 2 * k])
                 self.bail_on_huge_extents()
                 for name, t in self.incoming.items():
                     var = self.variables[name]
@@ -1638,10 +1641,10 @@ def _bits_as_int64(v, dtype):
 
 
 def result_reader(kernel: LoopKernel, first=0, count=None):
-    """``read(status)``: the live-out values as Python would hold them, from the status buffer's tail
-    (``count`` of them from the ``first``).
+    """``read(s)``: the live-out values as Python would hold them, from the tail of the status buffer
+    read as a list of Python ints (``count`` of them from the ``first``).
 
-    Generated straight-line code: the buffer is read once as Python ints, a float64 slot's bits become
+    Generated straight-line code: a float64 slot's bits become
     its float through ``struct`` (a float64 view of the buffer, or a helper call per value, costs more
     than the rest of the call of a short loop)."""
     namespace = {"pack": struct.Struct("q").pack, "unpack": struct.Struct("d").unpack}
@@ -1659,13 +1662,14 @@ def result_reader(kernel: LoopKernel, first=0, count=None):
             value = f"s[{at}]"
         else:
             width = np.dtype(f"int{8 * dtype.itemsize}") if dtype.kind == "f" or dtype == np.uint64 else None
-            namespace[f"v{k}"] = (lambda st, at=at, w=width, d=dtype: st[at:at + 1].astype(w).view(d)[0]
-                                  if w is not None else st[at:at + 1].astype(d)[0])
-            value = f"v{k}(status)"
+            namespace[f"v{k}"] = (lambda st, at=at, w=width, d=dtype:
+                                  np.array(st[at:at + 1], np.int64).astype(w).view(d)[0]
+                                  if w is not None else np.array(st[at:at + 1], np.int64).astype(d)[0])
+            value = f"v{k}(s)"
         converters = [_converter(t, value.startswith("v")) for t in var.types]
         namespace[f"c{k}"] = converters[0] if len(converters) == 1 else converters
         items.append(f"c{k}({value})" if len(converters) == 1 else f"c{k}[s[{at + 1}]]({value})")
-    src = f"def read(status):\n    s = status.tolist()\n    return [{', '.join(items)}]\n"
+    src = f"def read(s):\n    return [{', '.join(items)}]\n"
     exec(compile(src, "<astjit loop results>", "exec"), namespace)
     return namespace["read"]
 

@@ -123,6 +123,10 @@ def test_a_name_never_rebound_is_the_callers_array():
     x = rng.random(9)
     out = jitted(x, 30)
     assert out is not x and np.array_equal(out, maybe_rebound(x, 30))
+    for steps in (3, 30, 0, 6, 31):     # a status buffer reused after a call that rebound the array
+        x = rng.random(9)
+        out = jitted(x, steps)
+        assert (out is x) == (steps <= 6) and np.array_equal(out, maybe_rebound(x, steps))
     assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm"]
 
 

@@ -9,7 +9,7 @@ ASTJIT_RECOMPILE_LIMIT=N
 ASTJIT_TINY_LOOP=N   a compiled loop estimated at N units of work or fewer (a unit: a statement, an
                      element read or write, an operator or a call, about 10-25 ns of Python) runs as
                      written in Python, which is faster than a kernel call for a few iterations
-                     (default 96; 0: always the kernel).
+                     (default 64; 0: always the kernel).
 ASTJIT_CACHE=0       do not read or write the on-disk cache of compiled kernels (runtime/disk_cache).
 ASTJIT_CACHE_DIR=P   keep that cache in folder P (default ``$XDG_CACHE_HOME/astjit`` or
                      ``~/.cache/astjit``); a folder other users can write is refused with a warning.
@@ -41,7 +41,7 @@ def backend_override() -> str | None:
 
 def tiny_loop_work() -> int:
     try:
-        return int(os.environ.get("ASTJIT_TINY_LOOP", "96"))
+        return int(os.environ.get("ASTJIT_TINY_LOOP", "64"))
     except ValueError:
         return 96
 

@@ -1,6 +1,6 @@
 """First call in a fresh process: imports plus the first call of one function, cold and warm caches.
 
-    python benchmarks/first_call.py [--repeats N] [--json results.json]
+    python benchmarks/first_call.py [--repeats N] [--json results.json] [--workload NAME ...]
 
 Each measurement is a new Python process that imports numpy and the system, defines one workload,
 calls it once and checks the result against numpy. Reported: the median over ``--repeats`` processes of
@@ -25,12 +25,13 @@ import tempfile  # noqa: E402
 import types  # noqa: E402
 
 import numpy as np  # noqa: E402
-from workloads import affine_chain, layernorm, softmax  # noqa: E402
+from workloads import affine_chain, layernorm, softmax, softmax_cross_entropy  # noqa: E402
 
 WORKLOADS = {
     "softmax 1024x1024 f32": (softmax, lambda rng: rng.standard_normal((1024, 1024)).astype(np.float32)),
     "layernorm 1024x1024 f32": (layernorm, lambda rng: rng.standard_normal((1024, 1024)).astype(np.float32)),
     "affine chain 1M f64": (affine_chain, lambda rng: rng.standard_normal(1 << 20)),
+    "softmax CE 256x10 f64": (softmax_cross_entropy, lambda rng: rng.standard_normal((256, 10))),
 }
 SYSTEMS = ("numpy", "astjit cold", "astjit warm", "numba cold", "numba warm", "jax")
 
@@ -78,13 +79,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--workload", action="append", choices=list(WORKLOADS),
+                        help="only this workload (repeatable; default: all)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         return child(*args.child)
     rows = []
     print(f"{'workload':<26} {'system':<13} {'in process':>11} {'process':>9}")
-    for workload in WORKLOADS:
+    for workload in args.workload or WORKLOADS:
         with tempfile.TemporaryDirectory() as folder:
             env = dict(os.environ, ASTJIT_CACHE="1", ASTJIT_CACHE_DIR=os.path.join(folder, "astjit"),
                        NUMBA_CACHE_DIR=os.path.join(folder, "numba"))

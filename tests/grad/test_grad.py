@@ -88,15 +88,11 @@ CASES = {
 }
 
 
-# float64 exp and log feeding reductions take TVM a minute to compile (mlp_loss's softmax)
-SLOW = {"mlp_loss"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(CASES)])
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_gradient_matches_finite_differences(name):
     f, make, argnums = CASES[name]
     rng = np.random.default_rng(len(name))
-    for n in (3, 3) if name in SLOW else (3, 4):      # other values (and sizes) on every call
+    for n in (3, 4):      # other values (and sizes) on every call
         assert_gradient(f, make(rng, n), argnums)
 
 

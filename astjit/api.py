@@ -101,11 +101,11 @@ class JitFunction:
         """Give this object a generated ``__call__`` with the original's parameters and the guard
         inline: a call costs about a third of the generic ``*args, **kwargs`` path (which stays for
         signatures with defaults, ``*args``, ``**kwargs`` or keyword-only parameters)."""
+        from .frontend.guard_prologue import plain_signature
+
         code = self.original.__code__
         params = code.co_varnames[:code.co_argcount]
-        plain = (not self.original.__defaults__ and not code.co_kwonlyargcount and not code.co_posonlyargcount
-                 and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
-        if not plain:     # (defaults set since the last transform: back to the generic call)
+        if not plain_signature(self.original):  # (defaults set since the last transform: back to the generic call)
             self.__class__ = JitFunction
             return
         body, namespace = resolver.guard_expression(

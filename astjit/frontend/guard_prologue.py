@@ -50,13 +50,17 @@ def guard_names(fndef) -> dict:
             "missing_arguments": f"{prefix}missing_arguments"}
 
 
-def takes_prologue(fn) -> bool:
-    """Whether ``fn``'s rewritten form can check its guard itself (a plain signature, a plain function)."""
+def plain_signature(fn) -> bool:
+    """Positional parameters only, without defaults: a call binds each argument to one name."""
     code = fn.__code__
     return (not fn.__defaults__ and not fn.__kwdefaults__ and not code.co_kwonlyargcount
-            and not code.co_posonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
-            and not code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-                                     | inspect.CO_ITERABLE_COROUTINE))
+            and not code.co_posonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+
+
+def takes_prologue(fn) -> bool:
+    """Whether ``fn``'s rewritten form can check its guard itself (a plain signature, a plain function)."""
+    return plain_signature(fn) and not fn.__code__.co_flags & (
+        inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
 
 
 def guard_prologue(resolver, fndef, guard_failed, missing_arguments) -> tuple[list, dict]:
@@ -65,8 +69,8 @@ def guard_prologue(resolver, fndef, guard_failed, missing_arguments) -> tuple[li
     (runtime/fpstate.kernels_allowed), so that the slow path, which has just found the names unchanged
     and the state quiet, does not come back here."""
     names = guard_names(fndef)
-    fp = (fpstate.current_state, fpstate.last_quiet, fpstate.kernels_allowed)
-    body, namespace = resolver.guard_expression(quiet_floating_point=fp, prefix=names["prefix"])
+    body, namespace = resolver.guard_expression(quiet_floating_point=(fpstate.current_state, fpstate.last_quiet),
+                                                quiet_otherwise=fpstate.kernels_allowed, prefix=names["prefix"])
     params = [a.id for a in fndef.args.args]
     packed = f"({', '.join(params)}{',' if params else ''})"
     src = ""

@@ -70,21 +70,22 @@ class Resolver:
                f"    except {GUARD_ERRORS}:\n        return False\n")
         return self.function_in_module(src, "guard", namespace)
 
-    def guard_expression(self, defaults=None, quiet_floating_point=None, prefix="__astjit_"):
+    def guard_expression(self, defaults=None, quiet_floating_point=None, quiet_otherwise=None, prefix="__astjit_"):
         """(Python expression, its namespace) of the guard: what ``compiled_guard`` wraps in a
         function, and what a generated call (api.JitFunction) checks inline. Global and builtin names
         are read as the function reads them (compiled in its module: ``function_in_module``), which
         Python's own caches of global lookups make a few nanoseconds each; the namespace's names start
         with ``prefix``, apart from the user's names. A name since deleted raises NameError, which the
-        guard's caller takes as False (``GUARD_ERRORS``)."""
+        guard's caller takes as False (``GUARD_ERRORS``). ``quiet_otherwise()``: asked whether numpy's
+        error state is quiet where it is not the known quiet object."""
         terms, namespace = [], {f"{prefix}fn": self.fn}
         if quiet_floating_point is not None:
-            namespace[f"{prefix}fp_state"], namespace[f"{prefix}fp_quiet"] = quiet_floating_point[:2]
-            if len(quiet_floating_point) == 3:       # (..., kernels_allowed): asked where not the known state
-                namespace[f"{prefix}fp_allowed"] = quiet_floating_point[2]
-                terms.append(f"({prefix}fp_state() is {prefix}fp_quiet[0] or {prefix}fp_allowed())")
-            else:
-                terms.append(f"{prefix}fp_state() is {prefix}fp_quiet[0]")
+            namespace[f"{prefix}fp_state"], namespace[f"{prefix}fp_quiet"] = quiet_floating_point
+            term = f"{prefix}fp_state() is {prefix}fp_quiet[0]"
+            if quiet_otherwise is not None:
+                namespace[f"{prefix}fp_allowed"] = quiet_otherwise
+                term = f"({term} or {prefix}fp_allowed())"
+            terms.append(term)
         for k, (name, obj) in enumerate(self.guards.items()):
             namespace[f"{prefix}o{k}"] = obj
             if isinstance(name, tuple):

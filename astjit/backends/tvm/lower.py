@@ -112,12 +112,14 @@ class SegmentLowering:
         costly = set()
         for n in self.segment.nodes:
             lv = self.node(n)
-            if OPS[n.op].kind == "elementwise" and lv.shape and self._stage_operands(n, lv):
+            elementwise = OPS[n.op].kind == "elementwise"
+            size = self._size(lv) if elementwise and lv.shape else 0
+            if size > STAGE_ABOVE and self._stage_operands(n):
                 lv = self.node(n)
-            if OPS[n.op].kind == "elementwise" and (sm.transcendental(n.op) or any(o in costly for o in n.operands)):
+                size = self._size(lv)
+            if elementwise and (sm.transcendental(n.op) or any(o in costly for o in n.operands)):
                 costly.add(n)
             if n in costly and readers[n] >= 2 and lv.shape:
-                size = self._size(lv)
                 lv = _kept(n, lv)              # computed once, read twice (softmax's exponentials)
                 self.kept_sizes[f"keep{n.id}"] = size   # (the generic schedule inlines it back)
                 costly.discard(n)
@@ -133,11 +135,9 @@ class SegmentLowering:
         func = distinct_lets(te.create_prim_func(self.params + outs)).with_attr("global_symbol", name)
         return KernelSignature(func, self.input_kinds, out_specs)
 
-    def _stage_operands(self, n, lv) -> bool:
-        """Where ``n``'s value, Lets substituted, is past what TVM's passes take in reasonable time
-        (expression_size), compute its compound operands in stages of their own; True if any was."""
-        if self._size(lv) <= STAGE_ABOVE:
-            return False
+    def _stage_operands(self, n) -> bool:
+        """``n``'s value, Lets substituted, is past what TVM's passes take in reasonable time
+        (expression_size): compute its compound operands in stages of their own; True if any was."""
         staged = False
         for o in dict.fromkeys(n.operands):
             ov = self.values.get(o)

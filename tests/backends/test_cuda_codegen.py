@@ -3,89 +3,23 @@
 The CUDA backend takes what the CPU backend takes (minus ``cuda.NOT_ON_CUDA``), lowered the same way
 and scheduled with dlight. Each op below is compiled in a small function on the CPU (which gives the
 specialization's types and segments), then each compiled segment is generated as CUDA C. The table
-must name every elementwise, reduction, view and creation op of the registry: a new op without a
+(``cuda_op_samples.OPERATORS``) must name every elementwise, reduction, view and creation op of the registry: a new op without a
 sample fails here.
 """
 
-import importlib.util
-
 import numpy as np
 import pytest
+from cuda_op_samples import NOT_LOWERED, OPERATORS, claimable_ops, sample_arguments, sample_module
 
 from astjit import jit
-from astjit.backends.tvm import cuda
-from astjit.graph.ops import OPS
-
-CLAIMABLE = ("elementwise", "reduction", "view", "creation")
-OPERATORS = {"add": "x + y", "subtract": "x - y", "multiply": "x * y", "true_divide": "x / y",
-             "floor_divide": "x // y", "remainder": "x % y", "power": "x ** y", "negative": "-x",
-             "positive": "+x", "abs": "abs(x)", "invert": "~i", "left_shift": "(i & 7) << 3", "np.left_shift": "np.left_shift(i & 7, 3)", "right_shift": "i >> 1",
-             "bitwise_and": "i & j", "bitwise_or": "i | j", "bitwise_xor": "i ^ j", "equal": "x == y",
-             "not_equal": "x != y", "less": "x < y", "less_equal": "x <= y", "greater": "x > y",
-             "greater_equal": "x >= y", "astype": "x.astype(np.float32)", "clip": "x.clip(0.2, 0.7)",
-             "copy": "x.copy() * 2.0", "np.clip": "np.clip(x, 0.2, 0.7)", "np.where": "np.where(b, x, y)",
-             "np.copy": "np.copy(x) * 2.0",
-             # reductions
-             "sum": "m.sum(axis=1)", "prod": "x[:2].prod()", "mean": "m.mean(axis=0)", "max": "m.max(axis=1)",
-             "min": "m.min()", "all": "b.all()", "any": "b.any()", "argmax": "x.argmax()", "argmin": "x.argmin()",
-             "std": "m.std(axis=1)", "var": "m.var()", "np.sum": "np.sum(m, axis=1)", "np.prod": "np.prod(x[:2])",
-             "np.mean": "np.mean(m)", "np.max": "np.max(m, axis=0)", "np.min": "np.min(x)", "np.all": "np.all(b)",
-             "np.any": "np.any(b)", "np.argmax": "np.argmax(x)", "np.argmin": "np.argmin(x)",
-             "np.std": "np.std(x)", "np.var": "np.var(m, axis=0)", "np.add.reduce": "np.add.reduce(m)",
-             "np.multiply.reduce": "np.multiply.reduce(m[:2])", "np.maximum.reduce": "np.maximum.reduce(m)",
-             "np.minimum.reduce": "np.minimum.reduce(m)",
-             # views (used inside the kernel)
-             "T": "(m.T * 2.0).sum(axis=1)", "getitem": "x[1:-1] * 2.0", "np.expand_dims": "np.expand_dims(x, 0) * 2.0",
-             "np.ravel": "np.ravel(m) * 2.0", "np.reshape": "np.reshape(x, (2, 4)) * 2.0",
-             "np.squeeze": "np.squeeze(m[:1]) * 2.0", "np.transpose": "np.transpose(m).sum(axis=0)",
-             "ravel": "m.ravel() * 2.0", "reshape": "x.reshape(4, 2) * 2.0", "transpose": "(m.transpose() + 1.0).max(axis=1)",
-             "np.broadcast_to": "np.broadcast_to(x, (3, 8)) * 2.0",
-             # creations (a fill fused into the kernel)
-             "np.empty": "np.empty(8) * 0.0 + x", "np.empty_like": "np.empty_like(x) * 0.0 + x",
-             "np.full": "np.full(8, 2.5) + x", "np.full_like": "np.full_like(x, 2.5) + x",
-             "np.ones": "np.ones(8) + x", "np.ones_like": "np.ones_like(x) + x", "np.zeros": "np.zeros(8) + x",
-             "np.zeros_like": "np.zeros_like(x) + x"}
-# ops the CPU backend has no lowering for (numpy runs them on the CPU; on a GPU their block runs as
-# Python): when one gains a lowering, its CUDA code is checked here too
-NOT_LOWERED = {"np.reciprocal", "np.signbit"}
-INTEGER_UFUNCS = {"bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift"}
-LOGICAL_UFUNCS = {"logical_and", "logical_or", "logical_xor", "logical_not"}
-
-
-def sample(op: str) -> str:
-    if op in OPERATORS:
-        return OPERATORS[op]
-    name = op.removeprefix("np.")
-    arity = getattr(np, name).nin
-    args = {1: ("x",), 2: ("x", "y")}[arity]
-    if name in INTEGER_UFUNCS:
-        args = ("i", "j")[:arity]
-    if name in LOGICAL_UFUNCS:
-        args = ("b", "c")[:arity]
-    return f"np.{name}({', '.join(args)})"
-
-
-def claimable_ops():
-    return sorted(op for op, spec in OPS.items() if spec.kind in CLAIMABLE)
+from astjit.backends.tvm import cuda, cuda_compile, cuda_constants
 
 
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory):
     """One jitted function per op, compiled on the CPU with TVM."""
-    folder = tmp_path_factory.mktemp("cuda_codegen")
-    ops = claimable_ops()
-    lines = ["import numpy as np", ""]
-    for k, op in enumerate(ops):
-        lines += [f"def f{k}(x, y, m, i, j, b, c):", f"    return {sample(op)}", ""]
-    path = folder / "ops_samples.py"
-    path.write_text("\n".join(lines))
-    spec = importlib.util.spec_from_file_location("ops_samples", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    rng = np.random.default_rng(0)
-    x, y = rng.random(8) + 0.1, rng.random(8) + 0.1
-    args = (x, y, rng.random((3, 4)), np.arange(8, dtype=np.int32), np.arange(8, dtype=np.int32)[::-1].copy(),
-            x > 0.5, y > 0.5)
+    module, ops = sample_module(tmp_path_factory.mktemp("cuda_codegen"))
+    args = sample_arguments(np.random.default_rng(0))
     made = {}
     for k, op in enumerate(ops):
         fn = getattr(module, f"f{k}")
@@ -106,8 +40,10 @@ def test_the_table_names_every_op_a_backend_could_claim():
 @pytest.mark.slow
 def test_cuda_code_is_generated_for_every_claimed_op(samples):
     """Each op's sample (in whatever spelling canonicalization gives it) generates CUDA C for every
-    segment the CUDA backend takes; an op whose sample the backend never takes must say why."""
+    segment the CUDA backend takes, which NVRTC compiles where it is installed (the ``cuda`` extra);
+    an op whose sample the backend never takes must say why."""
     backend = cuda.TvmCudaBackend()
+    compiles = cuda_compile.unavailable() is None
     covered, declined, failed = set(), {}, {}
     for op, segments in samples.items():
         if not segments:
@@ -123,7 +59,13 @@ def test_cuda_code_is_generated_for_every_claimed_op(samples):
             except Exception as exc:
                 failed[op] = str(exc)[:200]
                 continue
-            assert "__global__" in module.mod.imports[0].inspect_source(), op
+            source = module.mod.imports[0].inspect_source()
+            assert "__global__" in source, op
+            if compiles:
+                try:
+                    cuda_compile.compile_cubin(source, cuda.DEFAULT_ARCH)
+                except cuda_compile.CudaCompileError as exc:
+                    failed[op] = str(exc)[:300]
         covered.add(op)
     assert not failed, "\n".join(f"{k}: {v}" for k, v in failed.items())
     assert set(declined) == set(cuda.NOT_ON_CUDA) | NOT_LOWERED, declined
@@ -142,6 +84,32 @@ def test_cuda_source_of_a_chain_and_its_reduction():
     source = module.mod.imports[0].inspect_source()
     assert source.count("__global__") >= 1 and "blockIdx.x" in source
     assert "T.thread_binding" in signature.gpu_func.script() or "threadIdx" in signature.gpu_func.script()
+
+
+def awkward_constants(x):
+    return (x * 1e-20 + 0.30000000000000004) * -0.0 + np.maximum(x, np.inf) - 1e300 * x + 2.5
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_float_constants_reach_the_cuda_source_exactly(dtype):
+    """TVM prints a float64 constant with 15 decimals (1e-20 would be 0) and a reinterpreted constant
+    as ``*(int *)(&(0x1p+1f))``, which C++ rejects: the CUDA pipeline's last pass writes both as
+    bit casts, so every constant is the bit pattern numpy uses."""
+    jitted = jit(awkward_constants, backend="tvm")
+    with np.errstate(all="ignore"):
+        jitted(np.linspace(-1, 1, 8).astype(dtype))
+    entry = jitted.fragments[0].entries[0]
+    (segment,) = [s for s in entry.segments if not s.reference]
+    module, _ = cuda.generate(entry.ctx, segment)
+    source = module.mod.imports[0].inspect_source()
+    assert "(&(" not in source
+    if dtype == np.float64:
+        for value in (1e-20, 0.30000000000000004, -0.0, 1e300, 2.5):
+            assert f"(int64_t){cuda_constants.float64_bits(value)}" in source or value == -0.0, value
+        assert "0.000000000000000" not in source
+    reason = cuda_compile.unavailable()
+    if reason is None:
+        assert len(cuda_compile.compile_cubin(source, cuda.DEFAULT_ARCH)) > 0
 
 
 def test_without_a_gpu_the_cuda_backend_says_why_it_is_unavailable():

@@ -90,12 +90,15 @@ def build_for_gpu(func, arch: str = DEFAULT_ARCH):
     """(scheduled IRModule, compiled module) of a segment's unscheduled function for CUDA ``arch``,
     its parameters element-aligned (a slice of a CuPy array or torch tensor starts anywhere); no GPU
     is needed. RuntimeError where nothing was bound to GPU threads (no device module)."""
+    from . import cuda_constants
     from .backend import relax_alignment
+    from .cuda_compile import exact_compiler
     from .runtime import compile_module, tvm_module
 
     target = tvm_module().target.Target({"kind": "cuda", "arch": arch})
     scheduled = schedule_for_gpu(relax_alignment(func), target)
-    module = compile_module(scheduled, target)
+    with exact_compiler(arch):
+        module = compile_module(scheduled, target, tir_pipeline=cuda_constants.register())
     if not module.mod.imports:
         raise RuntimeError("TVM produced no device module for this kernel (nothing was bound to GPU threads)")
     return scheduled, module

@@ -59,14 +59,15 @@ def host_target():
     return tvm.target.Target(spec)
 
 
-def compile_module(mod, target, disabled_passes=()):
+def compile_module(mod, target, disabled_passes=(), tir_pipeline="default"):
     """``tvm.compile`` without TVM's common-subexpression pass: it hoists a division out of the
     ``if_then_else`` that guards it (``if_then_else(b == 0, 0, a % b)`` became ``t = a % b`` computed
     first), so an integer division by zero trapped and killed the process (SIGFPE). LLVM still merges
-    common subexpressions, where that is safe. ``disabled_passes``: more passes to skip."""
+    common subexpressions, where that is safe. ``disabled_passes``: more passes to skip;
+    ``tir_pipeline``: a TIR pipeline registered with TVM by name."""
     tvm = tvm_module()
     current = tvm.transform.PassContext.current()
     config = {**dict(current.config), "tirx.disable_cse_tir": True}
     disabled = list(current.disabled_pass) + list(disabled_passes)
     with tvm.transform.PassContext(opt_level=current.opt_level, config=config, disabled_pass=disabled):
-        return tvm.compile(mod, target=target)
+        return tvm.compile(mod, target=target, tir_pipeline=tir_pipeline)

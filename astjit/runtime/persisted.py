@@ -22,10 +22,10 @@ MEASURED = "measured.json"           # the first call's timing of compiled code 
 
 
 def key_text(fragment, ctx, choice, backends) -> str | None:
-    """The disk cache's key for this specialization, or None when it has no exact text form or runs
-    on a GPU (CUDA modules are compiled at load; nothing to save). The backends asked, in order, with
-    each one's own key part (versions, target), are part of it."""
-    if choice == "python" or ctx.device != "cpu" or disk_cache.active() is None:
+    """The disk cache's key for this specialization, or None when it has no exact text form. The
+    backends asked, in order, with each one's own key part (versions, target; a GPU's architecture),
+    are part of it; so is the device (a CUDA module holds a cubin for that architecture)."""
+    if choice == "python" or disk_cache.active() is None:
         return None
     try:
         text = graph_text(ctx.graph, ctx)
@@ -34,7 +34,8 @@ def key_text(fragment, ctx, choice, backends) -> str | None:
                    exc)
         return None
     asked = ", ".join(b.cache_key(ctx.device) for b in backends)
-    return f"straight-line block, backend={choice}, strict={fragment.strict}, backends=[{asked}]\n{text}"
+    return (f"straight-line block, backend={choice}, strict={fragment.strict}, device={ctx.device}, "
+            f"backends=[{asked}]\n{text}")
 
 
 def read(fragment, ctx, text, backends):

@@ -9,6 +9,7 @@ import pytest
 import astjit
 from astjit import backends, jit
 from astjit.backends import Backend, Compiled
+from astjit.backends.tvm.cuda import TvmCudaBackend
 from astjit.graph.types import ArrayType, Static, WeakScalar
 from astjit.inspection.text import render_function
 from astjit.runtime.keys import describe_key
@@ -83,7 +84,9 @@ class FakeGpuBackend(Backend):
 
 
 @pytest.fixture
-def fake_gpu():
+def fake_gpu(monkeypatch):
+    # the stand-in is the only backend on cuda, also where a real GPU makes tvm-cuda available
+    monkeypatch.setattr(TvmCudaBackend, "available", lambda self, device: "hidden by this test")
     backend = backends.register(FakeGpuBackend())
     yield backend
     backends.unregister(backend)

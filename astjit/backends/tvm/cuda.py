@@ -1,14 +1,19 @@
 """The TVM CUDA backend: the CPU backend's lowering (the same TE function per segment), scheduled for
-the GPU with dlight and compiled for TVM's CUDA target.
+the GPU with dlight and compiled for TVM's CUDA target, through a pipeline whose last pass writes
+constants exactly (``cuda_constants``) and a compiler without fast math (``cuda_compile``).
 
-Code generation needs no GPU (``generate``; the tests check it for every op the backend claims).
-Running needs one: TVM's CUDA runtime and a device it sees (``available``). Arrays arrive through
-DLPack, zero-copy, in whatever kind the caller passed (CuPy, torch, or anything with ``__dlpack__`` on a
-CUDA device); outputs are allocated on the same device and handed back as that kind. Kernels launch on
-the caller's current stream (CuPy's or torch's), so no synchronization is added.
+Code generation needs no GPU (``generate``; the tests check it for every op the backend claims, and
+compile it where NVRTC is installed). Running needs one: TVM's CUDA runtime and a device it sees
+(``available``). Arrays arrive in whatever kind the caller passed (CuPy, torch, or anything with
+``__dlpack__`` on a CUDA device), zero-copy; outputs are allocated on the same device and handed back
+as that kind (``device_call``). Kernels launch on the caller's current stream (CuPy's or torch's), so
+no synchronization is added. A compiled module holds its cubin, so the disk cache keeps it (``load``).
 """
 
 import functools
+import importlib.util
+
+import numpy as np
 
 from ...errors import Unsupported
 from ..contract import Backend, Compiled
@@ -26,15 +31,22 @@ class TvmCudaBackend(Backend):
     devices = ("cuda",)
 
     def available(self, device):
-        from . import get_backend, import_error
+        """Cheap (no ``import tvm``): a kernel from the disk cache needs only TVM's CUDA runtime."""
+        from . import import_error
 
-        if get_backend() is None:
+        if import_error() is not None:
             return f"TVM is unavailable ({import_error()})"
+        if importlib.util.find_spec("tvm") is None:
+            return "TVM is not installed"
         if not cuda_device_exists():
             return "TVM sees no CUDA GPU (its CUDA runtime is not loaded or no device is visible)"
         return None
 
     def supports(self, ctx, node):
+        from . import get_backend, import_error
+
+        if get_backend() is None:
+            return f"TVM is unavailable ({import_error()})"
         from .support import supports
 
         if node.op in NOT_ON_CUDA:
@@ -50,26 +62,47 @@ class TvmCudaBackend(Backend):
         module, signature = generate(ctx, segment, device_arch())
         return cuda_compiled(module, signature, ctx)
 
+    def load(self, ctx, segment, meta, libraries) -> Compiled:
+        """A kernel from the disk cache: its module holds the compiled cubin, so neither TVM's compiler
+        nor NVRTC runs; its TIR and CUDA C are made again on demand."""
+        from .loader import cuda_runtime, load_kernel
+
+        if cuda_runtime() is None:
+            raise RuntimeError("TVM's CUDA runtime does not load")
+        module, kernel = load_kernel(libraries[0])
+        compiled = _device_compiled(kernel, meta["input_kinds"], meta["allocs"], meta["zero_d"], ctx,
+                                    segment.description)
+
+        @functools.cache
+        def regenerated():
+            return generate(ctx, segment, device_arch())
+
+        compiled.artifacts = {"tir": lambda: regenerated()[1].gpu_func.script(),
+                              "cuda": lambda: regenerated()[0].mod.imports[0].inspect_source()}
+        compiled.module = module
+        return compiled
+
 
 def cuda_device_exists() -> bool:
-    from .runtime import tvm_module
+    """Whether TVM's CUDA runtime sees GPU 0 (asked without importing TVM's compiler)."""
+    from .loader import cuda_attribute
 
     try:
-        return bool(tvm_module().cuda(0).exist)
-    except Exception:      # TVM built without CUDA, or libcuda missing
+        return bool(cuda_attribute(0, 0))
+    except Exception:      # a TVM without its CUDA runtime
         return False
 
 
 @functools.cache
 def device_arch() -> str:
     """``sm_XY`` of GPU 0, or DEFAULT_ARCH where none is visible."""
-    from .runtime import tvm_module
+    from .loader import cuda_attribute
 
     try:
-        version = tvm_module().cuda(0).compute_version
-        return "sm_" + str(version).replace(".", "")
+        version = cuda_attribute(0, 4) if cuda_device_exists() else None
     except Exception:
-        return DEFAULT_ARCH
+        version = None
+    return "sm_" + str(version).replace(".", "") if version else DEFAULT_ARCH
 
 
 def schedule_for_gpu(te_func, target):
@@ -132,14 +165,24 @@ def cuda_source(te_func, arch: str = DEFAULT_ARCH) -> str:
 def cuda_compiled(module, signature, ctx) -> Compiled:
     """The Compiled of a CUDA kernel: the caller's device arrays in (DLPack, zero-copy), arrays of the
     caller's kind out; a numpy scalar result comes back as a 0-d array on the device, as CuPy and torch
-    give it. Under ``@jit(device="cuda")`` numpy arrays are copied in and results copied out."""
-    from .device_call import DeviceCall
+    give it. Under ``@jit(device="cuda")`` numpy arrays are copied in and results copied out. The
+    module holds the cubin (compiled while TVM built it), so the disk cache can keep it."""
+    from ..contract import Persisted
 
-    kernel = module["main"]
-    call = DeviceCall(kernel, signature.inputs, [(shape, dtype) for shape, dtype, _ in signature.outputs],
-                      [t.scalar or t.shape == () for _, _, t in signature.outputs], ctx.placement)
-    source = module.mod.imports[0].inspect_source
-    compiled = Compiled(call, "tvm-cuda kernel (dlight GPU schedule)",
-                        artifacts={"tir": signature.gpu_func.script, "cuda": source})
+    allocs = [[list(shape), np.dtype(dtype).str] for shape, dtype, _ in signature.outputs]
+    zero_d = [t.scalar or t.shape == () for _, _, t in signature.outputs]
+    compiled = _device_compiled(module["main"], signature.inputs, allocs, zero_d, ctx,
+                                "tvm-cuda kernel (dlight GPU schedule)")
+    compiled.artifacts = {"tir": signature.gpu_func.script, "cuda": module.mod.imports[0].inspect_source}
+    compiled.persist = Persisted([module], {"input_kinds": list(signature.inputs), "allocs": allocs,
+                                            "zero_d": zero_d})
     compiled.module = module
     return compiled
+
+
+def _device_compiled(kernel, input_kinds, allocs, zero_d, ctx, description) -> Compiled:
+    from .device_call import DeviceCall
+
+    call = DeviceCall(kernel, input_kinds, [(tuple(shape), np.dtype(dtype)) for shape, dtype in allocs],
+                      list(zero_d), ctx.placement)
+    return Compiled(call, description)

@@ -22,11 +22,12 @@ def _builtins() -> dict:
     """device -> built-in backends in the order they are asked (made once; TVM imports lazily)."""
     global _builtin
     if _builtin is None:
+        from .cupy_backend import CupyBackend
         from .numpy_backend import NumpyBackend
         from .tvm import TvmCpuBackend
         from .tvm.cuda import TvmCudaBackend
 
-        _builtin = {"cpu": [TvmCpuBackend(), NumpyBackend()], "cuda": [TvmCudaBackend()]}
+        _builtin = {"cpu": [TvmCpuBackend(), NumpyBackend()], "cuda": [TvmCudaBackend(), CupyBackend()]}
     return _builtin
 
 

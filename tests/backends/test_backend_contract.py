@@ -207,7 +207,7 @@ def test_unknown_names_are_clear_errors():
 
 def test_builtin_order_per_device():
     assert [b.name for b in backends.registered("cpu")] == ["tvm", "numpy"]
-    assert [b.name for b in backends.registered("cuda")] == ["tvm-cuda"]
+    assert [b.name for b in backends.registered("cuda")] == ["tvm-cuda", "cupy"]
     assert backends.by_name("numpy").reference and not backends.by_name("tvm").reference
 
 

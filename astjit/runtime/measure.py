@@ -19,6 +19,11 @@ import numpy as np
 from . import persisted
 
 SHORT = 1e-3          # below this, repeat runs and keep the best (timer noise dominates otherwise)
+# A block without in-place effects is timed in batches of calls lasting about this long: single calls
+# of a microsecond are at the timer's resolution, and a tiny kernel was chosen over a numpy call that
+# ran faster in a loop.
+BATCH = 2e-5
+MAX_BATCH = 1000
 # The faster of the two, as measured (best of several runs each, interleaved): a tie goes to Python. A
 # margin in the kernel's favour kept kernels that measured up to 10% slower (a Fortran-ordered array,
 # which a kernel hands back to numpy, ran 1.1x slower than numpy for good).
@@ -71,17 +76,19 @@ def _copier(args, written=None):
     return fresh
 
 
-def _best(fn, args, repeats, fresh=None):
-    """Best time of ``repeats`` runs (on ``fresh()`` copies each, when given); numpy's warnings stay
-    quiet (the user saw the real run's)."""
+def _best(fn, args, repeats, fresh=None, number=1):
+    """Best time per run of ``repeats`` batches of ``number`` runs (single runs on ``fresh()`` copies,
+    when given); numpy's warnings stay quiet (the user saw the real run's)."""
     best = float("inf")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(repeats):
             run_args = fresh() if fresh is not None else args
+            count = 1 if fresh is not None else number
             start = time.perf_counter()
-            fn(*run_args)
-            best = min(best, time.perf_counter() - start)
+            for _ in range(count):
+                fn(*run_args)
+            best = min(best, (time.perf_counter() - start) / count)
     return best
 
 
@@ -114,9 +121,16 @@ def measuring_runner(fragment, spec, key):
             return False
         t_compiled = _best(compiled, args, 1, fresh)
         repeats = 5 if t_compiled < SHORT else (3 if t_compiled < LONG else 1)
-        t_python = _best(fragment.fallback, args, repeats, fresh)
-        if repeats > 1:   # interleaved after Python's runs, so a burst of load hits both sides
-            t_compiled = min(t_compiled, _best(compiled, args, repeats - 1, fresh))
+        number = 1 if fresh is not None else max(1, min(MAX_BATCH, int(BATCH / max(t_compiled, 1e-8))))
+        if number > 1:    # batches, alternating, so a burst of load hits both sides (the single run
+            t_python = t_compiled = float("inf")       # above paid the timer's own cost: not counted)
+            for _ in range(repeats):
+                t_python = min(t_python, _best(fragment.fallback, args, 1, None, number))
+                t_compiled = min(t_compiled, _best(compiled, args, 1, None, number))
+        else:
+            t_python = _best(fragment.fallback, args, repeats, fresh)
+            if repeats > 1:   # interleaved after Python's runs, so a burst of load hits both sides
+                t_compiled = min(t_compiled, _best(compiled, args, repeats - 1, fresh))
         spec.measured = (t_compiled, t_python)
         if t_python <= MARGIN * t_compiled:
             fragment._record("measured", f"the block's Python ({t_python * 1e6:.1f} us) beat the compiled "

@@ -24,7 +24,7 @@ def test_the_faster_side_is_kept_and_a_tie_goes_to_python(monkeypatch, compiled_
     frag = jf.fragments[0]                 # (transformed: its fallback is the block's Python)
     rng = np.random.default_rng(2)
 
-    def fixed(fn, args, repeats, fresh=None):
+    def fixed(fn, args, repeats, fresh=None, number=1):
         return (python_us if fn is frag.fallback else compiled_us) * 1e-6
 
     monkeypatch.setattr(measure, "_best", fixed)
@@ -32,6 +32,32 @@ def test_the_faster_side_is_kept_and_a_tie_goes_to_python(monkeypatch, compiled_
         assert_same_as_numpy(affine, rng.standard_normal(50), rng.standard_normal(50), jitted=jf)
     [entry] = jf.fragments[0].entries
     assert entry.mode == "tvm" and entry.mode_chosen == chosen
+
+
+def test_a_short_block_is_timed_in_batches_and_one_with_effects_in_single_runs(monkeypatch):
+    """A microsecond call is at the timer's resolution: a block without in-place effects is timed in
+    batches of calls (the same number for both sides); one that writes arrays runs once per copy."""
+    seen = []
+    real = measure._best
+
+    def spy(fn, args, repeats, fresh=None, number=1):
+        seen.append((fresh is None, number))
+        return real(fn, args, repeats, fresh, number)
+
+    monkeypatch.setattr(measure, "_best", spy)
+    jf = jit(affine)
+    x = np.linspace(0, 1, 16)
+    assert_same_as_numpy(affine, x, x, jitted=jf)
+    assert seen[0] == (True, 1) and all(n > 1 for pure, n in seen[1:]) and len({n for _, n in seen[1:]}) == 1
+    seen.clear()
+    jf_slab = jit(slab)
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((4, 4, 3)), rng.standard_normal((4, 4, 3))
+    out, want = np.zeros((4, 4, 3)), np.zeros((4, 4, 3))
+    jf_slab(out, a, b, 2.0, 1)
+    slab(want, a, b, 2.0, 1)
+    assert seen and all(n == 1 for _, n in seen)
+    np.testing.assert_array_equal(out, want)          # the user's array sees the update once
 
 
 def slab(out, a, b, c, k):

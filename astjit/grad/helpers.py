@@ -3,7 +3,8 @@
 The shape helpers (``broadcast_axes``, ``kept_shape``, ``inverse_axes``) compute static values from
 static shapes: they are registered as ops of kind "static", so inside a jitted gradient they run once
 per specialization and the reductions and reshapes around them compile into the Fragment. The others
-(index scatter, matmul adjoints, the final checks) run as Python between Fragments.
+(index scatter, matmul adjoints, reversed running sums, the final checks) run as Python between
+Fragments.
 """
 
 import numpy as np
@@ -149,3 +150,12 @@ def check_differentiable(value, name, function):
         kind = dtype if dtype is not None else type(value).__name__
         raise TypeError(f"astjit.grad({function}): argument {name} must be a float array or float to "
                         f"differentiate with respect to it, got {kind}")
+
+
+def reversed_cumsum(g, a, axis):
+    """The adjoint of ``np.cumsum(a, axis)``: each element adds to every later running sum, so its
+    adjoint is the running sum of ``g`` taken from the end (over the flattened array for ``axis=None``),
+    in ``a``'s shape and dtype."""
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(np.reshape(g, (-1,))))), np.shape(a)).astype(a.dtype)
+    return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis).astype(a.dtype)

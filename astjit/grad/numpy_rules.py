@@ -8,7 +8,16 @@ evenly between tied elements, as jax and autograd do.
 
 import numpy as np
 
-from .helpers import dot_left, dot_right, inverse_axes, kept_shape, matmul_left, matmul_right, scatter_index
+from .helpers import (
+    dot_left,
+    dot_right,
+    inverse_axes,
+    kept_shape,
+    matmul_left,
+    matmul_right,
+    reversed_cumsum,
+    scatter_index,
+)
 from .rules import adjoint, non_differentiable
 
 LN2 = 0.6931471805599453
@@ -236,6 +245,11 @@ def prod(g, ans, a, axis=None, dtype=None, keepdims=False):
     zeros = np.sum(zero, axis=axis, keepdims=True)
     others = np.where(zeros == 0, rest / nonzero, np.where(zero, rest, 0.0) * (zeros == 1))
     return np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) * others
+
+
+@adjoint(np.cumsum)
+def cumsum(g, ans, a, axis=None, dtype=None):
+    return reversed_cumsum(g, a, axis)
 
 
 @adjoint(np.var)

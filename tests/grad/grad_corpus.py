@@ -35,6 +35,13 @@ def reductions(x):
     return np.sum(a * a) + np.sum(b * x) + np.sum(c) + np.sum(d)
 
 
+def running_sums(x):
+    a = np.cumsum(x, axis=1)
+    b = np.cumsum(x * x)                   # axis=None: over the flattened array
+    c = x.cumsum(axis=0)
+    return np.sum(a * a) + np.sum(b * np.arange(b.size)) + np.sum(np.tanh(c))
+
+
 def products_of_elements(x):
     # rows with no zero, one zero and two zeros (the test sets them)
     return np.sum(np.prod(x, axis=1) * 2.0) + x[0].prod() + np.prod(x, axis=0, keepdims=True).sum()

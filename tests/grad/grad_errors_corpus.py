@@ -4,7 +4,7 @@ import numpy as np
 
 
 def no_rule(x):
-    return np.sum(np.cumsum(x))                    # marker: no_rule
+    return np.sum(np.sort(x))                      # marker: no_rule
 
 
 def updates_argument(x):

@@ -20,7 +20,7 @@ def marker_line(name):
 
 
 @pytest.mark.parametrize(("name", "args", "words"), [
-    ("no_rule", (np.ones(3),), "no adjoint rule for numpy.cumsum"),
+    ("no_rule", (np.ones(3),), "no adjoint rule for numpy.sort"),
     ("updates_argument", (np.ones(3),), "updates an argument in place"),
     ("writes_element", (np.ones(3),), "in-place update of an array the gradient flows through"),
     ("aliased_update", (np.ones(3),), "another name or view also holds"),
@@ -42,7 +42,7 @@ def test_refused_at_the_users_line(name, args, words):
 
 
 def test_the_error_is_raised_by_show_too():
-    with pytest.raises(GradError, match="cumsum"):
+    with pytest.raises(GradError, match="sort"):
         astjit.grad(corpus.no_rule).show()
 
 

@@ -159,3 +159,30 @@ def reversed_cumsum(g, a, axis):
     if axis is None:
         return np.reshape(np.flip(np.cumsum(np.flip(np.reshape(g, (-1,))))), np.shape(a)).astype(a.dtype)
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis).astype(a.dtype)
+
+
+def _back(part, operand):
+    """An operand's share of an adjoint, in the operand's shape and (float) dtype."""
+    dtype = np.asarray(operand).dtype
+    part = np.reshape(part, np.shape(operand))
+    return part.astype(dtype) if dtype.kind == "f" else part
+
+
+def split_concatenated(g, arrays, axis):
+    """The adjoints of the arrays ``np.concatenate`` joined (``None``: an unused rule slot): ``g`` cut
+    at their sizes along ``axis`` (flattened for ``axis=None``), padded with ``None`` to eight."""
+    given = [a for a in arrays if a is not None]
+    if axis is None:
+        cuts = np.cumsum([np.size(a) for a in given])[:-1]
+        parts = np.split(np.reshape(g, (-1,)), cuts)
+    else:
+        cuts = np.cumsum([np.shape(a)[axis] if np.ndim(a) else 1 for a in given])[:-1]
+        parts = np.split(g, cuts, axis=axis)
+    return [_back(p, a) for p, a in zip(parts, given)] + [None] * (len(arrays) - len(given))
+
+
+def split_stacked(g, arrays, axis):
+    """The adjoints of the arrays ``np.stack`` joined: ``g``'s slices along the new ``axis``."""
+    given = [a for a in arrays if a is not None]
+    moved = np.moveaxis(g, axis, 0)
+    return [_back(moved[i], a) for i, a in enumerate(given)] + [None] * (len(arrays) - len(given))

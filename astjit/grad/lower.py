@@ -21,6 +21,10 @@ METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "var": "var
            "transpose": "transpose", "swapaxes": "swapaxes", "dot": "dot", "clip": "clip", "copy": "copy",
            "cumsum": "cumsum"}
 PACKED_METHODS = {"reshape", "transpose"}      # x.reshape(2, 3) means np.reshape(x, (2, 3))
+# ops whose first operand is a tuple of arrays: each array written in the tuple is an operand of the
+# adjoint rule (numpy_rules.concatenate, stack), ``axis`` a keyword
+SEQUENCE_OPS = {"concatenate": ("axis",), "stack": ("axis",)}
+MAX_SEQUENCE = 8
 
 
 @dataclass(eq=False)
@@ -267,9 +271,29 @@ class Lowering:
                              "differentiates numpy functions with a registered rule (astjit.adjoint)")
         if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             raise self.error(e, "*args or **kwargs in a call the gradient flows through")
+        name = getattr(op, "__name__", None)
+        if name in SEQUENCE_OPS and getattr(op, "__module__", "").startswith("numpy") and e.args \
+                and isinstance(e.args[0], gast.Tuple | gast.List):
+            return self._sequence_into(target, e, op, SEQUENCE_OPS[name], stmt, items)
         operands = [self.atom(a, stmt, items) for a in e.args]
         keywords = {k.arg: self.atom(k.value, stmt, items) for k in e.keywords}
         call = gast.Call(func=copy.deepcopy(func), args=operands,
+                         keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
+        return items + [self._prim(target, call, op, operands, keywords, stmt, e)]
+
+    def _sequence_into(self, target, e, op, positional, stmt, items):
+        """``np.concatenate((a, b), axis=k)``, ``np.stack([a, b])``: each array of the written tuple is
+        an operand; arguments after the tuple become keywords."""
+        if len(e.args) > 1 + len(positional):
+            raise self.error(e, f"{describe(op)} with more than {1 + len(positional)} positional arguments")
+        if len(e.args[0].elts) > MAX_SEQUENCE:
+            raise self.error(e, f"astjit.grad differentiates {describe(op)} of at most {MAX_SEQUENCE} arrays "
+                             "written in the call")
+        operands = [self.atom(a, stmt, items) for a in e.args[0].elts]
+        keywords = {k: self.atom(a, stmt, items) for k, a in zip(positional, e.args[1:])}
+        keywords.update({k.arg: self.atom(k.value, stmt, items) for k in e.keywords})
+        packed = gast.Tuple(elts=operands, ctx=gast.Load())
+        call = gast.Call(func=copy.deepcopy(e.func), args=[packed],
                          keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
         return items + [self._prim(target, call, op, operands, keywords, stmt, e)]
 

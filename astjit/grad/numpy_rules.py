@@ -17,6 +17,8 @@ from .helpers import (
     matmul_right,
     reversed_cumsum,
     scatter_index,
+    split_concatenated,
+    split_stacked,
 )
 from .rules import adjoint, non_differentiable
 
@@ -250,6 +252,22 @@ def prod(g, ans, a, axis=None, dtype=None, keepdims=False):
 @adjoint(np.cumsum)
 def cumsum(g, ans, a, axis=None, dtype=None):
     return reversed_cumsum(g, a, axis)
+
+
+# np.concatenate and np.stack take a tuple of arrays: the lowering passes each array written in the
+# tuple as an operand (grad/lower.SEQUENCE_OPS), up to eight
+@adjoint(np.concatenate)
+def concatenate(g, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=None, axis=0, dtype=None,
+                casting="same_kind"):
+    parts = split_concatenated(g, (x0, x1, x2, x3, x4, x5, x6, x7), axis)
+    return parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6], parts[7]
+
+
+@adjoint(np.stack)
+def stack(g, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=None, axis=0, dtype=None,
+          casting="same_kind"):
+    parts = split_stacked(g, (x0, x1, x2, x3, x4, x5, x6, x7), axis)
+    return parts[0], parts[1], parts[2], parts[3], parts[4], parts[5], parts[6], parts[7]
 
 
 @adjoint(np.var)

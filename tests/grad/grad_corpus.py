@@ -42,6 +42,14 @@ def running_sums(x):
     return np.sum(a * a) + np.sum(b * np.arange(b.size)) + np.sum(np.tanh(c))
 
 
+def joins(x, y):
+    a = np.concatenate((x, y * 2.0), axis=1)
+    b = np.concatenate([x, np.tanh(x)])
+    c = np.stack((x, y, x * y), axis=-1)
+    d = np.concatenate((x, y), axis=None)
+    return np.sum(a * a * np.arange(a.shape[1])) + np.sum(b ** 3) + np.sum(np.sin(c) * c) + np.sum(np.cumsum(d) * d)
+
+
 def products_of_elements(x):
     # rows with no zero, one zero and two zeros (the test sets them)
     return np.sum(np.prod(x, axis=1) * 2.0) + x[0].prod() + np.prod(x, axis=0, keepdims=True).sum()

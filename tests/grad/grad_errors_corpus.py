@@ -54,3 +54,7 @@ def calls_a_user_function(x):
 
 def helper(x):
     return x * x
+
+
+def joins_too_many(x):
+    return np.sum(np.concatenate((x, x, x, x, x, x, x, x, x)))          # marker: joins_too_many

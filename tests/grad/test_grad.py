@@ -66,6 +66,7 @@ CASES = {
     "broadcasting": (corpus.broadcasting, lambda r, n: (rand(r, n, 3), rand(r, 3), rand(r, n, 1), 0.7), (0, 1, 2, 3)),
     "reductions": (corpus.reductions, lambda r, n: (rand(r, n, 4),), 0),
     "running_sums": (corpus.running_sums, lambda r, n: (rand(r, n, 3),), 0),
+    "joins": (corpus.joins, lambda r, n: (rand(r, 2, n), rand(r, 2, n)), (0, 1)),
     "products_of_elements": (corpus.products_of_elements, lambda r, n: (_with_zeros(rand(r, n + 2, 3)),), 0),
     "ties": (corpus.ties, lambda r, n: (rand(r, n, 3, low=0.1),), 0),
     "selections": (corpus.selections, lambda r, n: (rand(r, n), rand(r, n)), (0, 1)),
@@ -132,6 +133,10 @@ def test_float32_gradients_stay_float32():
         got = astjit.grad(corpus.running_sums)(x.astype(np.float32))
         assert got.dtype == np.float32
         assert np.allclose(got, astjit.grad(corpus.running_sums)(x), rtol=1e-4, atol=1e-5)
+        y = rng.uniform(-1, 1, (n, 3))
+        got = astjit.grad(corpus.joins, argnums=(0, 1))(x.astype(np.float32), y)     # float32 joined with float64
+        assert got[0].dtype == np.float32 and got[1].dtype == np.float64
+        assert np.allclose(got[0], astjit.grad(corpus.joins, argnums=0)(x, y), rtol=1e-4, atol=1e-5)
 
 
 def test_grad_of_a_jitted_function_and_the_python_backend_agree():

@@ -28,6 +28,7 @@ def marker_line(name):
     ("loops_over_a_list", (np.ones(3), [np.ones(3)]), "must be `for ... in range(...)`"),
     ("may_not_return", (np.ones(3),), "must return a value on every path"),
     ("calls_a_user_function", (np.ones(3),), "no adjoint rule for"),
+    ("joins_too_many", (np.ones(3),), "of at most 8 arrays"),
 ])
 def test_refused_at_the_users_line(name, args, words):
     g = astjit.grad(getattr(corpus, name))

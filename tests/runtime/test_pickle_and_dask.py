@@ -240,11 +240,15 @@ def test_distributed_by_value_compiles_once_per_worker(client, notebook_function
         def specializations_and_calls(token=token):
             import astjit.pickling
 
+            import astjit
+
             rebuilt = astjit.pickling._by_token.get(token)
             if rebuilt is None:
-                return 0, 0
-            return sum(len(fr.entries) for fr in rebuilt.fragments), rebuilt.fragments[0].calls
+                return 0, 0, "not rebuilt here"
+            if not rebuilt.fragments:      # (a worker that unpickled it without running a task, or a bug)
+                return 0, 0, str(astjit.explain(rebuilt))
+            return sum(len(fr.entries) for fr in rebuilt.fragments), rebuilt.fragments[0].calls, ""
 
-        counts = client.run(specializations_and_calls).values()
-        assert all(n <= 2 for n, _ in counts)                     # two shapes: at most two compiles
-        assert sum(calls for _, calls in counts) == len(arrays)   # one JitFunction per worker ran them all
+        counts = list(client.run(specializations_and_calls).values())
+        assert all(n <= 2 for n, _, _ in counts), counts          # two shapes: at most two compiles
+        assert sum(calls for _, calls, _ in counts) == len(arrays), counts   # one JitFunction per worker ran them all

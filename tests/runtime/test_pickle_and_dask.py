@@ -238,9 +238,8 @@ def test_distributed_by_value_compiles_once_per_worker(client, notebook_function
         token = f._pickle_token                                  # set when it was pickled by value
 
         def specializations_and_calls(token=token):
-            import astjit.pickling
-
             import astjit
+            import astjit.pickling
 
             rebuilt = astjit.pickling._by_token.get(token)
             if rebuilt is None:

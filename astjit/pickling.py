@@ -20,6 +20,7 @@ compiles its own kernels on its first call with each new dtype and shape.
 import collections
 import inspect
 import linecache
+import os
 import sys
 import threading
 import uuid
@@ -29,7 +30,6 @@ _lock = threading.RLock()
 _by_token: "weakref.WeakValueDictionary[str, object]" = weakref.WeakValueDictionary()
 _recent: "collections.OrderedDict[str, object]" = collections.OrderedDict()   # keeps recent ones alive
 _RECENT = 64
-_shipped_files: set[str] = set()       # files whose linecache lines came with a pickle
 
 
 def reduce_jit_function(jf):
@@ -52,7 +52,7 @@ def rebuild(token, original, strict, backend, source, options=None):
     with _lock:
         jf = _by_token.get(token)
         if jf is None:
-            _provide_source(original, source)
+            _provide_source(original, source, token)
             jf = JitFunction(original, strict=strict, backend=backend, **(options or {}))
             jf._pickle_token = token
             _by_token[token] = jf
@@ -117,20 +117,20 @@ def _source_of(fn):
     return start, list(lines)
 
 
-def _provide_source(fn, source) -> None:
-    """Make ``fn``'s shipped source readable through linecache where its file is missing here. A file
-    that is here is read as usual (if it differs from the running code, the transform's source check
-    reports it and the function runs as Python)."""
+def _provide_source(fn, source, token) -> None:
+    """Make ``fn``'s shipped source readable where its file is missing here. A file that is here is read
+    as usual (if it differs from the running code, the transform's source check reports it and the
+    function runs as Python). Otherwise the lines go to linecache under a name of the function's own,
+    which its code object then carries: functions shipped by value can share a file name that is no
+    file (cloudpickle 3.1.3 names every one ``<dynamic-code>``), under which linecache may hold another
+    function's lines."""
     if source is None:
         return
     start, lines = source
     filename = fn.__code__.co_filename
-    have = linecache.getlines(filename)
-    if have[start - 1:start - 1 + len(lines)] == lines:
+    if os.path.isfile(filename):
         return
-    if have and filename not in _shipped_files:
-        return
-    merged = list(have) + ["\n"] * max(0, start - 1 + len(lines) - len(have))
-    merged[start - 1:start - 1 + len(lines)] = lines
-    linecache.cache[filename] = (sum(map(len, merged)), None, merged, filename)   # mtime None: kept
-    _shipped_files.add(filename)
+    own = f"<astjit: {fn.__qualname__} shipped from {filename} ({token})>"
+    padded = ["\n"] * (start - 1) + list(lines)
+    linecache.cache[own] = (sum(map(len, padded)), None, padded, own)      # mtime None: kept
+    fn.__code__ = fn.__code__.replace(co_filename=own)

@@ -251,3 +251,29 @@ def test_distributed_by_value_compiles_once_per_worker(client, notebook_function
         counts = list(client.run(specializations_and_calls).values())
         assert all(n <= 2 for n, _, _ in counts), counts          # two shapes: at most two compiles
         assert sum(calls for _, calls, _ in counts) == len(arrays), counts   # one JitFunction per worker ran them all
+
+
+SHIPPED = ["import numpy as np\n\n\ndef first(x, s):\n    return np.tanh(x * s) + 1.0\n",
+           "import numpy as np\n\n\ndef second(x, s):\n    return np.exp(x) * s - 2.0\n"]
+
+
+def test_functions_shipped_under_one_file_name_that_is_no_file_keep_their_own_source(monkeypatch):
+    """cloudpickle 3.1.3 names the file of every function it ships by value ``<dynamic-code>``: two
+    such functions whose lines overlap there, with other lines already in linecache under that name,
+    must each be compiled from its own source."""
+    monkeypatch.setitem(linecache.cache, "<dynamic-code>", (90, None, ["# another function's line\n"] * 9,
+                                                            "<dynamic-code>"))
+    rebuilt, plain = [], []
+    for k, text in enumerate(SHIPPED):
+        namespace = {}
+        exec(compile(text, "<dynamic-code>", "exec"), namespace)
+        fn = namespace[("first", "second")[k]]
+        plain.append(fn)
+        source = (4, text.splitlines(True)[3:])
+        rebuilt.append(astjit.pickling.rebuild(f"shipped-{k}-{id(fn)}", fn, False, None, source))
+    x = np.linspace(-1, 1, 50)
+    for jf, fn in zip(rebuilt, plain):
+        for s in (0.5, 2.0):
+            assert_values_match(jf(x, s), fn(x, s))
+        assert jf.fragments, str(astjit.explain(jf))
+        assert "does not match" not in str(astjit.explain(jf))

@@ -220,3 +220,23 @@ def test_astjit_backend_names_a_registered_backend(chain_backend, monkeypatch):
     monkeypatch.setenv("ASTJIT_BACKEND", "no-such-backend")
     with pytest.raises(ValueError, match="ASTJIT_BACKEND must be one of"):
         jit(affine_exp)(x, x)
+
+
+def test_the_cupy_backend_takes_nodes_only_for_cupy_arrays(monkeypatch):
+    """It runs numpy's functions on the call's arrays, which works for CuPy's (their numpy protocols)
+    and not for torch tensors or numpy arrays copied to a GPU."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    from astjit.backends.cupy_backend import CupyBackend
+    from astjit.devices import Placement
+
+    backend = CupyBackend()
+    assert backend.devices == ("cuda",) and not backend.reference
+    assert backend.supports(SimpleNamespace(placement=Placement("cuda", 0, "cupy")), None) is None
+    for library in ("torch", "numpy"):
+        reason = backend.supports(SimpleNamespace(placement=Placement("cuda", 0, library)), None)
+        assert reason == f"the arrays are {library}'s, not CuPy's"
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy" else real(name, *a))
+    assert backend.available("cuda") == "CuPy is not installed"

@@ -140,11 +140,12 @@ def compile_cubin(source: str, arch: str) -> bytes:
 @contextlib.contextmanager
 def exact_compiler(arch: str):
     """Within the block, TVM compiles CUDA source through ``compile_cubin`` for ``arch``; TVM's own
-    callback (if any) is put back afterwards."""
+    callback is put back afterwards. (Where TVM had none, ours stays registered, since a global
+    function cannot be removed: it compiles for the current target's architecture then.)"""
     import tvm_ffi
 
     def callback(source):
-        return bytearray(compile_cubin(str(source), arch))
+        return bytearray(compile_cubin(str(source), _current_arch() or arch))
 
     with _lock:
         previous = tvm_ffi.get_global_func(CALLBACK, allow_missing=True)
@@ -154,3 +155,15 @@ def exact_compiler(arch: str):
         finally:
             if previous is not None:
                 tvm_ffi.register_global_func(CALLBACK, previous, override=True)
+
+
+def _current_arch() -> str | None:
+    """``arch`` of TVM's current CUDA target, if one is entered."""
+    try:
+        from tvm.target import Target
+
+        target = Target.current(allow_none=True)
+        arch = target.attrs.get("arch") if target is not None and target.kind.name == "cuda" else None
+    except Exception:
+        return None
+    return str(arch) if arch else None

@@ -58,14 +58,21 @@ def cuda_root() -> str | None:
     return next((c for c in candidates if c and os.path.isfile(os.path.join(c, "include", "cuda_runtime.h"))), None)
 
 
+NO_COMPILER = "neither NVRTC (pip install 'astjit[cuda]') nor nvcc is installed"
+
+
+def _has_nvrtc() -> bool:
+    """Whether cuda-bindings' NVRTC module is installed (found without importing it)."""
+    try:
+        return importlib.util.find_spec("cuda.bindings.nvrtc") is not None
+    except ImportError:           # no ``cuda`` package at all
+        return False
+
+
 def unavailable() -> str | None:
     """Why no CUDA kernel can be compiled here (no NVRTC or nvcc, no CUDA headers), or None."""
-    try:
-        import cuda.bindings.nvrtc  # noqa: F401
-    except ImportError:
-        if shutil.which("nvcc") is None:
-            return "neither NVRTC (pip install 'astjit[cuda]') nor nvcc is installed"
-        return None
+    if not _has_nvrtc():
+        return NO_COMPILER if shutil.which("nvcc") is None else None
     if cuda_root() is None:
         return "NVRTC found no CUDA headers (set CUDA_PATH, or pip install 'astjit[cuda]')"
     return None
@@ -114,8 +121,7 @@ def compile_with_nvrtc(source: str, arch: str) -> bytes:
 def compile_with_nvcc(source: str, arch: str) -> bytes:
     nvcc = shutil.which("nvcc")
     if nvcc is None:
-        raise CudaCompileError("neither NVRTC (pip install cuda-bindings) nor nvcc is available to compile "
-                               "CUDA kernels")
+        raise CudaCompileError(NO_COMPILER)
     with tempfile.TemporaryDirectory(prefix="astjit_cuda_") as folder:
         path = os.path.join(folder, "kernel.cu")
         with open(path, "w") as f:
@@ -130,11 +136,7 @@ def compile_with_nvcc(source: str, arch: str) -> bytes:
 
 def compile_cubin(source: str, arch: str) -> bytes:
     """A cubin for ``arch`` (``sm_90``) of CUDA C ``source``, compiled IEEE-exact."""
-    try:
-        import cuda.bindings.nvrtc  # noqa: F401
-    except ImportError:
-        return compile_with_nvcc(source, arch)
-    return compile_with_nvrtc(source, arch)
+    return compile_with_nvrtc(source, arch) if _has_nvrtc() else compile_with_nvcc(source, arch)
 
 
 @contextlib.contextmanager

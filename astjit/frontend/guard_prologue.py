@@ -1,18 +1,20 @@
 """The guard as the first statements of the rewritten function, so that a call costs one Python frame.
 
 A jitted function is only valid while the names it resolved at transform time (globals, builtins,
-closure cells, attribute chains such as ``np.linalg``) still hold the same objects and numpy's
-floating-point error state is a quiet one (frontend/resolve.Resolver.guard_expression). Checking that in
-a wrapper costs a second Python frame on every call, as much as a small function's whole body. For a
-plain signature (positional parameters without defaults), the rewritten function checks it itself and
-is installed as the jitted object's ``__call__`` (api.JitFunction); where the check fails, the call goes
-to the jitted object's slow path with the same arguments::
+closure cells, attribute chains such as ``np.linalg``) still hold the same objects
+(frontend/resolve.Resolver.guard_expression). Checking that in a wrapper costs a second Python frame on
+every call, as much as a small function's whole body. For a plain signature (positional parameters
+without defaults), the rewritten function checks it itself and is installed as the jitted object's
+``__call__`` (api.JitFunction); where the check fails, the call goes to the jitted object's slow path
+with the same arguments. numpy's floating-point error state is not checked here: each Fragment's
+dispatch checks it before it runs a kernel (runtime/dispatch) and runs its block's Python otherwise,
+and a call that runs no kernel (a tiny loop as written) need not pay for it::
 
     def step(x=<missing>, y=<missing>):                # (P: a prefix no name of step starts with)
         if x is P_missing or y is P_missing:               # called without one of them
             return P_missing_arguments({'x': x, 'y': y})
         try:
-            P_ok = (P_fp_state() is P_fp_quiet[0] or P_fp_allowed()) and np is P_o0
+            P_ok = np is P_o0
         except (ValueError, AttributeError, NameError):    # a name since deleted: not the same
             P_ok = False
         if not P_ok:
@@ -32,7 +34,6 @@ import inspect
 
 import gast
 
-from ..runtime import fpstate
 from .resolve import GUARD_ERRORS
 
 MISSING = type("Missing", (), {"__repr__": lambda self: "<no argument given>"})()
@@ -64,13 +65,9 @@ def takes_prologue(fn) -> bool:
 
 
 def guard_prologue(resolver, fndef, guard_failed, missing_arguments) -> tuple[list, dict]:
-    """(the statements to put first in ``fndef``'s body, the cells they read). numpy's error state is
-    compared by identity with the last quiet one, and asked for in full only where it is another object
-    (runtime/fpstate.kernels_allowed), so that the slow path, which has just found the names unchanged
-    and the state quiet, does not come back here."""
+    """(the statements to put first in ``fndef``'s body, the cells they read)."""
     names = guard_names(fndef)
-    body, namespace = resolver.guard_expression(quiet_floating_point=(fpstate.current_state, fpstate.last_quiet),
-                                                quiet_otherwise=fpstate.kernels_allowed, prefix=names["prefix"])
+    body, namespace = resolver.guard_expression(prefix=names["prefix"])
     params = [a.id for a in fndef.args.args]
     packed = f"({', '.join(params)}{',' if params else ''})"
     src = ""
@@ -78,9 +75,10 @@ def guard_prologue(resolver, fndef, guard_failed, missing_arguments) -> tuple[li
         given = " or ".join(f"{p} is {names['missing']}" for p in params)
         keywords = "{" + ", ".join(f"{p!r}: {p}" for p in params) + "}"
         src += f"if {given}:\n    return {names['missing_arguments']}({keywords})\n"
-    src += (f"try:\n    {names['ok']} = {body}\n"
-            f"except {GUARD_ERRORS}:\n    {names['ok']} = False\n"
-            f"if not {names['ok']}:\n    return {names['failed']}({packed}, {{}})\n")
+    if body != "True":            # (nothing resolved: nothing to check)
+        src += (f"try:\n    {names['ok']} = {body}\n"
+                f"except {GUARD_ERRORS}:\n    {names['ok']} = False\n"
+                f"if not {names['ok']}:\n    return {names['failed']}({packed}, {{}})\n")
     statements = gast.parse(src).body
     line = fndef.lineno
     for statement in statements:

@@ -59,3 +59,33 @@ def test_errstate_inside_the_function():
     with pytest.raises(FloatingPointError):
         jf(a, np.zeros(6, int))
     assert_same_as_numpy(errstate_inside, a, np.full(6, 2), jitted=jf)
+
+
+def scaled_ratios(a, b, out):
+    for i in range(a.shape[0]):
+        out[i] = np.log(a[i] / b[i]) + 1.0
+    return out
+
+
+def test_errstate_raise_reaches_a_compiled_loop():
+    """A loop kernel runs no numpy error checks: under a raising state the loop runs as Python, with
+    numpy's error at the user's line and the elements written before it, as plain Python leaves them."""
+    jf = jit(scaled_ratios)
+    rng = np.random.default_rng(0)
+    for n in (200, 300):
+        a, b = rng.random(n) + 0.5, rng.random(n) + 0.5
+        assert_same_as_numpy(scaled_ratios, a, b, np.zeros(n), jitted=jf)
+    assert {e.mode for f in jf.fragments for e in f.entries} == {"tvm"}
+    a, b = rng.random(300) + 0.5, rng.random(300) + 0.5
+    b[150] = 0.0
+    for state in ({"divide": "raise"}, {"all": "raise"}):
+        with np.errstate(**state):
+            got, expected = np.zeros(300), np.zeros(300)
+            with pytest.raises(FloatingPointError):
+                scaled_ratios(a, b, expected)
+            with pytest.raises(FloatingPointError):
+                jf(a, b, got)
+            np.testing.assert_array_equal(got, expected)
+            assert np.count_nonzero(got) == 150
+    with np.errstate(divide="ignore"):
+        assert_same_as_numpy(scaled_ratios, a, b, np.zeros(300), jitted=jf)

@@ -8,6 +8,8 @@ per arity with ``exec``.
 
 import numpy as np
 
+from .fpstate import current_state, last_quiet
+
 try:           # numpy's C function itself: np.may_share_memory's dispatch layer doubles its cost
     from numpy._core._multiarray_umath import may_share_memory
 except ImportError:  # another numpy layout
@@ -57,11 +59,21 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
     """A dispatch for one key: the arguments are compared with the key's parts where they stand (a dtype
     by identity, a shape by ``==``) instead of building the key and hashing it, about half the cost;
     anything else, or numpy's error state not the known quiet one, goes to ``generic`` (the full
-    dispatch). A dtype equal to the key's but another object is only a miss here, never a wrong hit."""
-    from .fpstate import current_state, last_quiet
+    dispatch). A dtype equal to the key's but another object is only a miss here, never a wrong hit.
 
+    A loop kernel's runner (``make_loop_kernel_runner``: it has ``refused``) is called after testing
+    only each argument's type: the kernel itself tests an array's dtype, number of axes and compact
+    strides, the key's C-contiguous parts, as it converts the arguments, before the loop starts, and
+    an argument it refuses sends the call to ``generic``."""
     names = _names(len(key))
     params = ", ".join(names)
+    trusting = key_by == "ndim" and hasattr(runner, "refused")
+    if trusting:
+        def refused(*args):
+            counter[0] -= 1                   # (the full dispatch counts the call)
+            return generic(*args)
+
+        runner = runner.refused(refused)
     namespace = {"ndarray": np.ndarray, "runner": runner, "generic": generic, "counter": counter,
                  "fp_state": current_state, "fp_quiet": last_quiet}
     terms = []
@@ -70,8 +82,11 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
             namespace[f"t{i}"] = part
             terms.append(f"type({x}) is t{i}")
             continue
+        terms.append(f"type({x}) is ndarray")
+        if trusting and part[2]:
+            continue
         namespace[f"d{i}"] = part[0]
-        terms.append(f"type({x}) is ndarray and {x}.dtype is d{i}")
+        terms.append(f"{x}.dtype is d{i}")
         if key_by == "shape":
             namespace[f"s{i}"] = part[1]
             terms.append(f"{x}.shape == s{i}")
@@ -106,14 +121,31 @@ def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, 
 
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
-                            stopped, finish, allocate):
+                            stopped, result, allocate):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
     refuses them (runtime/loop_fragment.make_loop_runner: ``arrays``, ``written``, ``copied``,
     ``scalars`` are positions in ``args``, the arguments of the call being specialized). The status
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
-    read once, as a list, before it goes back: ``stopped`` and ``finish`` get that list."""
+    read once, as a list ``s``, before it goes back: ``stopped`` gets that list where the kernel
+    stopped; otherwise the runner returns ``result``: (a Python expression over ``s``, ``local`` (the
+    local buffers) and the arguments, the names it reads).
+
+    ``run.refused(refused)`` makes the same code calling ``refused(*args)`` instead of ``checked``
+    wherever it would: for a dispatch that leaves the checks of dtype, number of axes and strides to
+    the kernel (``make_hot_dispatch``), whose arguments may belong to another key (``checked`` takes
+    them as this key's)."""
+    run = _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
+                              stopped, result, allocate, "checked")
+    run.refused = lambda refused: _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals,
+                                                      status_size, checked, stopped, result, allocate, "refused",
+                                                      refused)
+    return run
+
+
+def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
+                        stopped, result, allocate, on_refusal, refused=None):
     names = _names(len(args))
     params = ", ".join(names)
     packed = f"({params}{',' if names else ''})"
@@ -122,21 +154,20 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     pairs = [(p, q) for p in sorted(written) for q in others if q != p]
     if pairs:
         test = " or ".join(f"may_share({names[p]}, {names[q]})" for p, q in pairs)
-        lines += [f"    if {test}:", f"        return checked({params})"]
+        lines += [f"    if {test}:", f"        return {on_refusal}({params})"]
     call = [names[p] for p in arrays]
     if has_locals:
-        lines += [f"    local = allocate({packed})", "    if local is None:", f"        return checked({params})"]
+        lines += [f"    local = allocate({packed})", "    if local is None:", f"        return {on_refusal}({params})"]
         call.append("*local")
-    else:
-        lines.append("    local = ()")
     for p in scalars:
         call.append(f"{names[p]}.item()" if isinstance(args[p], np.generic) else names[p])
+    expression, result_names = result
     lines += ["    try:", "        status = take()", "    except IndexError:", "        status = new_status()",
               "    try:", f"        kernel({', '.join(call)}, status[0])",
-              "    except Exception:", "        give(status)", f"        return checked({params})",
+              "    except Exception:", "        give(status)", f"        return {on_refusal}({params})",
               "    s = status[1].tolist()", "    give(status)",
               "    if s[0]:", f"        return stopped(s, {packed})",
-              f"    return finish(s, {packed}, local)"]
+              f"    return {expression}"]
     pool = []
 
     def new_status():
@@ -147,8 +178,8 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
         view = np.zeros(status_size, np.int64)
         return tvm_ffi.from_dlpack(view), view
 
-    namespace = {"may_share": may_share_memory, "checked": checked, "allocate": allocate, "take": pool.pop,
-                 "give": pool.append, "new_status": new_status, "kernel": kernel, "stopped": stopped,
-                 "finish": finish}
+    namespace = {**result_names, "may_share": may_share_memory, "checked": checked, "allocate": allocate,
+                 "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
+                 "stopped": stopped, "refused": refused}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

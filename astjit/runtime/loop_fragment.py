@@ -135,7 +135,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
     stride the kernel does not take makes that conversion raise before the loop starts, and the call
     then takes ``checked``, which tests each case and falls back or adapts."""
     from ..backends.tvm.loop_arrays import LocalArray
-    from ..backends.tvm.loops import BAIL, RETURNED, STATUS_SIZE, result_reader
+    from ..backends.tvm.loops import BAIL, RETURNED, STATUS_SIZE, result_expressions, result_reader
 
     live_in = fragment.live_in
     arrays = [live_in.index(n) for n in lowered.arrays]
@@ -213,8 +213,14 @@ def make_loop_runner(kernel, lowered, fragment, args):
             return None
         return values[0] if n_out == 1 else tuple(values)
 
+    # what ``finish`` returns, as an expression over the status list ``s``, the local buffers and the
+    # arguments ``a0``, ``a1``...: the generated runner returns it without calling anything
+    items, names = result_expressions(lowered, 0, n_out)
+    for k, j, p in rebound:
+        items[k] = f"(local[{j}] if s[{STATUS_SIZE + 2 * k}] else a{p})" if j is not None else f"a{p}"
+    result = "None" if n_out == 0 else items[0] if n_out == 1 else f"({', '.join(items)},)"
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
-                                   status_size, run, stopped, finish, allocate)
+                                   status_size, run, stopped, (result, names), allocate)
 
 
 def local_array_allocator(lowered, live_in):

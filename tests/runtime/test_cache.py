@@ -265,3 +265,50 @@ def test_a_block_that_settled_on_python_follows_new_argument_types_at_once():
     large = (RNG.random((300, 500)), RNG.random((300, 500)))
     assert_same_as_numpy(small_argmax, *large, jitted=jf)
     assert [e.key[0][1] for e in jf.fragments[0].entries] == [(4, 4), (300, 500)]
+
+
+def scaled_sweep(a, out, c):
+    n, m = a.shape
+    for i in range(n):
+        for j in range(1, m):
+            out[i, j] = c * a[i, j] + out[i, j - 1]
+    return out
+
+
+def test_the_dispatch_of_a_loop_kernel_leaves_array_checks_to_the_kernel_and_still_finds_other_keys():
+    """A whole-loop Fragment's dispatch for the key in use tests only the arguments' types; an array of
+    another dtype, layout or memory (a view overlapping what the loop writes, a read-only input) is
+    refused by the kernel's own checks and reaches its own specialization or the loop's Python."""
+    jf = jit(scaled_sweep)
+    base = RNG.standard_normal((30, 40))
+    for _ in range(4):
+        assert_same_as_numpy(scaled_sweep, base, np.zeros((30, 40)), 0.5, jitted=jf)
+    frag = next(f for f in jf.fragments if f.block.kind == "loop")
+    assert getattr(frag.dispatch_cell.cell_contents, "key", None) is not None      # the key's own dispatch
+    locked = base.copy()
+    locked.flags.writeable = False
+    shared = RNG.standard_normal((30, 80))
+    others = [(base.astype(np.float32), np.zeros((30, 40), np.float32), 0.5),
+              (np.asfortranarray(base), np.asfortranarray(np.zeros((30, 40))), 1.5),
+              (base[:, ::2], np.zeros((30, 20)), -2.0),
+              (locked, np.zeros((30, 40)), 0.25),
+              (shared[:, :40], shared[:, 20:60], 3.0),           # overlapping: Python's order
+              (base, np.zeros((30, 40)), 7)]                     # an int scale: another key
+    calls = frag.calls
+    for round_ in range(3):
+        for a, out, c in others + [(base, np.zeros((30, 40)), 0.5 + round_)]:
+            if np.shares_memory(a, out):
+                copy = shared.copy()
+                scaled_sweep(copy[:, :40], copy[:, 20:60], c)
+                jf(a, out, c)
+                np.testing.assert_array_equal(shared, copy)
+                shared[:] = RNG.standard_normal((30, 80))
+                continue
+            want = scaled_sweep(a.copy(), out.copy(), c)
+            got = jf(a, out, c)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+    assert frag.calls == calls + 3 * (len(others) + 1)
+    at = frag.live_in.index("a")
+    modes_by_dtype = {(e.key[at][0], e.key[at][2]) for e in frag.entries if e.mode == "tvm"}
+    assert {(np.dtype(np.float32), True), (np.dtype(np.float64), False)} <= modes_by_dtype

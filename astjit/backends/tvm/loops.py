@@ -1642,18 +1642,27 @@ def _bits_as_int64(v, dtype):
 
 def result_reader(kernel: LoopKernel, first=0, count=None):
     """``read(s)``: the live-out values as Python would hold them, from the tail of the status buffer
-    read as a list of Python ints (``count`` of them from the ``first``).
+    read as a list of Python ints (``count`` of them from the ``first``); an array's place holds None
+    (the runner hands back its buffer or the argument)."""
+    items, namespace = result_expressions(kernel, first, count)
+    src = f"def read(s):\n    return [{', '.join(item or 'None' for item in items)}]\n"
+    exec(compile(src, "<astjit loop results>", "exec"), namespace)
+    return namespace["read"]
 
-    Generated straight-line code: a float64 slot's bits become
-    its float through ``struct`` (a float64 view of the buffer, or a helper call per value, costs more
-    than the rest of the call of a short loop)."""
+
+def result_expressions(kernel: LoopKernel, first=0, count=None) -> tuple[list, dict]:
+    """(a Python expression per live-out value, reading the status list ``s``, or None for an array;
+    the names the expressions use), for generated code (``result_reader``, and the loop runner, which
+    inlines them: a call of a reader costs as much as a short loop's arithmetic). A float64 slot's bits
+    become its float through ``struct`` (a float64 view of the buffer, or a helper call per value,
+    costs more than the rest of the call of a short loop)."""
     namespace = {"pack": struct.Struct("q").pack, "unpack": struct.Struct("d").unpack}
     items = []
     outputs = kernel.outputs[first:] if count is None else kernel.outputs[first:first + count]
     for k, var in enumerate(outputs, first):
         at = STATUS_SIZE + 2 * k
         if isinstance(var, LocalArray):
-            items.append("None")          # an array: the runner hands back its buffer or the argument
+            items.append(None)
             continue
         dtype = np.dtype(var.dtype)
         if dtype == np.float64:            # (Python numbers: the slot's exact value)
@@ -1669,9 +1678,7 @@ def result_reader(kernel: LoopKernel, first=0, count=None):
         converters = [_converter(t, value.startswith("v")) for t in var.types]
         namespace[f"c{k}"] = converters[0] if len(converters) == 1 else converters
         items.append(f"c{k}({value})" if len(converters) == 1 else f"c{k}[s[{at + 1}]]({value})")
-    src = f"def read(s):\n    return [{', '.join(items)}]\n"
-    exec(compile(src, "<astjit loop results>", "exec"), namespace)
-    return namespace["read"]
+    return items, namespace
 
 
 def _converter(typ: Scalar, numpy_value: bool):
@@ -1683,4 +1690,4 @@ def _converter(typ: Scalar, numpy_value: bool):
     return cls
 
 
-__all__ = ["LoopLowering", "LoopKernel", "result_reader", "type_of_result"]
+__all__ = ["LoopLowering", "LoopKernel", "result_reader", "result_expressions", "type_of_result"]

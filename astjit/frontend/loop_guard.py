@@ -30,28 +30,33 @@ region has no effects)::
 
 A ``for`` loop that may leave early (a ``break`` of its own or a ``return``, no loop inside it: a
 search) is handed over the same way: its estimate would count every position, and a kernel call
-costs more than a search that stops at the first. Its first positions (``first_positions``) run as
-written; then, unless the positions left are a tiny loop's work (finishing as written costs less than
-a kernel call), the kernel runs the rest of the same range, from the position reached; where it
-declines the arguments (a list, a read-only array it writes: ``DECLINED``, before any effect), the loop
-goes on as written::
+costs more than a search that stops at the first. Before it starts, the work of its positions after
+the first few (``first_positions``) is weighed: where it is a tiny loop's work, the loop runs as
+written, without a counter; otherwise its first positions run as written and the kernel runs the
+rest of the same range, from the position reached; where it declines the arguments (a list, a
+read-only array it writes: ``DECLINED``, before any effect), the loop goes on as written::
 
-    __astjit_trips_0 = 0
-    for i in range(len(a)):
-        if __astjit_trips_0 == 12:         # first_positions: ASTJIT_TINY_LOOP units of work
-            try:                           # the work left (frontend/loops.position_work)
-                __astjit_left_0 = True if (len(a) - 12) * 8 > ASTJIT_TINY_LOOP else False
-            except Exception:
-                __astjit_left_0 = True
-            if __astjit_left_0:
+    try:                                   # the work after the first positions (frontend/loops.position_work)
+        __astjit_left_0 = True if (len(a) - 12) * 8 > ASTJIT_TINY_LOOP else False
+    except Exception:
+        __astjit_left_0 = True
+    if __astjit_left_0:
+        __astjit_trips_0 = 0
+        for i in range(len(a)):
+            if __astjit_trips_0 == 12:     # first_positions: ASTJIT_TINY_LOOP units of work
                 __astjit_result_0 = __astjit_fragment_0(a, v, k)
                 if __astjit_result_0 is not __astjit_declined:
                     k = __astjit_result_0
                     break
-        __astjit_trips_0 += 1
-        if a[i] > v:
-            k = i
-            break
+            __astjit_trips_0 += 1
+            if a[i] > v:
+                k = i
+                break
+    else:
+        for i in range(len(a)):            # as written
+            if a[i] > v:
+                k = i
+                break
 
 ``show`` prints the Fragment call alone (``SHOWN``: what each generated statement prints as).
 """
@@ -167,9 +172,9 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
 
 
 def _handed_over_for(block, loop, call):
-    """A ``for`` loop that may leave early: its first ``block.resume_at`` positions as written, then the
-    kernel for the rest, unless the rest is a tiny loop's work or the kernel declines (see the module's
-    docstring)."""
+    """A ``for`` loop that may leave early: unless the positions after its first ``block.resume_at``
+    are a tiny loop's work, those first positions as written, then the kernel for the rest, unless it
+    declines (see the module's docstring); the loop as written otherwise, without a counter."""
     first, *took = call            # the call into the result, then what reads it (emit._loop_result;
     #                                no live-in may be unbound here: resume_position)
     for s in call:
@@ -178,8 +183,8 @@ def _handed_over_for(block, loop, call):
     tiny, done = tiny_loop_work(), block.resume_at
     positions, per_position = position_work(block.kernel_loop, block.live_in)
     counter, result, left = trips_name(block), result_name(block), left_name(block)
-    # the range's arguments are as they were when the loop started (resume_position), so the positions
-    # are counted now, once, where the handover happens
+    # weighed before the loop starts: the range's arguments are the ones the loop takes (resume_position),
+    # and a loop whose rest is tiny work runs as written, without paying for a counter at each position
     rest = gast.BinOp(left=gast.BinOp(left=positions, op=gast.Sub(), right=_const(done)), op=gast.Mult(),
                       right=per_position)
     weigh = gast.Try(body=[_assign(left, gast.IfExp(test=gast.Compare(left=rest, ops=[gast.Gt()],
@@ -188,16 +193,16 @@ def _handed_over_for(block, loop, call):
                      handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
                                                   body=[_assign(left, _const(True))])],
                      orelse=[], finalbody=[])
-    attempt = gast.If(test=_load(left), body=[
-        copy.deepcopy(first),
-        gast.If(test=gast.Compare(left=_load(result), ops=[gast.IsNot()], comparators=[_load(DECLINED_NAME)]),
-                body=copy.deepcopy(took) + [gast.Break()], orelse=[])], orelse=[])
+    as_written = copy.deepcopy(block.written_loop)
+    attempt = [copy.deepcopy(first),
+               gast.If(test=gast.Compare(left=_load(result), ops=[gast.IsNot()], comparators=[_load(DECLINED_NAME)]),
+                       body=copy.deepcopy(took) + [gast.Break()], orelse=[])]
     handover = gast.If(test=gast.Compare(left=_load(counter), ops=[gast.Eq()], comparators=[_const(done)]),
-                       body=[weigh, attempt], orelse=[])
+                       body=attempt, orelse=[])
     count = gast.AugAssign(target=_store(counter), op=gast.Add(), value=_const(1))
-    kept = [loop.target, loop.iter] + list(loop.body)
+    kept = [loop.target, loop.iter] + list(loop.body) + [as_written]
     loop.body = [handover, count] + loop.body
-    start = _assign(counter, _const(0))
-    setattr(start, SHOWN, [])
-    setattr(loop, SHOWN, call)
-    return [start, loop], kept
+    choose = gast.If(test=_load(left), body=[_assign(counter, _const(0)), loop], orelse=[as_written])
+    setattr(weigh, SHOWN, [])
+    setattr(choose, SHOWN, call)
+    return [weigh, choose], kept

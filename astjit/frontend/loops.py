@@ -412,16 +412,22 @@ def _statements(loop):
 UNKNOWN_TRIPS = 1 << 30            # a loop whose range depends on the loop's own variables: assume large
 SLICE_STATEMENT_WORK = 64          # a statement on slices (``u[1:-1] = ...``): several numpy calls
 LEN_NAME, RANGE_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL)
-ARRAY_WORK_NAME = "__astjit_array_work"
+ISINSTANCE_NAME, NDARRAY_NAME = "__astjit_isinstance", "__astjit_ndarray"    # cells: isinstance, np.ndarray
+ARRAY_WORK_CELLS = {ISINSTANCE_NAME: isinstance, NDARRAY_NAME: np.ndarray}
 
 
-def array_work(units, *values) -> int:
-    """The work of ``name = <expression>`` reading these live-in values: a whole-array statement (several
-    numpy calls) where one of them is an array, else its ``units`` of scalar work."""
-    for v in values:
-        if isinstance(v, np.ndarray):
-            return SLICE_STATEMENT_WORK
-    return units
+def array_work(units: int, names: list):
+    """The work of ``name = <expression>`` reading these live-in names, as an expression: a whole-array
+    statement (several numpy calls) where one of them holds an array, else its ``units`` of scalar
+    work (inline: a helper's call would cost as much as the loop it weighs)::
+
+        (64 if __astjit_isinstance(s, __astjit_ndarray) else 1)
+    """
+    holds_array = [gast.Call(func=_name(ISINSTANCE_NAME), args=[_name(n), _name(NDARRAY_NAME)], keywords=[])
+                   for n in names]
+    test = holds_array[0] if len(holds_array) == 1 else gast.BoolOp(op=gast.Or(), values=holds_array)
+    return gast.IfExp(test=test, body=gast.Constant(value=SLICE_STATEMENT_WORK, kind=None),
+                      orelse=gast.Constant(value=units, kind=None))
 
 
 def operations(stmt) -> int:
@@ -538,8 +544,7 @@ class _WorkEstimate:
                         isinstance(n, gast.Subscript) for n in gast.walk(s)):
                     names = sorted({n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in self.live_in})
                     if names:
-                        term = gast.Call(func=_name(ARRAY_WORK_NAME), args=[term] + [_name(n) for n in names],
-                                         keywords=[])
+                        term = array_work(units, names)
                 for name in ("body", "orelse"):
                     if getattr(s, name, None):
                         term = gast.BinOp(left=term, op=gast.Add(), right=self.statements(getattr(s, name), outer))

@@ -33,7 +33,7 @@ from .guard_prologue import MISSING, guard_prologue, takes_prologue
 from .liveness import FunctionLiveness
 from .loop_guard import DECLINED_NAME
 from .loop_iteration import BUILTIN_CELLS
-from .loops import ARRAY_WORK_NAME, array_work
+from .loops import ARRAY_WORK_CELLS
 from .lower import BlockLowering
 from .prepare import expression_checker, hoist_tests_and_returns
 from .resolve import Resolver
@@ -132,7 +132,7 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     if any(b.maybe_unbound for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
     if any(b.kind == "loop" for b in blocks):
-        cells.update({**BUILTIN_CELLS, ARRAY_WORK_NAME: array_work, DECLINED_NAME: DECLINED,
+        cells.update({**BUILTIN_CELLS, **ARRAY_WORK_CELLS, DECLINED_NAME: DECLINED,
                       RETURNED_NAME: Returned, TYPE_NAME: type})
     guarded = guard_failed is not None and takes_prologue(fn)
     if guarded:

@@ -61,13 +61,15 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
     anything else, or numpy's error state not the known quiet one, goes to ``generic`` (the full
     dispatch). A dtype equal to the key's but another object is only a miss here, never a wrong hit.
 
-    A loop kernel's runner (``make_loop_kernel_runner``: it has ``refused``) is called after testing
-    only each argument's type: the kernel itself tests an array's dtype, number of axes and compact
-    strides, the key's C-contiguous parts, as it converts the arguments, before the loop starts, and
-    an argument it refuses sends the call to ``generic``."""
+    A kernel's runner that has ``refused`` (``make_loop_kernel_runner``, ``make_kernel_runner``) is
+    called after testing only the type of the arrays the kernel takes: the kernel itself tests their
+    dtype and shape (or, for a loop kernel, number of axes and compact strides: the key's
+    C-contiguous parts) as it converts them, before it runs, and an argument it refuses sends the call
+    to ``generic``."""
     names = _names(len(key))
     params = ", ".join(names)
-    trusting = key_by == "ndim" and hasattr(runner, "refused")
+    trusting = hasattr(runner, "refused")
+    checked = getattr(runner, "checked_by_kernel", None)
     if trusting:
         def refused(*args):
             counter[0] -= 1                   # (the full dispatch counts the call)
@@ -83,7 +85,7 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
             terms.append(f"type({x}) is t{i}")
             continue
         terms.append(f"type({x}) is ndarray")
-        if trusting and part[2]:
+        if trusting and (part[2] is True if key_by == "ndim" else i in checked):
             continue
         namespace[f"d{i}"] = part[0]
         terms.append(f"{x}.dtype is d{i}")
@@ -106,16 +108,30 @@ def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, 
     """``run(a0, .., an)`` for a fragment that is one kernel over its live-ins, generated as straight-line
     code. ``kernel_args``: a Python expression per kernel input (``a2``, ``a0.item()``); ``allocs``:
     (shape, dtype) per kernel output ``o0``, ``o1``...; ``result``: the expression returned (``o0``,
-    ``(o1[0], a1)``). Any failure goes to ``slow(args)``, which copies or falls back."""
+    ``(o1[0], a1)``). Any failure goes to ``slow(args)``, which copies or falls back.
+
+    ``run.checked_by_kernel``: the positions of the arguments the kernel takes as arrays, whose dtype
+    and shape (the key's parts) it tests itself as it converts them; ``run.refused(refused)``: the same
+    code calling ``refused(*args)`` instead of ``slow`` (``make_hot_dispatch``)."""
+    run = _kernel_runner(kernel, n, kernel_args, allocs, result, "slow", {"slow": slow})
+    names = _names(n)
+    run.checked_by_kernel = frozenset(names.index(a) for a in kernel_args if a in names)
+    run.refused = lambda refused: _kernel_runner(kernel, n, kernel_args, allocs, result, "refused",
+                                                 {"refused": refused}, packed=False)
+    return run
+
+
+def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, names, packed=True):
     params = ", ".join(_names(n))
-    namespace = {"empty": np.empty, "kernel": kernel, "slow": slow}
+    namespace = {"empty": np.empty, "kernel": kernel, **names}
     lines = [f"def run({params}):"]
     for k, (shape, dtype) in enumerate(allocs):
         namespace[f"s{k}"], namespace[f"d{k}"] = shape, dtype
         lines.append(f"    o{k} = empty(s{k}, d{k})")
     call_args = ", ".join(list(kernel_args) + [f"o{k}" for k in range(len(allocs))])
+    failed_args = f"({params}{',' if n else ''})" if packed else params
     lines += ["    try:", f"        kernel({call_args})", "        return " + result,
-              "    except Exception:", f"        return slow(({params}{',' if n else ''}))"]
+              "    except Exception:", f"        return {on_failure}({failed_args})"]
     exec(compile("\n".join(lines) + "\n", "<astjit runner>", "exec"), namespace)
     return namespace["run"]
 

@@ -312,3 +312,24 @@ def test_the_dispatch_of_a_loop_kernel_leaves_array_checks_to_the_kernel_and_sti
     at = frag.live_in.index("a")
     modes_by_dtype = {(e.key[at][0], e.key[at][2]) for e in frag.entries if e.mode == "tvm"}
     assert {(np.dtype(np.float32), True), (np.dtype(np.float64), False)} <= modes_by_dtype
+
+
+def filled_like(x, y):
+    return np.zeros(x.shape) + y * 2.0
+
+
+def test_the_dispatch_for_a_kernel_tests_the_arrays_the_kernel_does_not_take():
+    """The dispatch for the key in use leaves the dtype and shape of the arrays the kernel takes to the
+    kernel's own checks; an array the block reads only for its shape is not the kernel's to check, so
+    another shape of it still reaches its own specialization."""
+    jf = jit(filled_like)
+    y = RNG.standard_normal(6)
+    for _ in range(4):
+        assert_same_as_numpy(filled_like, np.ones((4, 6)), y, jitted=jf)
+    frag = jf.fragments[0]
+    assert getattr(frag.dispatch_cell.cell_contents, "key", None) is not None
+    for round_ in range(2):
+        for x, yy in [(np.ones((3, 6)), y), (np.ones((4, 6), np.float32), y), (np.ones((4, 6)), y[::-1]),
+                      (np.ones((4, 6)), y.astype(np.float32)), (np.ones((2, 5, 6)), y), (np.ones((4, 6)), y)]:
+            assert_same_as_numpy(filled_like, x, yy, jitted=jf)
+    assert {e.key[0][1] for e in frag.entries} >= {(4, 6), (3, 6), (2, 5, 6)}

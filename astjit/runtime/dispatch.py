@@ -6,6 +6,8 @@ looping, so the cache lookup, the single-kernel runner and the loop-kernel runne
 per arity with ``exec``.
 """
 
+import functools
+
 import numpy as np
 
 from .fpstate import current_state, last_quiet
@@ -62,14 +64,15 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
     dispatch). A dtype equal to the key's but another object is only a miss here, never a wrong hit.
 
     A kernel's runner that has ``refused`` (``make_loop_kernel_runner``, ``make_kernel_runner``) is
-    called after testing only the type of the arrays the kernel takes: the kernel itself tests their
-    dtype and shape (or, for a loop kernel, number of axes and compact strides: the key's
-    C-contiguous parts) as it converts them, before it runs, and an argument it refuses sends the call
-    to ``generic``."""
+    called after testing only the type of the arrays the kernel takes (its ``checked_by_kernel``
+    positions): the kernel itself tests their dtype and shape (or, for a loop kernel, number of axes
+    and compact strides: the key's C-contiguous parts) as it converts them, before it runs, and an
+    argument it refuses sends the call to ``generic``. Other arrays (a loop's array copied into a
+    buffer of its own, one read only for its shape) are compared with the key here."""
     names = _names(len(key))
     params = ", ".join(names)
     trusting = hasattr(runner, "refused")
-    checked = getattr(runner, "checked_by_kernel", None)
+    checked = runner.checked_by_kernel if trusting else frozenset()
     if trusting:
         def refused(*args):
             counter[0] -= 1                   # (the full dispatch counts the call)
@@ -85,7 +88,7 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
             terms.append(f"type({x}) is t{i}")
             continue
         terms.append(f"type({x}) is ndarray")
-        if trusting and (part[2] is True if key_by == "ndim" else i in checked):
+        if i in checked and (key_by == "shape" or part[2] is True):
             continue
         namespace[f"d{i}"] = part[0]
         terms.append(f"{x}.dtype is d{i}")
@@ -113,17 +116,19 @@ def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, 
     ``run.checked_by_kernel``: the positions of the arguments the kernel takes as arrays, whose dtype
     and shape (the key's parts) it tests itself as it converts them; ``run.refused(refused)``: the same
     code calling ``refused(*args)`` instead of ``slow`` (``make_hot_dispatch``)."""
-    run = _kernel_runner(kernel, n, kernel_args, allocs, result, "slow", {"slow": slow})
+    build = functools.partial(_kernel_runner, kernel, n, kernel_args, allocs, result)
+    run = build("slow", slow, packed=True)
     names = _names(n)
     run.checked_by_kernel = frozenset(names.index(a) for a in kernel_args if a in names)
-    run.refused = lambda refused: _kernel_runner(kernel, n, kernel_args, allocs, result, "refused",
-                                                 {"refused": refused}, packed=False)
+    run.refused = lambda refused: build("refused", refused, packed=False)
     return run
 
 
-def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, names, packed=True):
+def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, packed):
+    """The runner's code, calling ``failed`` (named ``on_failure`` in it) where the kernel refuses its
+    arguments: with the arguments as one tuple where ``packed``, else one by one."""
     params = ", ".join(_names(n))
-    namespace = {"empty": np.empty, "kernel": kernel, **names}
+    namespace = {"empty": np.empty, "kernel": kernel, on_failure: failed}
     lines = [f"def run({params}):"]
     for k, (shape, dtype) in enumerate(allocs):
         namespace[f"s{k}"], namespace[f"d{k}"] = shape, dtype
@@ -148,15 +153,16 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     stopped; otherwise the runner returns ``result``: (a Python expression over ``s``, ``local`` (the
     local buffers) and the arguments, the names it reads).
 
-    ``run.refused(refused)`` makes the same code calling ``refused(*args)`` instead of ``checked``
-    wherever it would: for a dispatch that leaves the checks of dtype, number of axes and strides to
-    the kernel (``make_hot_dispatch``), whose arguments may belong to another key (``checked`` takes
-    them as this key's)."""
-    run = _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
-                              stopped, result, allocate, "checked")
-    run.refused = lambda refused: _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals,
-                                                      status_size, checked, stopped, result, allocate, "refused",
-                                                      refused)
+    ``run.checked_by_kernel``: the positions of the arrays the kernel takes, whose dtype, number of
+    axes and strides it tests as it converts them; ``run.refused(refused)`` makes the same code
+    calling ``refused(*args)`` instead of ``checked`` wherever it would: for a dispatch that leaves
+    those checks to the kernel (``make_hot_dispatch``), whose arguments may belong to another key
+    (``checked`` takes them as this key's)."""
+    build = functools.partial(_loop_kernel_runner, kernel, args, arrays, written, copied, scalars, has_locals,
+                              status_size, checked, stopped, result, allocate)
+    run = build("checked")
+    run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
+    run.refused = lambda refused: build("refused", refused)
     return run
 
 

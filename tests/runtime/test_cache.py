@@ -333,3 +333,35 @@ def test_the_dispatch_for_a_kernel_tests_the_arrays_the_kernel_does_not_take():
                       (np.ones((4, 6)), y.astype(np.float32)), (np.ones((2, 5, 6)), y), (np.ones((4, 6)), y)]:
             assert_same_as_numpy(filled_like, x, yy, jitted=jf)
     assert {e.key[0][1] for e in frag.entries} >= {(4, 6), (3, 6), (2, 5, 6)}
+
+
+def damped(x, v, dt, steps):
+    for _ in range(steps):                  # x and v rebound: the kernel copies them into buffers of its own
+        acc = -x - 0.1 * v
+        v = v + dt * acc
+        x = x + dt * v
+    return x, v
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_arrays_a_loop_kernel_only_copies_are_still_checked_against_the_key():
+    """A loop that rebinds whole arrays copies them into buffers of the key's dtype, not through the
+    kernel's argument checks: after the dispatch became the key's own, float32 or int arrays must
+    still reach their own specialization (float32 results stay float32, as numpy gives)."""
+    jf = jit(damped)
+    for n in (40, 300, 41, 300):
+        x, v = RNG.standard_normal(n), RNG.standard_normal(n)
+        assert_same_as_numpy(damped, x, v, 0.01, 30, jitted=jf)
+    frag = next(f for f in jf.fragments if f.block.kind == "loop")
+    assert getattr(frag.dispatch_cell.cell_contents, "key", None) is not None
+    specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0])
+    for round_ in range(2):
+        for x, v in [(RNG.standard_normal(50).astype(np.float32), RNG.standard_normal(50).astype(np.float32)),
+                     (np.arange(50), RNG.standard_normal(50)),
+                     (np.tile(specials, 5), np.tile(specials[::-1], 5)),
+                     (RNG.standard_normal(50), RNG.standard_normal(50).astype(np.float32))]:
+            want = damped(x.copy(), v.copy(), 0.01, 20 + round_)
+            got = jf(x.copy(), v.copy(), 0.01, 20 + round_)
+            for w, g in zip(want, got):
+                assert g.dtype == w.dtype and g.shape == w.shape
+                np.testing.assert_array_equal(g, w)

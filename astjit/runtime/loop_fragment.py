@@ -143,7 +143,6 @@ def make_loop_runner(kernel, lowered, fragment, args):
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
     status_size = STATUS_SIZE + 2 * len(lowered.outputs)
     n_out = len(fragment.live_out)          # (then the values a ``return`` gives back: loop_return)
-    read_results = result_reader(lowered, 0, n_out)
     read_returned = result_reader(lowered, n_out)
     fallback = fragment.fallback
     allocate = local_array_allocator(lowered, live_in)
@@ -205,20 +204,17 @@ def make_loop_runner(kernel, lowered, fragment, args):
         raise_at(site.raise_([int(v) for v in status[1:STATUS_SIZE]]), site.filename or fragment.filename,
                  site.line)
 
-    def finish(status, args, local):
-        values = read_results(status)
-        for k, j, p in rebound:
-            values[k] = local[j] if j is not None and status[STATUS_SIZE + 2 * k] else args[p]
-        if n_out == 0:
-            return None
-        return values[0] if n_out == 1 else tuple(values)
-
-    # what ``finish`` returns, as an expression over the status list ``s``, the local buffers and the
-    # arguments ``a0``, ``a1``...: the generated runner returns it without calling anything
+    # what the loop leaves, as an expression over the status list ``s``, the local buffers ``local``
+    # and the arguments ``a0``, ``a1``...: the generated runner returns it inline, ``finish`` for ``run``
     items, names = result_expressions(lowered, 0, n_out)
     for k, j, p in rebound:
         items[k] = f"(local[{j}] if s[{STATUS_SIZE + 2 * k}] else a{p})" if j is not None else f"a{p}"
     result = "None" if n_out == 0 else items[0] if n_out == 1 else f"({', '.join(items)},)"
+    params = "".join(f"a{p}, " for p in range(len(live_in)))
+    namespace = dict(names)
+    exec(compile(f"def finish(s, args, local):\n    ({params}) = args\n    return {result}\n",
+                 "<astjit loop results>", "exec"), namespace)
+    finish = namespace["finish"]
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
                                    status_size, run, stopped, (result, names), allocate)
 

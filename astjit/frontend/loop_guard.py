@@ -20,13 +20,13 @@ A ``while`` loop's count is not known before it runs: its first iterations run a
 rest in the kernel, from the state they left (the kernel evaluates the test again; a test in a loop
 region has no effects)::
 
-    __astjit_trips_0 = 0
-    while abs(x * x - target) > tol:
-        if __astjit_trips_0 >= 6:           # first_positions: ASTJIT_TINY_LOOP units of work
-            x = __astjit_fragment_0(tol, x, target)
+    for __astjit_trips_0 in (0, 1, 2, 3, 4, 5):    # first_positions: ASTJIT_TINY_LOOP units of work
+        if abs(x * x - target) > tol:
+            x = x - (x * x - target) / (2.0 * x)
+        else:
             break
-        __astjit_trips_0 += 1
-        x = x - (x * x - target) / (2.0 * x)
+    else:                                  # (a ``break`` of the body leaves too, without the kernel)
+        x = __astjit_fragment_0(tol, x, target)
 
 A ``for`` loop that may leave early (a ``break`` of its own or a ``return``, no loop inside it: a
 search) is handed over the same way: its estimate would count every position, and a kernel call
@@ -66,11 +66,12 @@ import copy
 import gast
 
 from ..config import tiny_loop_work
-from .loops import assigned_names, constant_value, iteration_work, position_work, work_expression
+from .loops import RANGE_NAME, assigned_names, constant_value, iteration_work, position_work, work_expression
 
 TINY_NAME = "__astjit_tiny"
 UNKNOWN_POSITION_WORK = 8       # a position whose work depends on values (``s = s + x``: an array?)
 DECLINED_NAME = "__astjit_declined"      # cell: runtime/loop_fragment.DECLINED
+MOST_LISTED_TRIPS = 64          # a ``while``'s first trips: a constant tuple up to this many, else a range
 SHOWN = "astjit_shown"          # attribute of a generated statement: the statements ``show`` prints instead
 
 
@@ -146,17 +147,19 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     if block.resume_at:
         return _handed_over_for(block, loop, call)
     if isinstance(loop, gast.While):
-        counter = trips_name(block)
+        # its first trips as a ``for`` over a constant tuple: cheaper per trip than a counter; the body's
+        # own ``break`` leaves that ``for`` (skipping the kernel, as it leaves the ``while``), its
+        # ``continue`` goes to the next trip, whose test Python evaluates, as the ``while`` would
         first = first_positions(block.kernel_loop, block.live_in)
-        handover = gast.If(test=gast.Compare(left=_load(counter), ops=[gast.GtE()], comparators=[_const(first)]),
-                           body=call + [gast.Break()], orelse=[])
-        count = gast.AugAssign(target=_store(counter), op=gast.Add(), value=_const(1))
-        kept = list(loop.body)
-        loop.body = [handover, count] + loop.body
-        start = _assign(counter, _const(0))
-        setattr(start, SHOWN, [])
-        setattr(loop, SHOWN, call)
-        return [start, loop], [loop.test] + kept
+        trips = (gast.Tuple(elts=[_const(k) for k in range(first)], ctx=gast.Load()) if first <= MOST_LISTED_TRIPS
+                 else gast.Call(func=_load(RANGE_NAME), args=[_const(first)], keywords=[]))
+        trip = gast.If(test=loop.test, body=list(loop.body), orelse=[gast.Break()])
+        gast.copy_location(trip, loop)
+        counted = gast.For(target=_store(trips_name(block)), iter=trips, body=[trip], orelse=call,
+                           type_comment=None)
+        gast.copy_location(counted, loop)
+        setattr(counted, SHOWN, call)
+        return [counted], [loop.test] + list(loop.body)
     # the truth of the comparison is taken inside the ``try`` too: a range() of something that is
     # not an int may give a work estimate without one (an array), and the loop as written raises
     is_tiny = gast.IfExp(test=gast.Compare(left=work_expression(block.kernel_loop, block.live_in), ops=[gast.LtE()],

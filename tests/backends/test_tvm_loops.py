@@ -619,6 +619,34 @@ def test_while_loops_hand_over_from_python_at_any_iteration(tiny, monkeypatch):
     check(integrate, [(1.0, 0.01, 1.0), (2.5, 0.001, 0.5), (1.0, 0.5, 0.0)], compiled=compiled)
 
 
+def skip_odd_until_negative(a, limit):
+    """A ``while`` whose body continues and breaks: before, at and after the handover to the kernel."""
+    i, total = 0, 0.0
+    while i < len(a):
+        i += 1
+        if a[i - 1] < 0:
+            break
+        if i % 2:
+            continue
+        total += a[i - 1]
+        if total > limit:
+            break
+    return i, total
+
+
+@pytest.mark.parametrize("tiny", ["0", "8", "24", "64"])
+def test_while_loops_with_break_and_continue_hand_over_at_any_trip(tiny, monkeypatch):
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", tiny)
+    values = rng.random(60)
+    calls = [(values, 1e9), (values, 3.0), (values, 0.1)]
+    for stop in (0, 1, 2, 5, 9, 30, 59):
+        with_negative = values.copy()
+        with_negative[stop] = -1.0
+        calls.append((with_negative, 1e9))
+    calls += [(values[:0], 1.0), (values[:1], 1.0), (values.astype(np.float32), 2.5)]
+    check(skip_odd_until_negative, calls, compiled=tiny == "0")
+
+
 def test_a_while_loop_over_arrays_it_rebinds_compiles():
     """``y = y + h * (-0.5 * y)``: y is a local array of the kernel (backends/tvm/loop_arrays)."""
     check(integrate, [(np.ones(3), 0.01, 1.0), (np.ones(5), 0.1, 0.5), (np.arange(4.0), 0.1, 0.0)])

@@ -117,3 +117,37 @@ def test_a_long_loop_calls_a_settled_block_ever_more_rarely():
     blocks = sum(1 for f in jf.fragments if f.entries)
     calls = sum(f.calls for f in jf.fragments)
     assert blocks and calls <= 3 * blocks * (math.log2(40_000 / SETTLED_CALLS) + 2), calls
+
+
+def nested_kept_python(a, n):
+    seen = []
+    total = 0.0
+    for i in range(n):
+        for j in range(3):
+            try:
+                x = a[j] * i - 0.5           # scalar blocks in an inner loop, in a try
+                total = total + x * x
+            except IndexError:
+                total = -total
+            seen.append(j)                   # a list: both loops stay Python
+        k = 0
+        while k < 2:
+            total = total * 0.5 + k          # and in a while
+            k += 1
+    return total, len(seen)
+
+
+def test_blocks_in_nested_loops_read_their_switch_once_per_loop_entry():
+    """A block that settled on Python costs a local's read an iteration (the rewritten function reads
+    each block's switch into a local before its loop and after each Fragment call, where ``next``
+    on the switch cost about 35 ns an iteration), and the results are Python's, also where the block
+    raises or its types change."""
+    jf = jit(nested_kept_python)
+    for a, n in ((rng.random(3), 1000), (rng.random(2), 50), (np.arange(3), 300), (rng.random(3).astype(np.float32), 7),
+                 (rng.random(3), 0)):
+        assert_same_as_numpy(nested_kept_python, a, n, jitted=jf)
+    calls = sum(f.calls for f in jf.fragments if not f.block.kind == "loop")
+    assert 0 < calls < 200, calls
+    code = jf._transformed.function.__code__      # (the block in the while: in its loop region's fallback)
+    blocks = [f for f in jf.fragments if f.block.in_loop and f.name in code.co_freevars]
+    assert blocks and all(f"__astjit_py_{f.index}" in code.co_varnames for f in blocks)

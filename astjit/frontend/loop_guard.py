@@ -31,19 +31,19 @@ region has no effects)::
 A ``for`` loop that may leave early (a ``break`` of its own or a ``return``, no loop inside it: a
 search) is handed over the same way: its estimate would count every position, and a kernel call
 costs more than a search that stops at the first. Before it starts, the work of its positions after
-the first few (``first_positions``) is weighed: where it is a tiny loop's work, the loop runs as
-written, without a counter; otherwise its first positions run as written and the kernel runs the
+the first few (``first_positions``) is weighed: where it is at most twice a tiny loop's work (the
+handover pays a counter and a kernel call), the loop runs as written, without a counter; otherwise its first positions run as written and the kernel runs the
 rest of the same range, from the position reached; where it declines the arguments (a list, a
 read-only array it writes: ``DECLINED``, before any effect), the loop goes on as written::
 
-    try:                                   # the work after the first positions (frontend/loops.position_work)
-        __astjit_left_0 = True if (len(a) - 12) * 8 > ASTJIT_TINY_LOOP else False
+    try:                                   # the work after the first positions (frontend/loops.position_work),
+        __astjit_left_0 = True if len(a) > 18 else False    # (len(a) - 6) * 10 > 2 * ASTJIT_TINY_LOOP
     except Exception:
         __astjit_left_0 = True
     if __astjit_left_0:
         __astjit_trips_0 = 0
         for i in range(len(a)):
-            if __astjit_trips_0 == 12:     # first_positions: ASTJIT_TINY_LOOP units of work
+            if __astjit_trips_0 == 6:      # first_positions: ASTJIT_TINY_LOOP units of work
                 __astjit_result_0 = __astjit_fragment_0(a, v, k)
                 if __astjit_result_0 is not __astjit_declined:
                     k = __astjit_result_0
@@ -66,7 +66,15 @@ import copy
 import gast
 
 from ..config import tiny_loop_work
-from .loops import RANGE_NAME, assigned_names, constant_value, iteration_work, position_work, work_expression
+from .loops import (
+    RANGE_NAME,
+    assigned_names,
+    constant_value,
+    iteration_work,
+    position_work,
+    row_test,
+    work_expression,
+)
 
 TINY_NAME = "__astjit_tiny"
 UNKNOWN_POSITION_WORK = 8       # a position whose work depends on values (``s = s + x``: an array?)
@@ -155,15 +163,35 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
                  else gast.Call(func=_load(RANGE_NAME), args=[_const(first)], keywords=[]))
         trip = gast.If(test=loop.test, body=list(loop.body), orelse=[gast.Break()])
         gast.copy_location(trip, loop)
-        counted = gast.For(target=_store(trips_name(block)), iter=trips, body=[trip], orelse=call,
+        counted = gast.For(target=_store(trips_name(block)), iter=trips, body=[trip], orelse=copy.deepcopy(call),
                            type_comment=None)
         gast.copy_location(counted, loop)
-        setattr(counted, SHOWN, call)
-        return [counted], [loop.test] + list(loop.body)
+        kept = [loop.test] + list(loop.body)
+        each = iteration_work(block.kernel_loop, block.live_in)
+        if constant_value(each) is not None:
+            setattr(counted, SHOWN, call)
+            return [counted], kept
+        # a trip whose work depends on values (a loop inside, an array statement): weighed before the
+        # loop, with the values it starts from; more than a few units, and the kernel runs from the
+        # first trip (a sieve's first trips as written would be most of its work)
+        weigh = gast.Try(body=[_assign(left_name(block), gast.IfExp(
+                             test=gast.Compare(left=each, ops=[gast.Gt()], comparators=[_const(UNKNOWN_POSITION_WORK)]),
+                             body=_const(True), orelse=_const(False)))],
+                         handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
+                                                      body=[_assign(left_name(block), _const(True))])],
+                         orelse=[], finalbody=[])
+        choose = gast.If(test=_load(left_name(block)), body=call, orelse=[counted])
+        gast.copy_location(choose, loop)
+        setattr(weigh, SHOWN, [])
+        setattr(choose, SHOWN, call)
+        return [weigh, choose], kept
     # the truth of the comparison is taken inside the ``try`` too: a range() of something that is
     # not an int may give a work estimate without one (an array), and the loop as written raises
-    is_tiny = gast.IfExp(test=gast.Compare(left=work_expression(block.kernel_loop, block.live_in), ops=[gast.LtE()],
-                                           comparators=[_const(tiny)]), body=_const(True), orelse=_const(False))
+    small = _at_most(block.kernel_loop, block.live_in, tiny)
+    rows = row_test(block.kernel_loop, block.live_in)
+    if rows is not None:           # (tested only where the work looks tiny)
+        small = gast.BoolOp(op=gast.And(), values=[small, gast.UnaryOp(op=gast.Not(), operand=rows)])
+    is_tiny = gast.IfExp(test=small, body=_const(True), orelse=_const(False))
     work = gast.Try(body=[_assign(TINY_NAME, is_tiny)],
                     handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
                                                  body=[_assign(TINY_NAME, _const(False))])],
@@ -172,6 +200,21 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     setattr(work, SHOWN, [])
     setattr(choose, SHOWN, call)
     return [work, choose], [loop]
+
+
+def _at_most(loop, live_in, tiny):
+    """``work <= tiny`` for a loop's work estimate, as ``stop <= tiny // each + start`` where each
+    position's work is a constant (a few nanoseconds less on every call that weighs it)."""
+    if isinstance(loop, gast.For) and not isinstance(loop.iter, gast.Tuple):
+        positions, per_position = position_work(loop, live_in)
+        each = constant_value(per_position)
+        if each:
+            most = tiny // each
+            if (isinstance(positions, gast.BinOp) and isinstance(positions.op, gast.Sub)
+                    and isinstance(positions.right, gast.Constant) and type(positions.right.value) is int):
+                positions, most = positions.left, most + positions.right.value     # stop - start
+            return gast.Compare(left=positions, ops=[gast.LtE()], comparators=[_const(most)])
+    return gast.Compare(left=work_expression(loop, live_in), ops=[gast.LtE()], comparators=[_const(tiny)])
 
 
 def _handed_over_for(block, loop, call):
@@ -188,11 +231,18 @@ def _handed_over_for(block, loop, call):
     counter, result, left = trips_name(block), result_name(block), left_name(block)
     # weighed before the loop starts: the range's arguments are the ones the loop takes (resume_position),
     # and a loop whose rest is tiny work runs as written, without paying for a counter at each position
-    rest = gast.BinOp(left=gast.BinOp(left=positions, op=gast.Sub(), right=_const(done)), op=gast.Mult(),
-                      right=per_position)
-    weigh = gast.Try(body=[_assign(left, gast.IfExp(test=gast.Compare(left=rest, ops=[gast.Gt()],
-                                                                      comparators=[_const(tiny)]),
-                                                    body=_const(True), orelse=_const(False)))],
+    # (the handover pays a counter at each first position and the kernel's call, and a search's
+    # positions are often cheaper than the units say (a comparison, no arithmetic): the rest must be
+    # twice a tiny loop's work)
+    most = 2 * tiny
+    each = constant_value(per_position)
+    if each:                       # (positions - done) * each > most, for a whole number of positions
+        test = gast.Compare(left=positions, ops=[gast.Gt()], comparators=[_const(done + most // each)])
+    else:
+        rest = gast.BinOp(left=gast.BinOp(left=positions, op=gast.Sub(), right=_const(done)), op=gast.Mult(),
+                          right=per_position)
+        test = gast.Compare(left=rest, ops=[gast.Gt()], comparators=[_const(most)])
+    weigh = gast.Try(body=[_assign(left, gast.IfExp(test=test, body=_const(True), orelse=_const(False)))],
                      handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
                                                   body=[_assign(left, _const(True))])],
                      orelse=[], finalbody=[])

@@ -21,7 +21,7 @@ import gast
 import numpy as np
 
 from .inline import INLINE_DEPTH, NotInlinable, callee_function, code_path, parse_callee
-from .loop_iteration import ITEM_READ, LEN_CALL, RANGE_CALL, CountedForm, NotIterable, builtin_name
+from .loop_iteration import LEN_CALL, RANGE_CALL, CountedForm, NotIterable, builtin_name
 from .lower import attribute_chain
 
 # Python and math functions a loop body may call on scalars, by the object the name resolves to
@@ -184,9 +184,12 @@ class LoopChecker:
                 isinstance(e, gast.Name) for e in t.elts) and self.is_shape(stmt.value):
             return                                                # n, m = x.shape
         if isinstance(t, gast.Tuple) and isinstance(stmt, gast.Assign) and all(
-                isinstance(e, gast.Name) for e in t.elts) and isinstance(stmt.value, gast.Tuple) and len(
-                stmt.value.elts) == len(t.elts):
-            return                                                # lo, hi = 0, n  (the values were checked)
+                isinstance(e, gast.Name) or (isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name))
+                for e in t.elts) and isinstance(stmt.value, gast.Tuple) and len(stmt.value.elts) == len(t.elts):
+            for e in t.elts:                                      # lo, hi = 0, n  (the values were checked)
+                if isinstance(e, gast.Subscript):                 # a[i], a[j] = a[j], a[i]
+                    self.index(e.slice)
+            return
         self.refuse("an assignment target other than a name or an array element", t)
 
     def index(self, node) -> None:
@@ -240,6 +243,8 @@ class LoopChecker:
             self.index(e.slice)
         elif isinstance(e, gast.Call):
             self.call(e)
+        elif isinstance(e, gast.Attribute) and e.attr in ("size", "ndim") and isinstance(e.value, gast.Name):
+            return                                                # x.size, x.ndim of an array
         else:
             self.refuse(f"a {type(e).__name__} expression", e)
 
@@ -430,16 +435,24 @@ def array_work(units: int, names: list):
                       orelse=gast.Constant(value=units, kind=None))
 
 
+ELEMENT_UNITS = 2        # an element read or write: numpy makes a scalar object, whose arithmetic is slow
+
+
 def operations(stmt) -> int:
-    """A statement's work in Python, in units of about 10-25 ns: one for the statement, one for each
-    element read or write, operator, comparison and call in it (an ``if``: in its test; its branches
-    count as statements of their own). Python's time per statement varies twentyfold (``s += x``
-    against ``v[i, j] = 0.25 * (u[i - 1, j] + ...)``); per unit it varies about threefold."""
+    """A statement's work in Python, in units of about 10-30 ns: one for the statement, two for each
+    element read or write (numpy creates a scalar object for each read, and arithmetic on numpy
+    scalars costs several times Python's on floats), one for each operator, comparison and call in it
+    (an ``if``: in its test; its branches count as statements of their own). Python's time per
+    statement varies twentyfold (``s += x`` against ``v[i, j] = 0.25 * (u[i - 1, j] + ...)``); per unit
+    it varies about threefold (measured on small loops: 9 ns a unit for Python floats, 14-30 ns where
+    elements of numpy arrays are read)."""
     exprs = [stmt.test] if isinstance(stmt, gast.If | gast.While) else [stmt]
     units = 1
     for e in exprs:
         for n in gast.walk(e):
-            if isinstance(n, gast.Subscript | gast.BinOp | gast.UnaryOp | gast.Call):
+            if isinstance(n, gast.Subscript):
+                units += ELEMENT_UNITS
+            elif isinstance(n, gast.BinOp | gast.UnaryOp | gast.Call):
                 units += 1
             elif isinstance(n, gast.Compare):
                 units += len(n.ops)
@@ -464,6 +477,48 @@ def work_expression(loop, live_in=()):
     if isinstance(loop, gast.While):
         return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
     return _WorkEstimate(loop, live_in).statements([loop], {})
+
+
+def row_test(loop, live_in=()):
+    """Whether the loop's element statements work on rows, as a Python expression of its live-in
+    names, or None where it has none: ``out[i] = a[i] * 2.0 + 1.0`` costs a few numpy calls per
+    position where ``out`` has more axes than indices, as a statement on slices does, which
+    ``work_expression`` cannot tell from the source. Tested only where the estimate finds a tiny
+    loop (a few rows of a large array are the kernel's work)::
+
+        __astjit_isinstance(out, __astjit_ndarray) and out.ndim > 1
+
+    The arrays tested: those the loop writes elements of, and those read in an assignment to a name
+    (``s += a[i]``, an item read ``x = a[i]``); an ``if`` test on a row raises in Python anyway."""
+    assigned = assigned_names(loop)
+    indices: dict = {}
+
+    def note(subscript):
+        base, index = subscript.value, subscript.slice
+        if not (isinstance(base, gast.Name) and base.id in live_in and base.id not in assigned):
+            return
+        if any(isinstance(n, gast.Slice) for n in gast.walk(index)):
+            return                            # (a statement on slices: its own weight)
+        count = len(index.elts) if isinstance(index, gast.Tuple) else 1
+        indices[base.id] = min(count, indices.get(base.id, count))
+
+    for stmt in _statements(loop):
+        if isinstance(stmt, gast.Assign | gast.AugAssign):
+            targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+            for t in targets:
+                if isinstance(t, gast.Subscript):
+                    note(t)
+            if all(isinstance(t, gast.Name) for t in targets):
+                for n in gast.walk(stmt.value):
+                    if isinstance(n, gast.Subscript):
+                        note(n)
+    tests = [gast.BoolOp(op=gast.And(), values=[
+        gast.Call(func=_name(ISINSTANCE_NAME), args=[_name(name), _name(NDARRAY_NAME)], keywords=[]),
+        gast.Compare(left=gast.Attribute(value=_name(name), attr="ndim", ctx=gast.Load()), ops=[gast.Gt()],
+                     comparators=[gast.Constant(value=count, kind=None)])]) for name, count in indices.items()]
+    if not tests:
+        return None
+    return tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.Or(), values=tests)
 
 
 def iteration_work(loop, live_in=()):
@@ -528,8 +583,6 @@ class _WorkEstimate:
     def statements(self, stmts, outer):
         total = None
         for s in stmts:
-            if getattr(s, ITEM_READ, False):
-                continue
             if isinstance(s, gast.While):
                 term = gast.Constant(value=UNKNOWN_TRIPS, kind=None)
             elif isinstance(s, gast.For):

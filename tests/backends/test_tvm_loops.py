@@ -256,6 +256,43 @@ def test_a_tiny_loop_runs_as_written(monkeypatch):
         jitted(np.zeros(20), 2**40)
 
 
+def kernel_calls(jitted) -> int:
+    """How many calls reached a loop region's Fragment (a tiny loop runs as written, without one)."""
+    return sum(f.calls for f in jitted.fragments if f.block.kind == "loop")
+
+
+def test_a_few_rows_of_large_arrays_are_not_a_tiny_loop(monkeypatch):
+    """``out[i] = a[i] * 2.0 + 1.0`` reads like a scalar statement, but on rows it is several numpy
+    calls a position: three rows of a (3, 2000) array run the kernel; three elements of a 1-D array,
+    and lists, run as written."""
+    monkeypatch.delenv("ASTJIT_TINY_LOOP", raising=False)
+    jitted = check(affine_rows, [(rng.random((3, 2000)), np.zeros((3, 2000))),
+                                 (rng.random((2, 50)).astype(np.float32), np.zeros((2, 50), np.float32))])
+    assert kernel_calls(jitted) == 2
+    jitted = check(affine_rows, [(rng.random(3), np.zeros(3)), (rng.random(2), np.zeros(2, np.float32))],
+                   compiled=False)
+    assert kernel_calls(jitted) == 0
+    jitted = check(scaled_items, [([1.0, 2.0, 3.0], [0.0, 0.0, 0.0]), ((1.0, 2.0), [0.0, 0.0])], compiled=False)
+    assert kernel_calls(jitted) == 0
+    # rows as items: the loop's Fragment (whose kernel does not take rows bound to a name: Python);
+    # three floats: as written
+    jitted = check(item_total, [(rng.random((3, 500)),), (rng.random(3),)], compiled=False)
+    assert kernel_calls(jitted) == 1
+
+
+def scaled_items(a, out):
+    for i in range(len(a)):
+        out[i] = a[i] * 2.0 + 1.0
+    return out
+
+
+def item_total(a):
+    s = 0.0
+    for x in a:
+        s = s + x
+    return s
+
+
 def fill_to(a, n):
     for i in range(n):
         a[i] = 1.0

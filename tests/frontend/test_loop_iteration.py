@@ -129,7 +129,7 @@ def test_what_has_no_counted_form_runs_as_python():
 
 def test_the_estimate_counts_the_items(monkeypatch):
     """A short array's loop runs as written (the work estimate reads its length); a long one compiles."""
-    monkeypatch.setenv("ASTJIT_TINY_LOOP", "24")
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", "32")
     jitted = check(item_sum, [(arrays(5, np.float64),)], compiled=False)
     assert not [e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
     check(item_sum, [(arrays(500, np.float64),)])

@@ -506,12 +506,18 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         elif isinstance(s, gast.Assign):
             target = s.targets[0]
             if isinstance(target, gast.Tuple) and isinstance(s.value, gast.Tuple):
+                elements = any(isinstance(t, gast.Subscript) for t in target.elts)
                 if self.has_array_items(s):
+                    if elements:        # (rows: numpy's second store reads a view the first changed)
+                        raise _no("a tuple assignment of rows to elements", s)
                     self.array_tuple_assignment(s)
                     return
                 values = [self.settled(self.expr(e)) for e in s.value.elts]   # all first (a, b = b, a)
-                for name, value in zip(target.elts, values):
-                    self.assign(name.id, value, s)
+                for t, value in zip(target.elts, values):       # then each target, left to right
+                    if isinstance(t, gast.Subscript):
+                        self.store(t, value)
+                    else:
+                        self.assign(t.id, value, s)
                 return
             if isinstance(target, gast.Tuple):
                 self.unpack_shape(target, s.value)
@@ -944,7 +950,23 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             return self.load(buf, index)
         if isinstance(e, gast.Call):
             return self.call(e)
+        if isinstance(e, gast.Attribute) and e.attr in ("size", "ndim") and isinstance(e.value, gast.Name):
+            return self.array_attribute(e)
         raise _no(f"a {type(e).__name__} expression", e)
+
+    def array_attribute(self, e) -> Val:
+        """``x.size`` (the product of the extents, a Python int) and ``x.ndim`` of an array argument."""
+        buf = self.array(e.value.id, e)
+        if e.attr == "ndim":
+            return Val(tirx.const(len(buf.shape), I64), (Scalar(I64, True),), bits=EXTENT_BITS,
+                       span=spans.EXTENT)
+        size = tirx.const(1, I64)
+        for extent in buf.shape:
+            size = size * extent
+        # (one axis: bounded by its extent, as x.shape[0]; more: the product of extents, each below 2**EXTENT_BITS)
+        ub = ((e.value.id, 0), 1, 0) if len(buf.shape) == 1 else None
+        return Val(size, (Scalar(I64, True),), bits=EXTENT_BITS if len(buf.shape) <= 1 else None,
+                   span=spans.EXTENT if len(buf.shape) <= 1 else None, ub=ub)
 
     def common(self, fn, operands, what, node) -> Scalar:
         """The single result type of ``fn`` over every combination of the operands' possible types."""

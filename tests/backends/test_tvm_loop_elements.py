@@ -1,0 +1,163 @@
+"""Loop kernels: element swaps (``a[j], a[j + 1] = a[j + 1], a[j]``), ``x.size`` and ``x.ndim``, and
+``while`` loops whose trips hold a loop of their own (the kernel runs from the first trip)."""
+
+import numpy as np
+import pytest
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
+
+rng = np.random.default_rng(5)
+EDGES = np.array([np.nan, 1.0, -0.0, 0.0, np.inf, -np.inf, 2.5, np.nan])
+
+
+def bubble(a):
+    n = len(a)
+    for i in range(n):
+        for j in range(n - 1 - i):
+            if a[j] > a[j + 1]:
+                a[j], a[j + 1] = a[j + 1], a[j]
+    return a
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint8])
+def test_bubble_sort_swaps_elements(dtype):
+    values = (rng.random(40) * 200).astype(dtype)
+    check(bubble, [(values,), (values[:7],), (values[:1],), (values[:0],), (np.sort(values),)])
+
+
+def test_swaps_with_nan_and_signed_zeros():
+    check(bubble, [(EDGES.copy(),), (EDGES[::-1].copy(),), (EDGES.astype(np.float32),)])
+
+
+def exchange(a, b, t):
+    for i in range(len(a)):
+        a[i], b[i] = b[i], a[i]             # between two arrays
+        t, a[i] = a[i], t                   # a name and an element, values taken first
+    return a, b, t
+
+
+def test_swaps_between_arrays_and_names():
+    x, y = rng.random(9), rng.random(9)
+    check(exchange, [(x, y, 0.5), (x[:3], y[:3], -0.0), (x.astype(np.float32), y.astype(np.float32), 2.0),
+                     (np.arange(5), np.arange(5, 10), 7)])
+
+
+def chase(a, n):
+    for _ in range(n):
+        a[0], a[a[0]] = a[a[0]], a[0]       # the second target's index reads the first store
+    return a
+
+
+def test_targets_are_stored_left_to_right():
+    check(chase, [(np.array([2, 0, 1, 3]), 5), (np.array([1, 3, 0, 2]), 7), (np.array([3, 2, 1, 0]), 1)])
+
+
+def chase_out_of_range(a):
+    for i in range(len(a)):
+        a[i], a[a[i]] = 0, a[i]             # IndexError at the second store, after the first
+    return a
+
+
+def test_an_out_of_range_target_raises_after_the_stores_before_it():
+    check(chase_out_of_range, [(np.array([1, 2, 9, 0]),), (np.array([0, 1]),), (np.array([5]),)])
+
+
+def swap_rows(m):
+    for i in range(m.shape[0] - 1):
+        m[i], m[i + 1] = m[i + 1], m[i]     # numpy: the second store reads a view the first changed
+    return m
+
+
+def test_a_swap_of_rows_runs_as_python():
+    check(swap_rows, [(rng.random((4, 3)),), (rng.random((2, 5)),)], compiled=False)
+
+
+def mean_by_size(a):
+    s = 0.0
+    for i in range(a.size):
+        s += a[i]
+    return s / a.size, a.ndim
+
+
+def flat_scale(m, out):
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            out[i, j] = m[i, j] * m.size + m.ndim
+    return out
+
+
+def test_size_and_ndim():
+    check(mean_by_size, [(rng.random(10),), (rng.random(1),), (rng.random(0),), (rng.random(5).astype(np.float32),),
+                         (np.arange(6),)])                     # (an empty array: ZeroDivisionError, as Python)
+    check(flat_scale, [(rng.random((3, 4)), np.zeros((3, 4))), (rng.random((1, 7)), np.zeros((1, 7))),
+                       (np.arange(6).reshape(2, 3), np.zeros((2, 3), np.int64))])
+
+
+def clip_items(a, lo, hi, out):
+    for i in range(a.size):
+        v = a[i]
+        if v < lo:
+            v = lo
+        elif v > hi:
+            v = hi
+        out[i] = v
+    return out
+
+
+def test_a_clip_over_size_compiles_with_edges():
+    check(clip_items, [(rng.random(20), 0.2, 0.8, np.zeros(20)), (EDGES.copy(), 0.0, 1.0, np.zeros(8)),
+                       (EDGES.copy(), -0.0, 0.0, np.zeros(8)), (rng.random(5).astype(np.float32), 0.5, 0.6,
+                                                               np.zeros(5, np.float32))])
+
+
+def sieve(n):
+    is_prime = np.ones(n + 1, dtype=np.bool_)
+    is_prime[:2] = False
+    i = 2
+    while i * i <= n:
+        if is_prime[i]:
+            for j in range(i * i, n + 1, i):
+                is_prime[j] = False
+        i += 1
+    return is_prime
+
+
+def sweeps_until_converged(u, tol):
+    err = tol + 1.0
+    sweeps = 0
+    while err > tol:
+        err = 0.0
+        for i in range(1, u.shape[0] - 1):
+            new = 0.5 * (u[i - 1] + u[i + 1])
+            if abs(new - u[i]) > err:
+                err = abs(new - u[i])
+            u[i] = new
+        sweeps += 1
+    return u, sweeps
+
+
+@pytest.mark.parametrize("tiny", ["0", "64", "100000"])
+def test_while_loops_with_a_loop_inside(tiny, monkeypatch):
+    """Whatever the tiny-loop setting, a ``while`` whose trips run a loop of their own gives Python's
+    results; by default it runs the kernel from the first trip."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", tiny)
+    compiled = tiny != "100000"
+    check(sieve, [(100,), (2,), (1,), (1000,), (37,)], compiled=compiled)
+    u = rng.random(30)
+    u[0], u[-1] = 0.0, 1.0
+    check(sweeps_until_converged, [(u, 1e-3), (u[:5].copy(), 1e-6), (u, 10.0)], compiled=compiled)
+
+
+def test_a_sieve_runs_its_first_trips_in_the_kernel(monkeypatch):
+    """Its first trips as written would be most of its work (the trip for 2 crosses out half of n)."""
+    from astjit import jit
+
+    monkeypatch.delenv("ASTJIT_TINY_LOOP", raising=False)
+    jitted = jit(sieve)
+    assert np.array_equal(jitted(50_000), sieve(50_000))
+    loop = next(f for f in jitted.fragments if f.block.kind == "loop" and f.entries)
+    assert loop.calls == 1 and loop.entries[0].mode == "tvm"
+    # the rewritten function weighs a trip before the loop (frontend/loop_guard) instead of running
+    # its first trips as written
+    assert any(name.startswith("__astjit_left_") for name in jitted._transformed.function.__code__.co_varnames)

@@ -5,8 +5,10 @@ one bound alone where ``np.clip`` needs both), ``np.add(x, y)`` becomes ``x + y`
 has an operator), ``abs(x)`` becomes ``np.absolute(x)``, ``np.add.reduce(x)`` becomes
 ``np.sum(x, axis=0)`` (likewise ``multiply``, ``maximum``, ``minimum``), and a reduction's arguments
 after the array are passed by keyword (``np.sum(x, 0)`` is ``np.sum(x, axis=0)``). Each only where the spellings compute the same thing: a method only on a numpy array or scalar
-receiver (on a Python number it raises), a ufunc only without keywords and with an array operand (on
-two Python numbers the operator gives a Python number).
+receiver (on a Python number it raises), a ufunc or ``abs`` only without keywords and with an array
+operand: on two Python numbers the operator gives a Python number, and on numpy scalars the operator
+runs numpy's scalar arithmetic, which is not always the ufunc's (``abs`` of a complex128 scalar is
+C's ``hypot``, ``np.absolute`` is numpy's own loop: one in three results differs in the last bit).
 """
 
 from ..ops.elementwise import BINARY_OPERATORS, UNARY_OPERATORS
@@ -20,10 +22,11 @@ UFUNC_REDUCES = {"np.add.reduce": "np.sum", "np.multiply.reduce": "np.prod",
                  "np.maximum.reduce": "np.max", "np.minimum.reduce": "np.min"}
 
 
-def spelling(node, is_array) -> str | None:
-    """The canonical op name for ``node`` (``is_array(operand)``: whether it is a numpy value), or
-    None where it already is canonical."""
-    if node.op in METHOD_FUNCTIONS and is_array(node.args[0]):
+def spelling(node, is_array, is_numpy=None) -> str | None:
+    """The canonical op name for ``node``, or None where it already is canonical. ``is_array(operand)``:
+    whether it is a numpy array; ``is_numpy(operand)``: whether it is an array or a numpy scalar
+    (``is_array`` where not given)."""
+    if node.op in METHOD_FUNCTIONS and (is_numpy or is_array)(node.args[0]):
         return METHOD_FUNCTIONS[node.op]
     if node.op in UFUNC_OPERATORS and not node.kwargs and any(is_array(a) for a in node.args):
         return UFUNC_OPERATORS[node.op]
@@ -34,11 +37,11 @@ def spelling(node, is_array) -> str | None:
     return None
 
 
-def canonicalize_graph(graph, is_array) -> bool:
+def canonicalize_graph(graph, is_array, is_numpy=None) -> bool:
     """Respell every node of ``graph`` in place; whether anything changed."""
     changed = False
     for node in list(graph.nodes):
-        name = spelling(node, is_array)
+        name = spelling(node, is_array, is_numpy)
         if name is None:
             continue
         if node.op in UFUNC_REDUCES and len(node.args) < 2 and "axis" not in node.kwargs:
@@ -68,6 +71,10 @@ def keyword_form(graph) -> bool:
 def run(graph, ctx, state):
     from . import infer_again
 
-    if not canonicalize_graph(graph, lambda n: isinstance(ctx.types[n], ArrayType)):
+    def is_array(n):
+        t = ctx.types[n]
+        return isinstance(t, ArrayType) and not t.scalar
+
+    if not canonicalize_graph(graph, is_array, lambda n: isinstance(ctx.types[n], ArrayType)):
         return None
     return graph, infer_again(graph, state.args, ctx)

@@ -172,10 +172,11 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
             setattr(counted, SHOWN, call)
             return [counted], kept
         # a trip whose work depends on values (a loop inside, an array statement): weighed before the
-        # loop, with the values it starts from; more than a few units, and the kernel runs from the
-        # first trip (a sieve's first trips as written would be most of its work)
+        # loop, with the values it starts from; where the first trips as written would be more than
+        # twice a tiny loop's work, the kernel runs from the first trip (a sieve's first trips as
+        # written would be most of its work)
         weigh = gast.Try(body=[_assign(left_name(block), gast.IfExp(
-                             test=gast.Compare(left=each, ops=[gast.Gt()], comparators=[_const(UNKNOWN_POSITION_WORK)]),
+                             test=gast.Compare(left=each, ops=[gast.Gt()], comparators=[_const(2 * tiny // max(first, 1))]),
                              body=_const(True), orelse=_const(False)))],
                          handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
                                                       body=[_assign(left_name(block), _const(True))])],

@@ -167,6 +167,8 @@ def make_loop_runner(kernel, lowered, fragment, args):
                 if p in written:
                     return fallback(*args)        # Python raises at the first write, after its effects
                 a = _writeable_view(a)            # DLPack cannot carry a read-only array
+            if a.flags.c_contiguous and (a.size <= 1 or 1 in a.shape):
+                a = _compact(a)                   # (numpy ignores the strides of an empty or size-1 axis)
             call.append(a)
         local = allocate(args)
         if local is None:
@@ -264,6 +266,17 @@ def _writeable_view(a: np.ndarray) -> np.ndarray:
     memory = (ctypes.c_char * max(high - low, 1)).from_address(low)
     return np.ndarray(a.shape, a.dtype, buffer=memory, offset=a.__array_interface__["data"][0] - low,
                       strides=a.strides)
+
+
+def _compact(a: np.ndarray) -> np.ndarray:
+    """The same memory with C-order strides: a C-contiguous array may carry any stride along an axis of
+    extent 0 or 1 (``np.zeros(0)``'s is 0), which the kernel's argument check refuses."""
+    strides, step = [], a.itemsize
+    for extent in reversed(a.shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    strides = tuple(reversed(strides))
+    return a if a.strides == strides else np.lib.stride_tricks.as_strided(a, strides=strides)
 
 
 def _overlap(a, b) -> bool:

@@ -161,3 +161,30 @@ def test_a_sieve_runs_its_first_trips_in_the_kernel(monkeypatch):
     # the rewritten function weighs a trip before the loop (frontend/loop_guard) instead of running
     # its first trips as written
     assert any(name.startswith("__astjit_left_") for name in jitted._transformed.function.__code__.co_varnames)
+
+
+def scale_rows(m, out):
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            out[i, j] = m[i, j] * 2.0
+    return out
+
+
+def test_empty_and_size_one_axes_run_the_kernel_whatever_their_strides(monkeypatch, caplog):
+    """numpy ignores the stride of an axis of extent 0 or 1 (``x[None, :]`` has stride 0 there); the
+    kernel's argument check does not, so the runner passes such arrays with C-order strides instead
+    of running the loop's Python."""
+    import logging
+
+    from astjit import jit
+
+    monkeypatch.setenv("ASTJIT_LOG", "fallbacks")
+    x = rng.random(6)
+    views = [x[None, :], np.zeros((0, 3)), x[:, None], np.zeros(0).reshape(0, 1), rng.random((2, 3))]
+    assert any(m.strides[0] == 0 for m in views)
+    jitted = jit(scale_rows)
+    with caplog.at_level(logging.INFO, logger="astjit"):
+        for m in views * 2:                  # (not copies: a copy gets C-order strides)
+            got, want = jitted(m, np.zeros(m.shape)), scale_rows(m, np.zeros(m.shape))
+            assert got.shape == want.shape and np.array_equal(got, want)
+    assert "refused" not in caplog.text, caplog.text

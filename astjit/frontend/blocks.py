@@ -15,7 +15,7 @@ from ..errors import NotTraceable
 from .bound import DefinitelyBound
 from .entry_facts import entry_facts
 from .loop_guard import resume_position
-from .loops import LoopChecker, NotALoopRegion, assigned_names, loop_liveness
+from .loops import LoopChecker, NotALoopRegion, assigned_names, hoist_attribute_reads, loop_liveness
 from .lower import BlockLowering
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
@@ -126,6 +126,7 @@ class BlockFinder:
         checker = LoopChecker(self.resolver, self.liveness.local_names)
         kernel_loop = copy.deepcopy(loop)      # what the kernel is lowered from, before the body is rewritten
         written_loop = copy.deepcopy(loop)
+        hoisted = hoist_attribute_reads(kernel_loop, self.resolver, self.liveness.local_names)
         try:
             checker.check(kernel_loop)
         except NotALoopRegion as exc:
@@ -140,7 +141,8 @@ class BlockFinder:
             if name not in bound:
                 return note(f"{name!r} may be unbound after the loop, which keeps it in Python", loop)
         # a name the loop may leave unchanged (an empty range) is passed in, so its old value comes back
-        live_in = list(dict.fromkeys(live_in + live_out + self.free_values(loop, checker.free_names)))
+        live_in = list(dict.fromkeys(live_in + live_out + self.free_values(loop, checker.free_names)
+                                     + list(hoisted)))
         maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
         for name in maybe_unbound:
             if name in assigned:       # no longer a local of the rewritten function: no unbound check
@@ -148,7 +150,7 @@ class BlockFinder:
             if isinstance(loop, gast.While):   # its first iterations run as Python, then hand over
                 return note(f"{name!r} may be unbound when the loop starts, which keeps it in Python", loop)
         facts = {n: f for n, f in entry_facts(stmts[:i], self.resolver).items() if n in live_in}
-        block = Block(len(self.blocks), [loop], None, live_in, live_out, {}, maybe_unbound,
+        block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
                       entry_facts=facts, resume_at=resume_position(loop, kernel_loop, live_in, maybe_unbound),
                       returns=checker.return_arity)

@@ -29,11 +29,17 @@ SCALAR_BUILTINS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max"
                    builtins.float: "float", builtins.len: "len", builtins.bool: "bool"}
 MATH_FUNCTIONS = {math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin: "sin", math.cos: "cos",
                   math.tan: "tan", math.tanh: "tanh", math.fabs: "fabs", math.atan: "arctan",
-                  math.sinh: "sinh", math.cosh: "cosh", math.log1p: "log1p", math.expm1: "expm1"}
+                  math.sinh: "sinh", math.cosh: "cosh", math.log1p: "log1p", math.expm1: "expm1",
+                  math.asin: "arcsin", math.acos: "arccos", math.asinh: "arcsinh", math.acosh: "arccosh",
+                  math.atanh: "arctanh", math.log2: "log2", math.log10: "log10", math.cbrt: "cbrt",
+                  math.exp2: "exp2", math.erf: "erf", math.erfc: "erfc"}
+# of two floats, from the C library as CPython calls them; of one float to a Python int
+MATH_BINARY = {math.atan2: "atan2", math.copysign: "copysign", math.pow: "pow", math.fmod: "fmod"}
+MATH_TO_INT = {math.floor: "floor", math.ceil: "ceil", math.trunc: "trunc"}
 NUMPY_UFUNCS = ("sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "absolute", "fabs", "floor", "ceil",
                 "arctan", "sinh", "cosh", "log1p", "expm1", "minimum", "maximum", "square", "negative",
                 "isnan", "isinf", "isfinite")
-SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS,
+SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS, **MATH_BINARY, **MATH_TO_INT,
                 **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
 # reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``
 REDUCTIONS = ("sum", "mean")
@@ -317,6 +323,41 @@ def _hashable(obj) -> bool:
     except TypeError:
         return False
     return True
+
+
+ATTRIBUTE_PREFIX = "__astjit_attr_"     # as frontend/lower's hoisted reads
+
+
+def hoist_attribute_reads(loop, resolver, local_names) -> dict:
+    """Replace, in ``loop`` (the kernel's copy), each read of a global object's attribute holding a
+    number or an array (``math.pi``, ``np.inf``, ``settings.DT``, ``grid.cells[i]``) by a name, and
+    return {name: the attribute expression}: the rewritten function reads it right before the loop's
+    Fragment call and passes it in, so each call sees its current value, as the kernel's other
+    arguments. An attribute of a local (``self.alpha``) stays: Python would not read it where the loop
+    runs no iteration."""
+    from .resolve import MISSING
+
+    hoisted = {}
+
+    class Hoist(gast.NodeTransformer):
+        def visit_Call(self, node):               # (a called chain is a function: frontend/resolve)
+            node.args = [self.visit(a) for a in node.args]
+            node.keywords = [self.visit(k) for k in node.keywords]
+            return node
+
+        def visit_Attribute(self, node):
+            chain = attribute_chain(node)
+            if chain is None or chain[0] in local_names or not isinstance(node.ctx, gast.Load):
+                return self.generic_visit(node)
+            obj = resolver.resolve_chain(chain)
+            if obj is MISSING or not isinstance(obj, bool | int | float | np.generic | np.ndarray):
+                return self.generic_visit(node)
+            name = ATTRIBUTE_PREFIX + "_".join(chain)
+            hoisted.setdefault(name, copy.deepcopy(node))
+            return gast.copy_location(_name(name), node)
+
+    Hoist().visit(loop)
+    return hoisted
 
 
 def constant_items(node):

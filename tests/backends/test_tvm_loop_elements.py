@@ -1,5 +1,8 @@
-"""Loop kernels: element swaps (``a[j], a[j + 1] = a[j + 1], a[j]``), ``x.size`` and ``x.ndim``, and
-``while`` loops whose trips hold a loop of their own (the kernel runs from the first trip)."""
+"""Loop kernels: element swaps (``a[j], a[j + 1] = a[j + 1], a[j]``), ``x.size`` and ``x.ndim``,
+attributes of global objects (``math.pi``, ``settings.dt``), and ``while`` loops whose trips hold a
+loop of their own (the kernel runs from the first trip)."""
+
+import math
 
 import numpy as np
 import pytest
@@ -188,3 +191,81 @@ def test_empty_and_size_one_axes_run_the_kernel_whatever_their_strides(monkeypat
             got, want = jitted(m, np.zeros(m.shape)), scale_rows(m, np.zeros(m.shape))
             assert got.shape == want.shape and np.array_equal(got, want)
     assert "refused" not in caplog.text, caplog.text
+
+
+class settings:                             # noqa: N801 - settings as a class of constants
+    dt = 0.5
+    weights = np.arange(4.0)
+    steps = 3
+
+
+def uses_module_constants(n, out):
+    for i in range(n):
+        out[i] = math.sin(2 * math.pi * i / n) + np.pi * settings.dt - (np.inf if i < 0 else 0.0)
+    return out
+
+
+def uses_settings(a):
+    s = 0.0
+    for i in range(len(a)):
+        for k in range(settings.steps):
+            s += a[i] * settings.weights[k % 4] * settings.dt
+    return s
+
+
+def test_attributes_of_global_objects_are_read_at_each_call(monkeypatch):
+    """``math.pi`` and ``settings.dt`` (a module's or a class's attribute) are passed in as the loop's
+    arguments: a new value reaches the next call without a new kernel, as in Python."""
+    check(uses_module_constants, [(8, np.zeros(8)), (3, np.zeros(3)), (0, np.zeros(1))])
+    a = rng.random(10)
+    jitted = check(uses_settings, [(a,), (a[:3],)])
+    kernels = sum(len(f.entries) for f in jitted.fragments if f.block.kind == "loop")
+    for dt, weights, steps in ((0.25, np.arange(4.0) * -1.5, 2), (3, np.ones(4, np.float32), 5), (0.5, np.arange(4.0), 0)):
+        monkeypatch.setattr(settings, "dt", dt)
+        monkeypatch.setattr(settings, "weights", weights)
+        monkeypatch.setattr(settings, "steps", steps)
+        assert jitted(a) == uses_settings(a) and type(jitted(a)) is type(uses_settings(a))
+    assert sum(len(f.entries) for f in jitted.fragments if f.block.kind == "loop") <= kernels + 2
+
+
+def math_unary(x, out):
+    for i in range(len(x)):
+        out[i] = (math.asin(x[i] / 4) + math.acos(x[i] / 4) + math.asinh(x[i]) + math.log2(x[i] + 3)
+                  + math.log10(x[i] + 3) + math.cbrt(x[i]) + math.exp2(x[i]) + math.erf(x[i]) + math.erfc(x[i]))
+    return out
+
+
+def math_domains(x, out):
+    for i in range(len(x)):
+        out[i] = math.acosh(x[i]) + math.atanh(1 / x[i])
+    return out
+
+
+def math_binary(x, y, out):
+    for i in range(len(x)):
+        out[i] = math.atan2(y[i], x[i]) + math.copysign(x[i], y[i]) + math.pow(abs(x[i]), y[i]) + math.fmod(x[i], y[i])
+    return out
+
+
+def math_to_int(x, out):
+    s = 0
+    for i in range(len(x)):
+        out[i] = math.floor(x[i]) - math.ceil(x[i]) * 2 + math.trunc(x[i])
+        s += math.floor(x[i] * 1.5)
+    return out, s
+
+
+def test_math_functions_are_the_c_librarys_with_cpythons_errors():
+    """Same bits as CPython's math module (both call the C library), and its ValueError or
+    OverflowError where a NaN comes from numbers or an infinity from finite ones."""
+    x = rng.standard_normal(50) * 2
+    check(math_unary, [(x, np.zeros(50)), (np.array([0.5, 1.0]), np.zeros(2)), (np.array([5.0]), np.zeros(1)),
+                       (np.array([np.nan, -0.0, 1e-310]), np.zeros(3)), (np.array([2000.0]), np.zeros(1)),
+                       (x.astype(np.float32), np.zeros(50, np.float32))])
+    check(math_domains, [(rng.random(20) * 5 + 1.5, np.zeros(20)), (np.array([0.5]), np.zeros(1)),
+                         (np.array([1.0]), np.zeros(1)), (np.array([np.inf]), np.zeros(1))])
+    check(math_binary, [(x, rng.standard_normal(50), np.zeros(50)), (EDGES.copy(), EDGES[::-1].copy(), np.zeros(8)),
+                        (np.array([1.0]), np.array([0.0]), np.zeros(1)), (np.array([2.0]), np.array([2000.0]), np.zeros(1)),
+                        (np.array([-0.0, 0.0]), np.array([-1.0, -3.0]), np.zeros(2))])
+    check(math_to_int, [(x * 100, np.zeros(50)), (np.array([-0.5, 0.5, -2.0, 3.99, -0.0]), np.zeros(5)),
+                        (np.array([np.nan]), np.zeros(1)), (np.array([-np.inf]), np.zeros(1))])

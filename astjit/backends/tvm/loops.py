@@ -26,7 +26,9 @@ import numpy as np
 from ...errors import Unsupported
 from ...frontend.inline import Inlined, inlined_names
 from ...frontend.loops import (
+    MATH_BINARY,
     MATH_FUNCTIONS,
+    MATH_TO_INT,
     assigned_names,
     constant_items,
     index_items,
@@ -1333,8 +1335,12 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             if len(args) < 2:
                 raise _no(f"{name}() of one iterable", e)
             return self.min_max(name, args, e)
+        if name in MATH_BINARY_BY_NAME and len(args) == 2:
+            return self.math_binary(name, args, e)
         if len(args) != 1 and not name.startswith("np."):
             raise _no(f"{name}() with {len(args)} arguments", e)
+        if name in MATH_TO_INT_BY_NAME:
+            return self.math_to_int(name, args[0], e)
         if name == "abs":
             v = args[0]
             if any(t.kind == "b" for t in v.types):
@@ -1450,6 +1456,10 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             if check == "range":
                 result = self.bind(_c_math(name, x), "float64")
                 cond = tirx.And(sm.te.isinf(result), sm.te.isfinite(x))
+            elif check == "result":
+                result = self.bind(_c_math(name, x), "float64")
+                cond = tirx.Or(tirx.And(sm.te.isnan(result), tirx.Not(sm.te.isnan(x))),
+                               tirx.And(sm.te.isinf(result), sm.te.isfinite(x)))
             else:
                 cond = check(x)
             self.fail(cond, e, lambda vals, fn=fn: _raised(fn, _float_of_bits(vals[0])), (x,))
@@ -1458,6 +1468,34 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         if name == "fabs":
             return Val(sm.te.abs(x), (Scalar("float64", True),))
         return Val(self.bind(_c_math(name, x), "float64"), (Scalar("float64", True),))
+
+    def math_binary(self, name, args, e) -> Val:
+        """``math.atan2(y, x)``, ``copysign``, ``pow``, ``fmod``: both made Python floats, the C library's
+        function (CPython's: the same bits), and CPython's errors: a NaN from numbers that are not
+        NaN is a domain error, an infinity from finite numbers a range error (which exception and
+        message: Python's own call with the same values)."""
+        x, y = (self.bind(_cast(v.expr, v.dtype, "float64"), "float64") for v in args)
+        r = self.bind(sm.libm(name, "float64", x, y), "float64")
+        te = sm.te
+        cond = tirx.Or(tirx.And(te.isnan(r), tirx.Not(tirx.Or(te.isnan(x), te.isnan(y)))),
+                       tirx.And(te.isinf(r), tirx.And(te.isfinite(x), te.isfinite(y))))
+        fn = MATH_BINARY_BY_NAME[name]
+        self.fail(cond, e, lambda vals, fn=fn: _raised(fn, _float_of_bits(vals[0]), _float_of_bits(vals[1])), (x, y))
+        return Val(r, (Scalar("float64", True),))
+
+    def math_to_int(self, name, v: Val, e) -> Val:
+        """``math.floor``, ``ceil``, ``trunc`` of a float: a Python int (int64 here, beyond it the
+        documented OverflowError), NaN and infinities raising as Python does."""
+        if any(t.dtype != "float64" for t in v.types):
+            raise _no(f"math.{name}() of a value other than a float", e)
+        fn = MATH_TO_INT_BY_NAME[name]
+        x = v.expr
+        self.fail(sm.te.isnan(x), e, lambda vals, fn=fn: _raised(fn, float("nan")))
+        self.fail(sm.te.isinf(x), e, lambda vals, fn=fn: _raised(fn, _float_of_bits(vals[0])), (x,))
+        rounded = self.bind({"floor": sm.te.floor, "ceil": sm.te.ceil, "trunc": sm.te.trunc}[name](x), "float64")
+        limit = tirx.const(2.0**63, "float64")
+        self.fail(tirx.Or(rounded >= limit, rounded < tirx.const(-2.0**63, "float64")), e, _int_overflow(e.lineno))
+        return Val(self.bind(rounded.astype(I64), I64), (Scalar(I64, True),))
 
     def ufunc(self, name, args, e) -> Val:
         ufunc = getattr(np, name)
@@ -1484,6 +1522,8 @@ def _c_math(name, x):
     and ``log`` rules are vectorized approximations within an ulp), else the ufunc's rule."""
     if name in sm.LIBM:
         return sm.libm(sm.LIBM[name], "float64", x)
+    if name in ("erf", "erfc"):
+        return sm.libm(name, "float64", x)
     return UFUNC_RULES[name]("float64")(x)
 
 
@@ -1502,12 +1542,18 @@ def _no(reason, node=None) -> Unsupported:
 
 
 MATH_FUNCTIONS_BY_NAME = {name: fn for fn, name in MATH_FUNCTIONS.items()}
+MATH_BINARY_BY_NAME = {name: fn for fn, name in MATH_BINARY.items()}
+MATH_TO_INT_BY_NAME = {name: fn for fn, name in MATH_TO_INT.items()}
+# CPython's checks of a C library result (domain: NaN from a number; range: infinity from a finite
+# number), where the input alone tells; "result": from the result (see math_binary)
 MATH_CHECKS = {
     "sqrt": lambda x: x < tirx.const(0.0, "float64"),
     "log": lambda x: x <= tirx.const(0.0, "float64"),
     "log1p": lambda x: x <= tirx.const(-1.0, "float64"),
     "sin": lambda x: sm.te.isinf(x), "cos": lambda x: sm.te.isinf(x), "tan": lambda x: sm.te.isinf(x),
     "exp": "range", "sinh": "range", "cosh": "range", "expm1": "range",
+    **{name: "result" for name in ("arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "log2", "log10",
+                                   "cbrt", "exp2", "erf", "erfc")},
 }
 
 

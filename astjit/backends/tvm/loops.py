@@ -14,6 +14,7 @@ leave that range, the kernel checks it and stops with an OverflowError that says
 would have gone on with a larger int).
 """
 
+import functools
 import operator
 import os
 import struct
@@ -1439,12 +1440,17 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             if "uint64" in (t.dtype for t in v.types):
                 raise _no("int() of a uint64", e)
             return Val(_cast(v.expr, v.dtype, I64), (py_int,), bits=v.bits)
-        x = _cast(v.expr, v.dtype, "float64")
-        self.fail(sm.te.isnan(x), e, lambda vals: _raised(int, float("nan")))
-        self.fail(sm.te.isinf(x), e, lambda vals: _raised(int, float("inf")))
+        return self.float_to_int(_cast(v.expr, v.dtype, "float64"), sm.te.trunc, int, e)
+
+    def float_to_int(self, x, rounding, fn, e) -> Val:
+        """``fn(x)`` (``int``, ``math.floor``...) of a float64 ``x``, rounded by ``rounding``: a Python int
+        (int64 here, beyond it the documented OverflowError), NaN and infinities raising as ``fn`` does."""
+        self.fail(sm.te.isnan(x), e, lambda vals: _raised(fn, float("nan")))
+        self.fail(sm.te.isinf(x), e, lambda vals: _raised(fn, _float_of_bits(vals[0])), (x,))
+        rounded = self.bind(rounding(x), "float64")
         limit = tirx.const(2.0**63, "float64")
-        self.fail(tirx.Or(x >= limit, x < tirx.const(-2.0**63, "float64")), e, _int_overflow(e.lineno))
-        return Val(self.bind(sm.te.trunc(x).astype(I64), I64), (py_int,))
+        self.fail(tirx.Or(rounded >= limit, rounded < -limit), e, _int_overflow(e.lineno))
+        return Val(self.bind(rounded.astype(I64), I64), (Scalar(I64, True),))
 
     def math(self, name, v: Val, e) -> Val:
         """``math.f(x)``: x made a Python float, f from the C library (as CPython's), errors as CPython's."""
@@ -1453,13 +1459,9 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         check = MATH_CHECKS.get(name)
         if check is not None:
             result = None
-            if check == "range":
+            if check == "result":
                 result = self.bind(_c_math(name, x), "float64")
-                cond = tirx.And(sm.te.isinf(result), sm.te.isfinite(x))
-            elif check == "result":
-                result = self.bind(_c_math(name, x), "float64")
-                cond = tirx.Or(tirx.And(sm.te.isnan(result), tirx.Not(sm.te.isnan(x))),
-                               tirx.And(sm.te.isinf(result), sm.te.isfinite(x)))
+                cond = _c_math_error(result, x)
             else:
                 cond = check(x)
             self.fail(cond, e, lambda vals, fn=fn: _raised(fn, _float_of_bits(vals[0])), (x,))
@@ -1476,11 +1478,9 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         message: Python's own call with the same values)."""
         x, y = (self.bind(_cast(v.expr, v.dtype, "float64"), "float64") for v in args)
         r = self.bind(sm.libm(name, "float64", x, y), "float64")
-        te = sm.te
-        cond = tirx.Or(tirx.And(te.isnan(r), tirx.Not(tirx.Or(te.isnan(x), te.isnan(y)))),
-                       tirx.And(te.isinf(r), tirx.And(te.isfinite(x), te.isfinite(y))))
         fn = MATH_BINARY_BY_NAME[name]
-        self.fail(cond, e, lambda vals, fn=fn: _raised(fn, _float_of_bits(vals[0]), _float_of_bits(vals[1])), (x, y))
+        self.fail(_c_math_error(r, x, y), e,
+                  lambda vals, fn=fn: _raised(fn, _float_of_bits(vals[0]), _float_of_bits(vals[1])), (x, y))
         return Val(r, (Scalar("float64", True),))
 
     def math_to_int(self, name, v: Val, e) -> Val:
@@ -1488,14 +1488,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         documented OverflowError), NaN and infinities raising as Python does."""
         if any(t.dtype != "float64" for t in v.types):
             raise _no(f"math.{name}() of a value other than a float", e)
-        fn = MATH_TO_INT_BY_NAME[name]
-        x = v.expr
-        self.fail(sm.te.isnan(x), e, lambda vals, fn=fn: _raised(fn, float("nan")))
-        self.fail(sm.te.isinf(x), e, lambda vals, fn=fn: _raised(fn, _float_of_bits(vals[0])), (x,))
-        rounded = self.bind({"floor": sm.te.floor, "ceil": sm.te.ceil, "trunc": sm.te.trunc}[name](x), "float64")
-        limit = tirx.const(2.0**63, "float64")
-        self.fail(tirx.Or(rounded >= limit, rounded < tirx.const(-2.0**63, "float64")), e, _int_overflow(e.lineno))
-        return Val(self.bind(rounded.astype(I64), I64), (Scalar(I64, True),))
+        return self.float_to_int(v.expr, getattr(sm.te, name), MATH_TO_INT_BY_NAME[name], e)
 
     def ufunc(self, name, args, e) -> Val:
         ufunc = getattr(np, name)
@@ -1515,6 +1508,16 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         if name == "absolute" and loop == I64:
             self.fail(tirx.EQ(xs[0], tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
         return Val(self.bind(UFUNC_RULES[name](loop)(*xs), r.dtype), (r,))
+
+
+def _c_math_error(result, *inputs):
+    """Where CPython's math module raises for a C library ``result``: a NaN from numbers that are not
+    NaN (domain error), an infinity from finite numbers (range error)."""
+    te = sm.te
+    not_nan = [tirx.Not(te.isnan(x)) for x in inputs]
+    finite = [te.isfinite(x) for x in inputs]
+    return tirx.Or(tirx.And(te.isnan(result), functools.reduce(tirx.And, not_nan)),
+                   tirx.And(te.isinf(result), functools.reduce(tirx.And, finite)))
 
 
 def _c_math(name, x):
@@ -1545,15 +1548,14 @@ MATH_FUNCTIONS_BY_NAME = {name: fn for fn, name in MATH_FUNCTIONS.items()}
 MATH_BINARY_BY_NAME = {name: fn for fn, name in MATH_BINARY.items()}
 MATH_TO_INT_BY_NAME = {name: fn for fn, name in MATH_TO_INT.items()}
 # CPython's checks of a C library result (domain: NaN from a number; range: infinity from a finite
-# number), where the input alone tells; "result": from the result (see math_binary)
+# number), where the input alone tells; "result": from the result (_c_math_error)
 MATH_CHECKS = {
     "sqrt": lambda x: x < tirx.const(0.0, "float64"),
     "log": lambda x: x <= tirx.const(0.0, "float64"),
     "log1p": lambda x: x <= tirx.const(-1.0, "float64"),
     "sin": lambda x: sm.te.isinf(x), "cos": lambda x: sm.te.isinf(x), "tan": lambda x: sm.te.isinf(x),
-    "exp": "range", "sinh": "range", "cosh": "range", "expm1": "range",
-    **{name: "result" for name in ("arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "log2", "log10",
-                                   "cbrt", "exp2", "erf", "erfc")},
+    **{name: "result" for name in ("exp", "sinh", "cosh", "expm1", "arcsin", "arccos", "arcsinh", "arccosh",
+                                   "arctanh", "log2", "log10", "cbrt", "exp2", "erf", "erfc")},
 }
 
 

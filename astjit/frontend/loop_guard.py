@@ -175,12 +175,8 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
         # loop, with the values it starts from; where the first trips as written would be more than
         # twice a tiny loop's work, the kernel runs from the first trip (a sieve's first trips as
         # written would be most of its work)
-        weigh = gast.Try(body=[_assign(left_name(block), gast.IfExp(
-                             test=gast.Compare(left=each, ops=[gast.Gt()], comparators=[_const(2 * tiny // max(first, 1))]),
-                             body=_const(True), orelse=_const(False)))],
-                         handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
-                                                      body=[_assign(left_name(block), _const(True))])],
-                         orelse=[], finalbody=[])
+        weigh = _weighed(left_name(block), gast.Compare(left=each, ops=[gast.Gt()],
+                                                        comparators=[_const(2 * tiny // max(first, 1))]), True)
         choose = gast.If(test=_load(left_name(block)), body=call, orelse=[counted])
         gast.copy_location(choose, loop)
         setattr(weigh, SHOWN, [])
@@ -192,15 +188,21 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     rows = row_test(block.kernel_loop, block.live_in)
     if rows is not None:           # (tested only where the work looks tiny)
         small = gast.BoolOp(op=gast.And(), values=[small, gast.UnaryOp(op=gast.Not(), operand=rows)])
-    is_tiny = gast.IfExp(test=small, body=_const(True), orelse=_const(False))
-    work = gast.Try(body=[_assign(TINY_NAME, is_tiny)],
-                    handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
-                                                 body=[_assign(TINY_NAME, _const(False))])],
-                    orelse=[], finalbody=[])
+    work = _weighed(TINY_NAME, small, False)
     choose = gast.If(test=_load(TINY_NAME), body=[loop], orelse=call)
     setattr(work, SHOWN, [])
     setattr(choose, SHOWN, call)
     return [work, choose], [loop]
+
+
+def _weighed(name, test, if_raised: bool):
+    """``name = True if <test> else False``, or ``if_raised`` where the estimate raises (a ``range()`` of
+    something that is not an int, an array where a number was expected: the loop as written raises,
+    or the kernel's lowering refuses). The truth of the test is taken inside the ``try`` too."""
+    return gast.Try(body=[_assign(name, gast.IfExp(test=test, body=_const(True), orelse=_const(False)))],
+                    handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
+                                                 body=[_assign(name, _const(if_raised))])],
+                    orelse=[], finalbody=[])
 
 
 def _at_most(loop, live_in, tiny):
@@ -220,7 +222,7 @@ def _at_most(loop, live_in, tiny):
 
 def _handed_over_for(block, loop, call):
     """A ``for`` loop that may leave early: unless the positions after its first ``block.resume_at``
-    are a tiny loop's work, those first positions as written, then the kernel for the rest, unless it
+    are at most twice a tiny loop's work, those first positions as written, then the kernel for the rest, unless it
     declines (see the module's docstring); the loop as written otherwise, without a counter."""
     first, *took = call            # the call into the result, then what reads it (emit._loop_result;
     #                                no live-in may be unbound here: resume_position)
@@ -243,10 +245,7 @@ def _handed_over_for(block, loop, call):
         rest = gast.BinOp(left=gast.BinOp(left=positions, op=gast.Sub(), right=_const(done)), op=gast.Mult(),
                           right=per_position)
         test = gast.Compare(left=rest, ops=[gast.Gt()], comparators=[_const(most)])
-    weigh = gast.Try(body=[_assign(left, gast.IfExp(test=test, body=_const(True), orelse=_const(False)))],
-                     handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
-                                                  body=[_assign(left, _const(True))])],
-                     orelse=[], finalbody=[])
+    weigh = _weighed(left, test, True)
     as_written = copy.deepcopy(block.written_loop)
     attempt = [copy.deepcopy(first),
                gast.If(test=gast.Compare(left=_load(result), ops=[gast.IsNot()], comparators=[_load(DECLINED_NAME)]),

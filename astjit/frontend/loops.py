@@ -22,7 +22,7 @@ import numpy as np
 
 from .inline import INLINE_DEPTH, NotInlinable, callee_function, code_path, parse_callee
 from .loop_iteration import LEN_CALL, RANGE_CALL, CountedForm, NotIterable, builtin_name
-from .lower import attribute_chain
+from .lower import attribute_chain, hoisted_name
 
 # Python and math functions a loop body may call on scalars, by the object the name resolves to
 SCALAR_BUILTINS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max", builtins.int: "int",
@@ -325,9 +325,6 @@ def _hashable(obj) -> bool:
     return True
 
 
-ATTRIBUTE_PREFIX = "__astjit_attr_"     # as frontend/lower's hoisted reads
-
-
 def hoist_attribute_reads(loop, resolver, local_names) -> dict:
     """Replace, in ``loop`` (the kernel's copy), each read of a global object's attribute holding a
     number or an array (``math.pi``, ``np.inf``, ``settings.DT``, ``grid.cells[i]``) by a name, and
@@ -352,7 +349,7 @@ def hoist_attribute_reads(loop, resolver, local_names) -> dict:
             obj = resolver.resolve_chain(chain)
             if obj is MISSING or not isinstance(obj, bool | int | float | np.generic | np.ndarray):
                 return self.generic_visit(node)
-            name = ATTRIBUTE_PREFIX + "_".join(chain)
+            name = hoisted_name(chain)
             hoisted.setdefault(name, copy.deepcopy(node))
             return gast.copy_location(_name(name), node)
 
@@ -469,11 +466,15 @@ def array_work(units: int, names: list):
 
         (64 if __astjit_isinstance(s, __astjit_ndarray) else 1)
     """
-    holds_array = [gast.Call(func=_name(ISINSTANCE_NAME), args=[_name(n), _name(NDARRAY_NAME)], keywords=[])
-                   for n in names]
+    holds_array = [_holds_array(n) for n in names]
     test = holds_array[0] if len(holds_array) == 1 else gast.BoolOp(op=gast.Or(), values=holds_array)
     return gast.IfExp(test=test, body=gast.Constant(value=SLICE_STATEMENT_WORK, kind=None),
                       orelse=gast.Constant(value=units, kind=None))
+
+
+def _holds_array(name):
+    """``__astjit_isinstance(name, __astjit_ndarray)``"""
+    return gast.Call(func=_name(ISINSTANCE_NAME), args=[_name(name), _name(NDARRAY_NAME)], keywords=[])
 
 
 ELEMENT_UNITS = 2        # an element read or write: numpy makes a scalar object, whose arithmetic is slow
@@ -554,7 +555,7 @@ def row_test(loop, live_in=()):
                     if isinstance(n, gast.Subscript):
                         note(n)
     tests = [gast.BoolOp(op=gast.And(), values=[
-        gast.Call(func=_name(ISINSTANCE_NAME), args=[_name(name), _name(NDARRAY_NAME)], keywords=[]),
+        _holds_array(name),
         gast.Compare(left=gast.Attribute(value=_name(name), attr="ndim", ctx=gast.Load()), ops=[gast.Gt()],
                      comparators=[gast.Constant(value=count, kind=None)])]) for name, count in indices.items()]
     if not tests:

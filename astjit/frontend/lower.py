@@ -260,11 +260,16 @@ class BlockLowering:
     def hoisted_read(self, chain, e):
         """An attribute the rewritten function reads right before the Fragment call and passes in, so
         its value is the one the original would read at that point."""
-        key = "__astjit_attr_" + "_".join(chain)
+        key = hoisted_name(chain)
         if key not in self.env:
             self.hoisted[key] = e
             self.env[key] = self.graph.input(key)
         return self.env[key]
+
+
+def hoisted_name(chain) -> str:
+    """The input name of an attribute the caller reads and passes in (``settings.dt``)."""
+    return "__astjit_attr_" + "_".join(chain)
 
 
 def _is_data(obj) -> bool:

@@ -54,6 +54,12 @@ def cases():
         ("items: for x in a 100k", p.item_sum, (rng.random(100_000),)),
         ("enumerate(zip) 100k", p.zip_dot, (rng.random(100_000), rng.random(100_000))),
         ("helper loop: mandel", p.mandelbrot, (np.zeros((100, 150), np.int64), 50)),
+        ("swaps: bubble 300", p.bubble_sort, (rng.random(300),)),
+        ("while+for: sieve 100k", p.sieve, (100_000,)),
+        ("x.size: clip 100k", p.clip_items, (rng.random(100_000), 0.2, 0.8, np.zeros(100_000))),
+        ("math: angle bins 100k", p.angle_bins, (rng.standard_normal(100_000), rng.standard_normal(100_000),
+                                                np.zeros(16, np.int64))),
+        ("kept Python 10k", p.clip_and_collect, (rng.random(10_000), 0.7)),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -94,6 +100,11 @@ def cases():
         ("items 16", p.item_sum, (rng.random(16),)),
         ("enumerate(zip) 16", p.zip_dot, (rng.random(16), rng.random(16))),
         ("helper loop: mandel 4x4", p.mandelbrot, (np.zeros((4, 4), np.int64), 10)),
+        ("swaps: bubble 8", p.bubble_sort, (rng.random(8),)),
+        ("while+for: sieve 30", p.sieve, (30,)),
+        ("x.size: clip 16", p.clip_items, (rng.random(16), 0.2, 0.8, np.zeros(16))),
+        ("math: angle bins 8", p.angle_bins, (rng.standard_normal(8), rng.standard_normal(8), np.zeros(4, np.int64))),
+        ("kept Python 8", p.clip_and_collect, (rng.random(8), 0.7)),
     ]
 
 

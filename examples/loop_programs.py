@@ -259,3 +259,60 @@ def crc16(data):
                 crc >>= 1
             cur >>= 1
     return crc
+
+
+def bubble_sort(a):
+    """Element swaps: every value first, then each target, left to right."""
+    n = len(a)
+    for i in range(n):
+        for j in range(n - 1 - i):
+            if a[j] > a[j + 1]:
+                a[j], a[j + 1] = a[j + 1], a[j]
+    return a
+
+
+def sieve(n):
+    """A ``while`` whose trips run a loop of their own: the kernel runs from the first trip."""
+    is_prime = np.ones(n + 1, dtype=np.bool_)
+    is_prime[:2] = False
+    i = 2
+    while i * i <= n:
+        if is_prime[i]:
+            for j in range(i * i, n + 1, i):
+                is_prime[j] = False
+        i += 1
+    return is_prime
+
+
+def clip_items(a, lo, hi, out):
+    """``x.size`` as the range."""
+    for i in range(a.size):
+        v = a[i]
+        if v < lo:
+            v = lo
+        elif v > hi:
+            v = hi
+        out[i] = v
+    return out
+
+
+def angle_bins(x, y, counts):
+    """``math.atan2``, ``math.pi`` and ``math.floor``: the C library's functions, as CPython's."""
+    nbins = counts.shape[0]
+    for i in range(len(x)):
+        k = math.floor((math.atan2(y[i], x[i]) + math.pi) / (2 * math.pi) * nbins)
+        counts[min(k, nbins - 1)] += 1
+    return counts
+
+
+def clip_and_collect(a, lo):
+    """A loop that stays Python (a list): its blocks settle on their own statements, run inline."""
+    kept = []
+    total = 0.0
+    for i in range(len(a)):
+        v = a[i] * 2.0
+        if v < lo:
+            v = lo
+        total = total + v
+        kept.append(i)
+    return total, len(kept)

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import angle_bins, bubble_sort, clip_items, sieve
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
@@ -14,23 +15,14 @@ rng = np.random.default_rng(5)
 EDGES = np.array([np.nan, 1.0, -0.0, 0.0, np.inf, -np.inf, 2.5, np.nan])
 
 
-def bubble(a):
-    n = len(a)
-    for i in range(n):
-        for j in range(n - 1 - i):
-            if a[j] > a[j + 1]:
-                a[j], a[j + 1] = a[j + 1], a[j]
-    return a
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint8])
 def test_bubble_sort_swaps_elements(dtype):
     values = (rng.random(40) * 200).astype(dtype)
-    check(bubble, [(values,), (values[:7],), (values[:1],), (values[:0],), (np.sort(values),)])
+    check(bubble_sort, [(values,), (values[:7],), (values[:1],), (values[:0],), (np.sort(values),)])
 
 
 def test_swaps_with_nan_and_signed_zeros():
-    check(bubble, [(EDGES.copy(),), (EDGES[::-1].copy(),), (EDGES.astype(np.float32),)])
+    check(bubble_sort, [(EDGES.copy(),), (EDGES[::-1].copy(),), (EDGES.astype(np.float32),)])
 
 
 def exchange(a, b, t):
@@ -97,33 +89,10 @@ def test_size_and_ndim():
                        (np.arange(6).reshape(2, 3), np.zeros((2, 3), np.int64))])
 
 
-def clip_items(a, lo, hi, out):
-    for i in range(a.size):
-        v = a[i]
-        if v < lo:
-            v = lo
-        elif v > hi:
-            v = hi
-        out[i] = v
-    return out
-
-
 def test_a_clip_over_size_compiles_with_edges():
     check(clip_items, [(rng.random(20), 0.2, 0.8, np.zeros(20)), (EDGES.copy(), 0.0, 1.0, np.zeros(8)),
                        (EDGES.copy(), -0.0, 0.0, np.zeros(8)), (rng.random(5).astype(np.float32), 0.5, 0.6,
                                                                np.zeros(5, np.float32))])
-
-
-def sieve(n):
-    is_prime = np.ones(n + 1, dtype=np.bool_)
-    is_prime[:2] = False
-    i = 2
-    while i * i <= n:
-        if is_prime[i]:
-            for j in range(i * i, n + 1, i):
-                is_prime[j] = False
-        i += 1
-    return is_prime
 
 
 def sweeps_until_converged(u, tol):
@@ -269,3 +238,9 @@ def test_math_functions_are_the_c_librarys_with_cpythons_errors():
                         (np.array([-0.0, 0.0]), np.array([-1.0, -3.0]), np.zeros(2))])
     check(math_to_int, [(x * 100, np.zeros(50)), (np.array([-0.5, 0.5, -2.0, 3.99, -0.0]), np.zeros(5)),
                         (np.array([np.nan]), np.zeros(1)), (np.array([-np.inf]), np.zeros(1))])
+
+
+def test_angle_bins_with_atan2_pi_and_floor():
+    x, y = rng.standard_normal(200), rng.standard_normal(200)
+    check(angle_bins, [(x, y, np.zeros(16, np.int64)), (x[:5], y[:5], np.zeros(3, np.int64)),
+                       (np.array([0.0, -0.0, -1.0, np.inf]), np.array([-0.0, 0.0, -0.0, 1.0]), np.zeros(8, np.int64))])

@@ -151,3 +151,14 @@ def test_blocks_in_nested_loops_read_their_switch_once_per_loop_entry():
     code = jf._transformed.function.__code__      # (the block in the while: in its loop region's fallback)
     blocks = [f for f in jf.fragments if f.block.in_loop and f.name in code.co_freevars]
     assert blocks and all(f"__astjit_py_{f.index}" in code.co_varnames for f in blocks)
+
+
+def test_a_clip_loop_kept_python_gives_pythons_results():
+    """examples/loop_programs.clip_and_collect: blocks settle on their own statements inside a loop
+    that stays Python (a list), several calls with other values and sizes."""
+    from loop_programs import clip_and_collect
+
+    jf = jit(clip_and_collect)
+    for a, lo in ((rng.random(500), 0.7), (rng.random(3), 0.1), (np.array([np.nan, -0.0, np.inf, 0.2]), 0.3),
+                  (rng.random(40).astype(np.float32), 0.5), (np.arange(10), 4)):
+        assert_same_as_numpy(clip_and_collect, a, lo, jitted=jf, rtol=0)

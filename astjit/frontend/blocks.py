@@ -12,6 +12,7 @@ import gast
 import numpy as np
 
 from ..errors import NotTraceable
+from ..graph.ops.registry import OPS
 from .bound import DefinitelyBound
 from .entry_facts import entry_facts
 from .loop_guard import resume_position
@@ -21,6 +22,10 @@ from .lower import BlockLowering
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
 NOT_WORK = {"input", "const", "tuple", "list", "item", "slice",
             "shape", "ndim", "size", "dtype", "len"}     # metadata: a block of only these is as fast as Python
+# A block without arithmetic, a reduction or a matrix product (only allocations, views, element reads,
+# in-place stores, casts of scalars) has nothing a kernel does faster than numpy: its Fragment would run
+# the same numpy calls after a dispatch (about 0.35 us a call, and a specialization per new shape).
+COMPUTES = ("elementwise", "reduction", "linalg")
 
 
 @dataclass
@@ -236,6 +241,8 @@ class BlockFinder:
         graph = lowering.graph
         if not any(n.op not in NOT_WORK and not _reads_metadata(n) for n in graph.nodes):
             return                                     # nothing worth a Fragment call
+        if not _computes(graph):
+            return                                     # nothing a kernel would do
         live = self.liveness.block(run)
         for name in live["live_out"]:
             if name not in lowering.env:
@@ -248,6 +255,18 @@ class BlockFinder:
                       maybe_unbound, in_loop=self.loop_depth > 0)
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))
+
+
+def _computes(graph) -> bool:
+    """Whether some arithmetic, reduction or matrix product of the block takes a value known only at
+    run time (``-1`` in ``a[-1]`` is arithmetic on a constant)."""
+    constant = set()
+    for n in graph.nodes:
+        if n.op == "const" or n.op != "input" and all(id(o) in constant for o in n.operands):
+            constant.add(id(n))
+        elif n.op in OPS and OPS[n.op].kind in COMPUTES:
+            return True
+    return False
 
 
 def _reads_metadata(node) -> bool:

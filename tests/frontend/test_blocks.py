@@ -102,6 +102,23 @@ def test_statements_without_array_work_are_not_fragments():
     assert jf.fragments == []
 
 
+def allocations_and_element_stores(a):
+    out = np.empty_like(a)
+    out[0] = a[0]
+    counts = np.zeros(a.shape[0], dtype=np.int64)
+    counts[-1] += 2
+    view = out[1:]
+    view[...] = a[-1]
+    return out, counts, view.T
+
+
+def test_blocks_that_only_allocate_views_and_store_elements_are_not_fragments():
+    # a kernel does none of this faster than numpy: a Fragment would only add a dispatch per call
+    for a in (A, B[:3], np.arange(5, dtype=np.int32), np.ones((4, 2), np.float32)):
+        jf = assert_same_as_numpy(allocations_and_element_stores, a)
+        assert jf.fragments == []
+
+
 def barriers(a, b):
     t = a + b
     del b

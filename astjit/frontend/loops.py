@@ -5,7 +5,8 @@ A loop qualifies when every statement of its body is scalar work on array elemen
 writes with one integer index per axis, scalar temporaries, ``if``/``elif``/``else``, nested
 ``for ... in range(...)`` loops and loops over small tuples of constants (``for di in (-1, 0, 1)``),
 ``break``/``continue``, calls of scalar functions (``abs``,
-``min``, ``max``, ``int``, ``float``, ``len``, ``math.*``, numpy ufuncs) and of the user's own
+``min``, ``max``, ``int``, ``float``, ``round``, ``divmod``, ``len``, ``math.*``, numpy ufuncs, numpy's
+scalar types as casts) and of the user's own
 functions whose bodies qualify (frontend/inline). This module decides that
 from the syntax alone and names the first line that keeps a loop in Python; the types of the values
 (which arrays, which dtypes) are checked again on every new set of argument types, when the loop is
@@ -26,7 +27,8 @@ from .lower import attribute_chain, hoisted_name
 
 # Python and math functions a loop body may call on scalars, by the object the name resolves to
 SCALAR_BUILTINS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max", builtins.int: "int",
-                   builtins.float: "float", builtins.len: "len", builtins.bool: "bool"}
+                   builtins.float: "float", builtins.len: "len", builtins.bool: "bool",
+                   builtins.round: "round", builtins.divmod: "divmod"}
 MATH_FUNCTIONS = {math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin: "sin", math.cos: "cos",
                   math.tan: "tan", math.tanh: "tanh", math.fabs: "fabs", math.atan: "arctan",
                   math.sinh: "sinh", math.cosh: "cosh", math.log1p: "log1p", math.expm1: "expm1",
@@ -39,7 +41,9 @@ MATH_TO_INT = {math.floor: "floor", math.ceil: "ceil", math.trunc: "trunc"}
 NUMPY_UFUNCS = ("sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "absolute", "fabs", "floor", "ceil",
                 "arctan", "sinh", "cosh", "log1p", "expm1", "minimum", "maximum", "square", "negative",
                 "isnan", "isinf", "isfinite")
-SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS, **MATH_BINARY, **MATH_TO_INT,
+# numpy's scalar types called on a number (``np.float32(a[i])``)
+NUMPY_CASTS = {np.float32: "cast.float32", np.float64: "cast.float64", np.int64: "cast.int64"}
+SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS, **MATH_BINARY, **MATH_TO_INT, **NUMPY_CASTS,
                 **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
 # reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``
 REDUCTIONS = ("sum", "mean")
@@ -146,9 +150,10 @@ class LoopChecker:
                             "(int, float or bool)", loop.iter)
             self.body(loop.body)
             return
+        if self.is_call(loop.iter, builtins.reversed, 1) and self.is_call(loop.iter.args[0], builtins.range, 2):
+            loop.iter = reversed_range(loop.iter, self.calls)
         call = loop.iter
-        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name) and not call.keywords
-                and 1 <= len(call.args) <= 3 and self.resolved(call.func) is builtins.range):
+        if not (isinstance(call, gast.Call) and (self.calls.get(call) == "range" or self.is_call(call, builtins.range, 3))):
             self.counted(loop)               # (its own calls need no check)
             self.body(loop.body)
             return
@@ -158,6 +163,11 @@ class LoopChecker:
         for a in call.args:
             self.expr(a)
         self.body(loop.body)
+
+    def is_call(self, node, fn, most_args) -> bool:
+        """``node`` calls the builtin ``fn`` with 1 to ``most_args`` positional arguments."""
+        return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name) and not node.keywords
+                and 1 <= len(node.args) <= most_args and self.resolved(node.func) is fn)
 
     def counted(self, loop) -> None:
         """A loop over arrays (``for x in a``, ``enumerate``, ``zip``) as a loop over ``range`` (in place:
@@ -191,7 +201,8 @@ class LoopChecker:
             return                                                # n, m = x.shape
         if isinstance(t, gast.Tuple) and isinstance(stmt, gast.Assign) and all(
                 isinstance(e, gast.Name) or (isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name))
-                for e in t.elts) and isinstance(stmt.value, gast.Tuple) and len(stmt.value.elts) == len(t.elts):
+                for e in t.elts) and (isinstance(stmt.value, gast.Tuple) and len(stmt.value.elts) == len(t.elts)
+                                      or is_divmod(stmt.value, self.calls) and len(t.elts) == 2):
             for e in t.elts:                                      # lo, hi = 0, n  (the values were checked)
                 if isinstance(e, gast.Subscript):                 # a[i], a[j] = a[j], a[i]
                     self.index(e.slice)
@@ -315,6 +326,29 @@ class LoopChecker:
             return None
         self.resolver.guard_chain(chain, obj)
         return obj
+
+
+def reversed_range(node, calls):
+    """``reversed(range(stop))`` and ``reversed(range(start, stop))`` as the ``range`` counting down
+    (``range(stop - 1, start - 1, -1)``), for the kernel's copy of the loop; the loop as written keeps
+    the original (range's own errors for arguments that are not ints)."""
+    args = node.args[0].args
+    start, stop = (gast.Constant(value=0, kind=None), args[0]) if len(args) == 1 else args
+    one = gast.Constant(value=1, kind=None)
+    bounds = [gast.BinOp(left=stop, op=gast.Sub(), right=one), gast.BinOp(left=start, op=gast.Sub(), right=one),
+              gast.UnaryOp(op=gast.USub(), operand=one)]
+    new = gast.Call(func=gast.Name(id=builtin_name(RANGE_CALL), ctx=gast.Load(), annotation=None, type_comment=None),
+                    args=bounds, keywords=[])
+    calls[new] = RANGE_CALL
+    for n in gast.walk(new):
+        if getattr(n, "lineno", None) is None:
+            gast.copy_location(n, node)
+    return new
+
+
+def is_divmod(e, calls) -> bool:
+    """``divmod(x, y)``, unpacked into two targets (``q, r = divmod(x, y)``)."""
+    return isinstance(e, gast.Call) and calls.get(e) == "divmod" and len(e.args) == 2
 
 
 def _hashable(obj) -> bool:

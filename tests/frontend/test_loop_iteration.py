@@ -144,3 +144,32 @@ def test_items_that_are_nan_inf_or_negative_zero(dtype):
     check(item_sum, [(edges,), (edges[2:3],), (edges[::-1].copy(),), (np.tile(edges[2:], 9),)])
     check(last_item, [(edges,), (edges[2:3],)])
     check(dot, [(edges, edges[::-1].copy()), (edges[2:], edges[2:])])
+
+
+def decay_backwards(a, out, start):
+    acc = 0.0
+    for i in reversed(range(start, len(a))):
+        acc = acc * 0.5 + a[i]
+        out[i] = acc
+    return out, acc
+
+
+def back_substitute(u, b):
+    n = u.shape[0]
+    x = np.zeros(n)
+    for i in reversed(range(n)):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= u[i, j] * x[j]
+        x[i] = s / u[i, i]
+    return x
+
+
+def test_reversed_range_counts_down_in_the_kernel():
+    a = rng.random(20)
+    check(decay_backwards, [(a, np.zeros(20), 0), (a, np.zeros(20), 15), (a[:3], np.zeros(3), 5),
+                            (a[:0], np.zeros(0), 0), (a, np.zeros(20), -3), (a.astype(np.float32), np.zeros(20), 2)])
+    check(decay_backwards, [(a, np.zeros(20), 2.5)], compiled=False)        # range's own TypeError
+    u = np.triu(rng.random((9, 9))) + np.eye(9)
+    check(back_substitute, [(u, rng.random(9)), (u[:4, :4].copy(), rng.random(4)), (np.ones((1, 1)), np.ones(1)),
+                            (np.zeros((2, 2)), np.ones(2))])

@@ -33,6 +33,7 @@ from ...frontend.loops import (
     assigned_names,
     constant_items,
     index_items,
+    is_divmod,
     rebound_names,
     return_values,
 )
@@ -522,6 +523,15 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                     else:
                         self.assign(t.id, value, s)
                 return
+            if isinstance(target, gast.Tuple) and is_divmod(s.value, self.calls):
+                x, y = (self.settled(self.expr(a)) for a in s.value.args)
+                values = [self.binary(op, x, y, s, raising=divmod) for op in ("FloorDiv", "Mod")]
+                for t, value in zip(target.elts, values):
+                    if isinstance(t, gast.Subscript):
+                        self.store(t, value)
+                    else:
+                        self.assign(t.id, value, s)
+                return
             if isinstance(target, gast.Tuple):
                 self.unpack_shape(target, s.value)
                 return
@@ -979,7 +989,9 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                               "types the variables hold", node)
         return results.pop()
 
-    def binary(self, op, a: Val, b: Val, node) -> Val:
+    def binary(self, op, a: Val, b: Val, node, raising=None) -> Val:
+        """``a op b``; a division by zero of Python numbers raises what ``raising`` (default: the
+        operator) raises for them (``divmod`` has its own message)."""
         if op == "Pow":
             return self.power(a, b, node)
         fn = BINARY[op]
@@ -997,7 +1009,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             return Val(self.bind(tirx.floormod(x, tirx.Max(y, tirx.const(1, r.dtype))), r.dtype), (r,),
                        bits=b.bits)
         if op in ("Div", "FloorDiv", "Mod"):
-            self.check_python_division(op, a, b, node)
+            self.check_python_division(op, a, b, node, raising)
         if op == "RShift" and r.python:
             return self.python_right_shift(a, b, r, node)
         if r.kind in "iu" and op in ("Add", "Sub", "Mult"):
@@ -1059,7 +1071,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 expr = tirx.Select(tirx.EQ(tag, tirx.const(k, "int8")), per_type[k], expr)
         return Val(expr, types, tag)
 
-    def check_python_division(self, op, a, b, node) -> None:
+    def check_python_division(self, op, a, b, node, raising=None) -> None:
         """Python numbers divided by zero raise, numpy scalars give inf or nan: on an iteration where
         both operands are Python numbers, a zero divisor raises what Python raises for their types."""
         if spans.excludes(b.span, 0):
@@ -1074,7 +1086,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         for k in range(1, len(combos)):
             which = tirx.Select(holds[k], tirx.const(k, I64), which)
             python = tirx.Or(python, holds[k])
-        fn = BINARY[op]
+        fn = raising or BINARY[op]
         self.fail(tirx.And(python, tirx.Not(self.truth(b))), node,
                   lambda v: _raised(fn, combos[v[0]][0].sample(), combos[v[0]][1].type(0)), (which,))
 
@@ -1262,15 +1274,19 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         dtype = storage_dtype(types)
         out = T.alloc_buffer((1,), dtype, scope="global")
         tag = T.alloc_buffer((1,), "int8", scope="global") if len(types) > 1 else None
+        int_bits = []                    # bounds of the ints put (floats have none to keep)
 
         def put(v):
             self.exact_in(v, dtype, node)
             T.buffer_store(out, _cast(v.expr, v.dtype, dtype), [0])
             if tag is not None:
                 T.buffer_store(tag, self.retag(v, types), [0])
+            if any(t.kind in "iu" for t in v.types):
+                int_bits.append(v.bits)
 
         def current():
-            return Val(_leaf(out[0], dtype), types, tag[0] if tag is not None else None)
+            bits = None if not int_bits or None in int_bits else max(int_bits)
+            return Val(_leaf(out[0], dtype), types, tag[0] if tag is not None else None, bits)
 
         return put, current
 
@@ -1362,8 +1378,12 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             return Val(self.truth(args[0]), (Scalar("bool", True),))
         if name == "int":
             return self.to_int(args[0], e)
+        if name == "round":
+            return self.round_to_int(args[0], e)
         if name in MATH_FUNCTIONS_BY_NAME:
             return self.math(name, args[0], e)
+        if name.startswith("cast."):
+            return self.numpy_cast(name.removeprefix("cast."), args[0], e)
         if name.startswith("np."):
             return self.ufunc(name[3:], args, e)
         raise _no(f"the call {name}", e)
@@ -1422,9 +1442,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         self.pending[-1].extend(frames)
 
     def min_max(self, name, args, e) -> Val:
-        """Python's min/max: the first extreme argument, comparing with < or > (a NaN first stays)."""
-        if len({t for v in args for t in v.types}) > 1:
-            raise _no(f"{name}() of Python and numpy values", e)
+        """Python's min/max: the first extreme argument, comparing with < or > (a NaN first stays). Of
+        a Python and a numpy number the result's type is the chosen argument's (its tag)."""
         op = "Lt" if name == "min" else "Gt"
         put, current = self.choice(args, e)
         put(args[0])
@@ -1442,14 +1461,28 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             return Val(_cast(v.expr, v.dtype, I64), (py_int,), bits=v.bits)
         return self.float_to_int(_cast(v.expr, v.dtype, "float64"), sm.te.trunc, int, e)
 
-    def float_to_int(self, x, rounding, fn, e) -> Val:
+    def round_to_int(self, v: Val, e) -> Val:
+        """``round(x)``: a Python int, ties to even (C's nearbyint, in the default rounding mode), of a
+        float32 or float64 as of a Python float; an int as it is (a numpy bool has no ``round``)."""
+        if any(t.kind == "b" and not t.python for t in v.types):
+            raise _no("round() of a numpy bool", e)
+        if all(t.kind in "biu" for t in v.types):
+            return self.to_int(v, e)
+        return self.float_to_int(_cast(v.expr, v.dtype, "float64"), tirx.nearbyint, round, e)
+
+    def float_to_int(self, x, rounding, fn, e, bounded=False) -> Val:
         """``fn(x)`` (``int``, ``math.floor``...) of a float64 ``x``, rounded by ``rounding``: a Python int
-        (int64 here, beyond it the documented OverflowError), NaN and infinities raising as ``fn`` does."""
+        (int64 here, beyond it the documented OverflowError), NaN and infinities raising as ``fn`` does.
+        With ``bounded`` (``np.int64``) beyond int64 is ``fn``'s own error."""
         self.fail(sm.te.isnan(x), e, lambda vals: _raised(fn, float("nan")))
         self.fail(sm.te.isinf(x), e, lambda vals: _raised(fn, _float_of_bits(vals[0])), (x,))
         rounded = self.bind(rounding(x), "float64")
         limit = tirx.const(2.0**63, "float64")
-        self.fail(tirx.Or(rounded >= limit, rounded < -limit), e, _int_overflow(e.lineno))
+        beyond = tirx.Or(rounded >= limit, rounded < -limit)
+        if bounded:
+            self.fail(beyond, e, lambda vals: _raised(fn, _float_of_bits(vals[0])), (x,))
+        else:
+            self.fail(beyond, e, _int_overflow(e.lineno))
         return Val(self.bind(rounded.astype(I64), I64), (Scalar(I64, True),))
 
     def math(self, name, v: Val, e) -> Val:
@@ -1489,6 +1522,31 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         if any(t.dtype != "float64" for t in v.types):
             raise _no(f"math.{name}() of a value other than a float", e)
         return self.float_to_int(v.expr, getattr(sm.te, name), MATH_TO_INT_BY_NAME[name], e)
+
+    def numpy_cast(self, dtype, v: Val, e) -> Val:
+        """``np.float32(x)``, ``np.float64(x)``, ``np.int64(x)`` of a number. numpy makes a Python int a
+        float through a Python float (two roundings: ``np.float32(2**62 + 2**38 + 1)`` is 2**62) and a
+        numpy int directly; it makes a Python float an int64 as ``int()`` does (NaN and infinities
+        raise), a numpy float by a C cast whose out-of-range result depends on the machine (left to
+        Python)."""
+        kinds = {t.kind for t in v.types}
+        if "uint64" in (t.dtype for t in v.types):
+            raise _no(f"np.{dtype}() of a uint64", e)
+        result = (Scalar(dtype, False),)
+        if dtype == I64:
+            if kinds <= {"b", "i", "u"}:
+                return Val(_cast(v.expr, v.dtype, I64), result, bits=v.bits)
+            if any(not t.python for t in v.types if t.kind == "f") or kinds - {"f"}:
+                raise _no("np.int64() of a numpy float or of a value that is not always a Python float", e)
+            return Val(self.float_to_int(v.expr, sm.te.trunc, np.int64, e, bounded=True).expr, result)
+        x = v.expr
+        if dtype == "float32" and "i" in kinds and v.dtype == I64:
+            if len({t.python for t in v.types if t.kind == "i"}) > 1:
+                raise _no("np.float32() of a value that is a Python int on some iterations only", e)
+            if any(t.python for t in v.types if t.kind == "i"):
+                x = _cast(x, I64, "float64")            # (a Python int: through a Python float)
+                return Val(_cast(x, "float64", dtype), result)
+        return Val(_cast(x, v.dtype, dtype), result)
 
     def ufunc(self, name, args, e) -> Val:
         ufunc = getattr(np, name)

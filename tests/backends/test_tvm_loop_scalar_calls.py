@@ -1,0 +1,173 @@
+"""Loop kernels calling scalar functions whose result type or value needs care: ``max``/``min`` of a
+Python number and a numpy one (the result is whichever argument wins, of its own type), numpy's scalar
+types as casts (``np.float32(x)``), ``round(x)`` and ``divmod``."""
+
+import math
+
+import numpy as np
+import pytest
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+
+from astjit import jit
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
+
+rng = np.random.default_rng(7)
+EDGES = np.array([np.nan, 1.0, -0.0, 0.0, np.inf, -np.inf, 2.5, -2.5, 0.5, -0.5, 1e300, np.nan])
+
+
+def arrays(n):
+    return [rng.random(n) - 0.5, (rng.random(n) * 100 - 50).astype(np.float32), EDGES.copy()]
+
+
+def running_max(a):
+    m = -math.inf                       # a Python float until an element beats it
+    for i in range(len(a)):
+        m = max(m, a[i])
+    return m
+
+
+def smallest_below(a):
+    m = 10                              # a Python int until an element is below it
+    for i in range(len(a)):
+        m = min(m, a[i], 5.5)
+    return m
+
+
+def largest_magnitude(a):
+    m = 0.0
+    for i in range(len(a)):
+        m = max(abs(a[i]), m)           # a tie keeps the first argument: the element
+    return m
+
+
+def test_min_and_max_of_python_and_numpy_numbers_keep_the_winners_type():
+    calls = [(a,) for n in (1, 3, 40) for a in arrays(n)]
+    calls += [(np.array([np.nan, 1.0]),), (np.array([1.0, np.nan]),), (np.array([-np.inf]),),
+              (np.array([0.0, -0.0]),), (np.zeros(0),), (np.array([20.0, 3.0]),)]
+    calls += [(rng.integers(0, 200, 30).astype(np.uint8),), (rng.integers(-9, 9, 30).astype(np.int32),)]
+    for fn in (running_max, smallest_below, largest_magnitude):
+        check(fn, calls)
+
+
+def test_an_int64_element_in_a_float_variable_runs_as_python():
+    # the variable would hold numpy int64s (any value) and Python floats in one float64
+    jitted = check(running_max, [(rng.integers(-2**62, 2**62, 20),), (np.array([2**53 + 1]),)], compiled=False)
+    assert "may reach 2**53" in str(jitted.explain())
+
+
+def float32_casts(a, out):
+    s = np.float32(0.0)
+    for i in range(len(a)):
+        out[i] = np.float32(a[i]) * np.float32(2.0) + np.float32(i)
+        s += np.float32(a[i])
+    return out, s
+
+
+def float64_casts(a):
+    s = 0.0
+    for i in range(len(a)):
+        s = s + np.float64(a[i]) / 3        # a numpy float64: dividing by zero would give inf
+    return s
+
+
+def int64_casts(a, k, out):
+    for i in range(len(a)):
+        out[i] = np.int64(a[i] * 2) % 7 + np.int64(k * 2.5)
+    return out
+
+
+def test_numpy_scalar_types_cast_as_numpy_does():
+    calls = [(a, np.zeros(len(a), np.float32)) for n in (1, 5, 40) for a in arrays(n)]
+    calls += [(rng.integers(-2**40, 2**40, 20), np.zeros(20, np.float32)),
+              (np.array([2**62 + 2**38 + 1]), np.zeros(1, np.float32)),
+              (rng.integers(0, 255, 9).astype(np.uint8), np.zeros(9, np.float32))]
+    check(float32_casts, calls)
+    check(float64_casts, [(a,) for a in arrays(30)] + [(np.arange(7),), (np.array([True, False]),)])
+    check(int64_casts, [(rng.integers(-100, 100, 20), 3.0, np.zeros(20, np.int64)),
+                        (np.arange(4, dtype=np.int32), -1.7, np.zeros(4, np.int64)),
+                        (np.arange(3), math.nan, np.zeros(3, np.int64)),
+                        (np.arange(3), math.inf, np.zeros(3, np.int64)),
+                        (np.arange(3), 1e300, np.zeros(3, np.int64))])
+
+
+def python_int_to_float32(n, out):
+    for i in range(len(out)):
+        out[i] = np.float32(n + i)          # a Python int rounds through a Python float (twice)
+    return out
+
+
+def test_a_python_int_becomes_float32_through_a_python_float():
+    check(python_int_to_float32, [(2**62 + 2**38 + 1, np.zeros(3, np.float32)), (5, np.zeros(2, np.float32)),
+                                  (-2**61 - 2**37 - 1, np.zeros(2, np.float32))])
+
+
+def int64_of_numpy_floats(a, out):
+    for i in range(len(a)):
+        out[i] = np.int64(a[i])             # a C cast: out of range, the machine decides
+    return out
+
+
+def test_int64_of_a_numpy_float_runs_as_python():
+    check(int64_of_numpy_floats, [(np.array([1.5, -2.5]), np.zeros(2, np.int64))], compiled=False)
+
+
+def rounded(a, out):
+    total = 0
+    for i in range(len(a)):
+        out[i] = round(a[i] * 10.0)
+        total += round(a[i])
+    return out, total
+
+
+def test_round_ties_to_even_and_raises_as_python():
+    ties = np.array([0.25, 0.35, -0.05, 0.15, 0.05, 2.5, -2.5, 0.5, -0.5, 1.5, -0.0])
+    check(rounded, [(ties, np.zeros(11)), (rng.standard_normal(30) * 100, np.zeros(30)),
+                    (ties.astype(np.float32), np.zeros(11, np.float32)),
+                    (rng.integers(-50, 50, 10), np.zeros(10, np.int64)),
+                    (np.array([1.0, np.nan]), np.zeros(2)), (np.array([np.inf]), np.zeros(1))])
+    # beyond int64 a Python int would grow: the kernel raises the documented OverflowError instead
+    with pytest.raises(OverflowError, match="int64"):
+        jit(rounded)(np.array([1e300]), np.zeros(1))
+
+
+def test_round_of_a_numpy_bool_raises_as_python():
+    # numpy's bool has no __round__: the loop runs as Python, which raises TypeError at that line
+    check(rounded, [(np.array([True, False]), np.zeros(2))], compiled=False)
+
+
+def digits(a, d, out):
+    for i in range(len(a)):
+        q, r = divmod(a[i], d)
+        out[i] = q * 100 + r
+    return out
+
+
+def python_divmod(n, k):
+    s = 0
+    for i in range(n):
+        q, r = divmod(i * 7 - 50, k)
+        s += q * r
+    return s
+
+
+def test_divmod_is_floor_division_and_remainder():
+    ints = rng.integers(-500, 500, 30)
+    check(digits, [(ints, 7, np.zeros(30, np.int64)), (ints, -7, np.zeros(30, np.int64)),
+                   (ints.astype(np.int32), 3, np.zeros(30, np.int32)),
+                   (rng.random(20) * 10 - 5, 0.3, np.zeros(20)), (EDGES.copy(), 0.7, np.zeros(12)),
+                   (EDGES.copy(), 0.0, np.zeros(12)), (ints, 0, np.zeros(30, np.int64))])
+    # Python numbers divided by zero raise divmod's own errors (messages compared)
+    check(python_divmod, [(20, 3), (20, -4), (20, 2.5), (5, 0), (5, 0.0), (0, 0)])
+
+
+def divmod_kept(a):
+    pairs = 0
+    for i in range(len(a)):
+        pairs += divmod(a[i], 3)[0]
+    return pairs
+
+
+def test_divmod_other_than_unpacked_runs_as_python():
+    jitted = check(divmod_kept, [(np.arange(10),)], compiled=False)
+    assert "divmod" in str(jitted.explain())

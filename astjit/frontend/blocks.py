@@ -15,6 +15,7 @@ from ..errors import NotTraceable
 from ..graph.ops.registry import OPS
 from .bound import DefinitelyBound
 from .entry_facts import entry_facts
+from .inline import local_functions
 from .loop_guard import resume_position
 from .loops import LoopChecker, NotALoopRegion, assigned_names, hoist_attribute_reads, loop_liveness
 from .lower import BlockLowering
@@ -85,6 +86,7 @@ class BlockFinder:
 
     def run(self) -> list[Block]:
         self.bound = DefinitelyBound(self.fndef, self.never_suppresses)
+        self.local_functions = local_functions(self.fndef, self.liveness.declared)
         self.body(self.fndef.body)
         return self.blocks
 
@@ -128,7 +130,7 @@ class BlockFinder:
 
         if self.protected:
             return note("a loop inside try/with runs as Python (a handler may see its partial state)", loop)
-        checker = LoopChecker(self.resolver, self.liveness.local_names)
+        checker = LoopChecker(self.resolver, self.liveness.local_names, self.local_functions)
         kernel_loop = copy.deepcopy(loop)      # what the kernel is lowered from, before the body is rewritten
         written_loop = copy.deepcopy(loop)
         hoisted = hoist_attribute_reads(kernel_loop, self.resolver, self.liveness.local_names)
@@ -147,7 +149,7 @@ class BlockFinder:
                 return note(f"{name!r} may be unbound after the loop, which keeps it in Python", loop)
         # a name the loop may leave unchanged (an empty range) is passed in, so its old value comes back
         live_in = list(dict.fromkeys(live_in + live_out + self.free_values(loop, checker.free_names)
-                                     + list(hoisted)))
+                                     + list(hoisted) + checker.closure_names))
         maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
         for name in maybe_unbound:
             if name in assigned:       # no longer a local of the rewritten function: no unbound check

@@ -14,6 +14,7 @@ own module, and whose body is scalar statements (assignments, ``if``) where ever
 ``__code__`` transforms the caller again.
 """
 
+import copy
 import types
 from dataclasses import dataclass
 
@@ -64,24 +65,52 @@ def parse_callee(fn, call, site: int, caller_globals) -> Inlined:
         _, fndef = parse_function(fn)
     except AstjitError as exc:
         raise NotInlinable(f"no source for {fn.__name__} ({exc})") from None
+    return renamed_callee(fndef, call, site, fn.__code__.co_filename)
+
+
+def local_functions(fndef, declared) -> dict:
+    """The ``def`` statements at the top of ``fndef``'s body whose name nothing else binds (no other
+    assignment, import, ``del``, ``global``/``nonlocal``), without decorators or defaults: after the
+    ``def`` runs, such a name always calls that code, so a loop may inline it. A loop reached before the
+    ``def`` reads the name unbound and runs as Python (frontend/emit)."""
+    bindings = {}
+    for n in gast.walk(fndef):
+        if n is fndef:
+            continue
+        if isinstance(n, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef):
+            bindings[n.name] = bindings.get(n.name, 0) + 1
+        elif isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del):
+            bindings[n.id] = bindings.get(n.id, 0) + 1
+        elif isinstance(n, gast.alias):
+            name = (n.asname or n.name).split(".")[0]
+            bindings[name] = bindings.get(name, 0) + 1
+    return {s.name: s for s in fndef.body
+            if isinstance(s, gast.FunctionDef) and bindings.get(s.name) == 1 and s.name not in declared
+            and not s.decorator_list and not s.args.defaults and not s.args.kw_defaults}
+
+
+def renamed_callee(fndef, call, site: int, filename) -> Inlined:
+    """A copy of the callee's ``def`` renamed apart for call site number ``site``; raises NotInlinable."""
+    fndef = copy.deepcopy(fndef)
+    name = fndef.name
     args = fndef.args
     if args.vararg or args.kwarg or args.kwonlyargs:
-        raise NotInlinable(f"{fn.__name__} takes *args, **kwargs or keyword-only parameters")
+        raise NotInlinable(f"{name} takes *args, **kwargs or keyword-only parameters")
     params = [a.id for a in args.posonlyargs + args.args]
     if call.keywords or len(call.args) != len(params) or any(isinstance(a, gast.Starred) for a in call.args):
-        raise NotInlinable(f"the call passes other than one positional argument per parameter of {fn.__name__}")
+        raise NotInlinable(f"the call passes other than one positional argument per parameter of {name}")
     for n in (n for s in fndef.body for n in gast.walk(s)):
         if isinstance(n, gast.Global | gast.Nonlocal | gast.FunctionDef | gast.Lambda | gast.ClassDef
                       | gast.Yield | gast.YieldFrom | gast.Await):
-            raise NotInlinable(f"{fn.__name__} has a {type(n).__name__.lower()}")
+            raise NotInlinable(f"{name} has a {type(n).__name__.lower()}")
     if not always_returns(fndef.body):
-        raise NotInlinable(f"{fn.__name__} may end without 'return value' (it would return None)")
+        raise NotInlinable(f"{name} may end without 'return value' (it would return None)")
     local = set(params) | {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name)
                            and isinstance(n.ctx, gast.Store | gast.Del)}
     unbound = read_before_assigned(fndef, local)
     if unbound is not None:       # Python raises UnboundLocalError there; a kernel variable keeps a value
-        raise NotInlinable(f"{fn.__name__} may read {unbound!r} before assigning it")
-    prefix = f"__astjit_{site}_{fn.__name__}_"
+        raise NotInlinable(f"{name} may read {unbound!r} before assigning it")
+    prefix = f"__astjit_{site}_{name}_"
     free = []
     for n in gast.walk(fndef):
         if isinstance(n, gast.Name):
@@ -89,9 +118,8 @@ def parse_callee(fn, call, site: int, caller_globals) -> Inlined:
                 n.id = prefix + n.id
             elif isinstance(n.ctx, gast.Load):
                 free.append(n.id)
-        n.astjit_file = fn.__code__.co_filename
-    return Inlined(fn.__name__, [prefix + p for p in params], fndef.body, fn.__code__.co_filename,
-                   list(dict.fromkeys(free)))
+        n.astjit_file = filename
+    return Inlined(fndef.name, [prefix + p for p in params], fndef.body, filename, list(dict.fromkeys(free)))
 
 
 def read_before_assigned(fndef, local: set):

@@ -21,7 +21,7 @@ import math
 import gast
 import numpy as np
 
-from .inline import INLINE_DEPTH, NotInlinable, callee_function, code_path, parse_callee
+from .inline import INLINE_DEPTH, NotInlinable, callee_function, code_path, parse_callee, renamed_callee
 from .loop_iteration import LEN_CALL, RANGE_CALL, CountedForm, NotIterable, builtin_name
 from .lower import attribute_chain, hoisted_name
 
@@ -68,11 +68,13 @@ class LoopChecker:
     """Check the syntax of a ``for`` statement; ``calls`` maps each call node to its scalar op name
     or to the Inlined callee; ``free_names`` are the globals the callees read."""
 
-    def __init__(self, resolver, local_names):
+    def __init__(self, resolver, local_names, local_functions=None):
         self.resolver = resolver
         self.local_names = local_names
+        self.local_functions = local_functions or {}    # name -> its def in this function (inline.local_functions)
         self.calls: dict = {}
         self.free_names: list = []
+        self.closure_names: list = []     # this function's locals that the local functions it inlines read
         self.depth = 0                      # how many inlined callees the statements checked are in
         self.sites = 0
         self.counters = 0                   # loops over arrays given a counter (frontend/loop_iteration)
@@ -271,6 +273,9 @@ class LoopChecker:
             self.calls[e] = f"reduce.{e.func.attr}"                 # ``a[i].sum()``: a method of a row
             self.expr(e.func.value)
             return
+        if isinstance(e.func, gast.Name) and e.func.id in self.local_functions:
+            self.inline_local(e, self.local_functions[e.func.id])
+            return
         chain = attribute_chain(e.func)
         fn = self.resolved(e.func) if chain is not None else None
         name = (SCALAR_CALLS.get(fn) or REDUCTION_FUNCTIONS.get(fn)) if fn is not None and _hashable(fn) else None
@@ -302,6 +307,27 @@ class LoopChecker:
         for name in callee.free_names:
             if name in self.local_names or name in self.resolver.cells:
                 self.refuse(f"a call of {what}, which reads the global {name!r}: a local of this function too", e)
+        self.inline_body(e, what, callee)
+        self.free_names.extend(callee.free_names)
+
+    def inline_local(self, e, fndef) -> None:
+        """A call of a function defined in this one (``def sq(v): ...`` before the loop): its body is
+        checked as the loop's, renamed apart. The locals of this function it reads (as a closure does,
+        their values at the call) are the loop's own variables, passed in."""
+        what = fndef.name
+        if self.depth >= INLINE_DEPTH:
+            self.refuse(f"calls of user functions nested more than {INLINE_DEPTH} deep (or recursive)", e)
+        try:
+            callee = renamed_callee(fndef, e, self.sites, self.resolver.fn.__code__.co_filename)
+        except NotInlinable as exc:
+            self.refuse(f"a call of {what} ({exc})", e)
+        self.sites += 1
+        local = [n for n in callee.free_names if n in self.local_names]
+        self.closure_names.extend(n for n in local if n not in self.local_functions)
+        self.inline_body(e, what, callee)
+        self.free_names.extend(n for n in callee.free_names if n not in local)
+
+    def inline_body(self, e, what, callee) -> None:
         for a in e.args:
             self.expr(a)
         self.depth += 1
@@ -313,7 +339,6 @@ class LoopChecker:
         finally:
             self.depth -= 1
         self.calls[e] = callee
-        self.free_names.extend(callee.free_names)
 
     def resolved(self, func):
         from .resolve import MISSING

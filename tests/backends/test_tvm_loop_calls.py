@@ -355,3 +355,64 @@ def test_a_callee_that_raises_stops_the_store_of_its_value():
     """Python raises before the assignment: the element keeps its old value (it was stored anyway)."""
     check(divides_into, [(30, 7, np.zeros(30, np.int64)), (5, 9, np.zeros(5, np.int64))])
     check(reads_ahead, [(np.arange(30.0), np.zeros(30)), (np.arange(3.0), np.zeros(3))])
+
+
+def nested_helpers(a, k):
+    def scaled(v):                      # reads the caller's k and offset when called, as a closure does
+        return v * k + offset
+
+    def both(v):                        # calls another function defined here
+        return scaled(v) - sq(v)
+
+    offset = 1.0
+    out = 0.0
+    for i in range(len(a)):
+        if i % 3 == 0:
+            offset = a[i] * 0.5         # the closure sees the value assigned in the loop
+        out += both(a[i])
+    return out, offset
+
+
+def test_functions_defined_in_the_caller_are_inlined_with_closure_reads():
+    a = rng.standard_normal(30)
+    check(nested_helpers, [(a, 2.0), (a[:4], -1.5), (a[:0], 3.0), (a.astype(np.float32), 2.0),
+                           (np.arange(7), 2), (np.array([np.nan, -0.0, np.inf]), 0.0)])
+
+
+def defined_after_the_loop(a):
+    s = 0.0
+    for i in range(len(a)):
+        s += late(a[i])                 # noqa: F821 - UnboundLocalError, as Python
+    def late(v):                        # noqa: E306
+        return v
+    return s
+
+
+def defined_twice(a, flag):
+    def f(v):
+        return v + 1.0
+    if flag:
+        def f(v):                       # noqa: F811 - which f runs depends on the call
+            return v * 10.0
+    s = 0.0
+    for i in range(len(a)):
+        s += f(a[i])
+    return s
+
+
+def with_default(a):
+    def f(v, w=2.0):
+        return v * w
+    s = 0.0
+    for i in range(len(a)):
+        s += f(a[i])
+    return s
+
+
+def test_functions_defined_in_the_caller_that_may_change_run_as_python():
+    a = rng.standard_normal(8)
+    check(defined_after_the_loop, [(a,), (a[:0],)], compiled=False)
+    for fn, calls in ((defined_twice, [(a, True), (a, False)]), (with_default, [(a,)])):
+        jitted = check(fn, calls, compiled=False)
+        assert "a call of f (only scalar functions run inside a compiled loop) keeps this loop in Python" in str(
+            jitted.explain())

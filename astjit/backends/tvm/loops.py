@@ -154,8 +154,11 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         self.calls = calls
         self.incoming = {}
         self.array_types = {}
+        local_callees = {c.name for c in calls.values() if isinstance(c, Inlined)}
         for name, value in zip(live_in, args):
             t = type_of_value(value)
+            if t is None and name in local_callees and callable(value):
+                continue                       # a function defined in the caller, inlined where called
             if t is None:
                 raise _no(f"{name!r} is a {type(value).__name__}"
                                   + (f" of {value.dtype}" if isinstance(value, np.ndarray) else "")

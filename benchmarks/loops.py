@@ -60,6 +60,10 @@ def cases():
         ("math: angle bins 100k", p.angle_bins, (rng.standard_normal(100_000), rng.standard_normal(100_000),
                                                 np.zeros(16, np.int64))),
         ("kept Python 10k", p.clip_and_collect, (rng.random(10_000), 0.7)),
+        ("max from -inf 100k", p.running_max, (rng.random(100_000),)),
+        ("reversed: back subst 300", p.back_substitution, (lower.T.copy(), rng.random(300))),
+        ("round/divmod/local def 100k", p.quantize, (rng.standard_normal(100_000) * 10, 0.25,
+                                                     np.zeros(100_000, np.float32))),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -105,6 +109,9 @@ def cases():
         ("x.size: clip 16", p.clip_items, (rng.random(16), 0.2, 0.8, np.zeros(16))),
         ("math: angle bins 8", p.angle_bins, (rng.standard_normal(8), rng.standard_normal(8), np.zeros(4, np.int64))),
         ("kept Python 8", p.clip_and_collect, (rng.random(8), 0.7)),
+        ("max from -inf 8", p.running_max, (rng.random(8),)),
+        ("reversed: back subst 4", p.back_substitution, (np.triu(rng.random((4, 4))) + np.eye(4), rng.random(4))),
+        ("round/divmod/local def 8", p.quantize, (rng.standard_normal(8) * 10, 0.25, np.zeros(8, np.float32))),
     ]
 
 

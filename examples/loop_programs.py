@@ -316,3 +316,34 @@ def clip_and_collect(a, lo):
         total = total + v
         kept.append(i)
     return total, len(kept)
+
+
+def running_max(a):
+    """``max`` of a Python float and numpy elements: the result's type is the winner's."""
+    m = -math.inf
+    for i in range(len(a)):
+        m = max(m, a[i])
+    return m
+
+
+def back_substitution(upper, b):
+    """``reversed(range(n))``: counting down in the kernel."""
+    n = upper.shape[0]
+    x = np.zeros(n)
+    for i in reversed(range(n)):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= upper[i, j] * x[j]
+        x[i] = s / upper[i, i]
+    return x
+
+
+def quantize(a, step, out):
+    """``round``, ``divmod`` and a ``np.float32`` cast, with a helper defined in the function."""
+    def wrap(v):
+        return v - 2.0 * step if v > step else v
+
+    for i in range(len(a)):
+        q, r = divmod(round(a[i] / step), 16)
+        out[i] = np.float32(wrap(q * step + r))
+    return out

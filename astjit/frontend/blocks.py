@@ -21,11 +21,10 @@ from .loops import LoopChecker, NotALoopRegion, assigned_names, hoist_attribute_
 from .lower import BlockLowering
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
-NOT_WORK = {"input", "const", "tuple", "list", "item", "slice",
-            "shape", "ndim", "size", "dtype", "len"}     # metadata: a block of only these is as fast as Python
-# A block without arithmetic, a reduction or a matrix product (only allocations, views, element reads,
-# in-place stores, casts of scalars) has nothing a kernel does faster than numpy: its Fragment would run
-# the same numpy calls after a dispatch (about 0.35 us a call, and a specialization per new shape).
+# A block without arithmetic, a reduction or a matrix product (only metadata such as shapes and
+# lengths, allocations, views, element reads, in-place stores, casts of scalars) has nothing a kernel
+# does faster than numpy: its Fragment would run the same numpy calls after a dispatch (about 0.35 us
+# a call, and a specialization per new shape).
 COMPUTES = ("elementwise", "reduction", "linalg")
 
 
@@ -241,10 +240,8 @@ class BlockFinder:
         if not run:
             return
         graph = lowering.graph
-        if not any(n.op not in NOT_WORK and not _reads_metadata(n) for n in graph.nodes):
-            return                                     # nothing worth a Fragment call
         if not _computes(graph):
-            return                                     # nothing a kernel would do
+            return                                     # nothing worth a Fragment call
         live = self.liveness.block(run)
         for name in live["live_out"]:
             if name not in lowering.env:
@@ -269,12 +266,6 @@ def _computes(graph) -> bool:
         elif n.op in OPS and OPS[n.op].kind in COMPUTES:
             return True
     return False
-
-
-def _reads_metadata(node) -> bool:
-    """An item of a shape or tuple (``n = L.shape[0]``): no array work either."""
-    return node.op == "getitem" and bool(node.args) and node.args[0].op in ("shape", "tuple") and all(
-        a.op == "const" for a in node.args[1:])
 
 
 def _is_docstring(stmt) -> bool:

@@ -122,3 +122,20 @@ class CountedForm:
             return [s for arg, t in zip(source.args, target.elts) for s in self.items(arg, t, index)]
         raise NotIterable("a loop over something other than range(...), a tuple of constants, an array "
                           "by name, enumerate() or zip() of arrays", source)
+
+
+def reversed_range(node, calls):
+    """``reversed(range(stop))`` and ``reversed(range(start, stop))`` as the ``range`` counting down
+    (``range(stop - 1, start - 1, -1)``), for the kernel's copy of the loop; the loop as written keeps
+    the original (range's own errors for arguments that are not ints)."""
+    args = node.args[0].args
+    start, stop = (gast.Constant(value=0, kind=None), args[0]) if len(args) == 1 else args
+
+    def less_one(bound):
+        return gast.BinOp(left=bound, op=gast.Sub(), right=gast.Constant(value=1, kind=None))
+
+    new = _call(RANGE_CALL, [less_one(stop), less_one(start), gast.Constant(value=-1, kind=None)], calls)
+    for n in gast.walk(new):
+        if getattr(n, "lineno", None) is None:
+            gast.copy_location(n, node)
+    return new

@@ -22,7 +22,7 @@ import gast
 import numpy as np
 
 from .inline import INLINE_DEPTH, NotInlinable, callee_function, code_path, parse_callee, renamed_callee
-from .loop_iteration import LEN_CALL, RANGE_CALL, CountedForm, NotIterable, builtin_name
+from .loop_iteration import LEN_CALL, RANGE_CALL, CountedForm, NotIterable, builtin_name, reversed_range
 from .lower import attribute_chain, hoisted_name
 
 # Python and math functions a loop body may call on scalars, by the object the name resolves to
@@ -296,8 +296,7 @@ class LoopChecker:
     def inline(self, e, chain, obj, fn) -> None:
         """A call of the user's own function: its body is checked as the loop's, renamed apart."""
         what = ".".join(chain)
-        if self.depth >= INLINE_DEPTH:
-            self.refuse(f"calls of user functions nested more than {INLINE_DEPTH} deep (or recursive)", e)
+        self.check_depth(e)
         try:
             callee = parse_callee(fn, e, self.sites, self.resolver.fn.__globals__)
         except NotInlinable as exc:
@@ -315,8 +314,7 @@ class LoopChecker:
         checked as the loop's, renamed apart. The locals of this function it reads (as a closure does,
         their values at the call) are the loop's own variables, passed in."""
         what = fndef.name
-        if self.depth >= INLINE_DEPTH:
-            self.refuse(f"calls of user functions nested more than {INLINE_DEPTH} deep (or recursive)", e)
+        self.check_depth(e)
         try:
             callee = renamed_callee(fndef, e, self.sites, self.resolver.fn.__code__.co_filename)
         except NotInlinable as exc:
@@ -326,6 +324,10 @@ class LoopChecker:
         self.closure_names.extend(n for n in local if n not in self.local_functions)
         self.inline_body(e, what, callee)
         self.free_names.extend(n for n in callee.free_names if n not in local)
+
+    def check_depth(self, e) -> None:
+        if self.depth >= INLINE_DEPTH:
+            self.refuse(f"calls of user functions nested more than {INLINE_DEPTH} deep (or recursive)", e)
 
     def inline_body(self, e, what, callee) -> None:
         for a in e.args:
@@ -351,24 +353,6 @@ class LoopChecker:
             return None
         self.resolver.guard_chain(chain, obj)
         return obj
-
-
-def reversed_range(node, calls):
-    """``reversed(range(stop))`` and ``reversed(range(start, stop))`` as the ``range`` counting down
-    (``range(stop - 1, start - 1, -1)``), for the kernel's copy of the loop; the loop as written keeps
-    the original (range's own errors for arguments that are not ints)."""
-    args = node.args[0].args
-    start, stop = (gast.Constant(value=0, kind=None), args[0]) if len(args) == 1 else args
-    one = gast.Constant(value=1, kind=None)
-    bounds = [gast.BinOp(left=stop, op=gast.Sub(), right=one), gast.BinOp(left=start, op=gast.Sub(), right=one),
-              gast.UnaryOp(op=gast.USub(), operand=one)]
-    new = gast.Call(func=gast.Name(id=builtin_name(RANGE_CALL), ctx=gast.Load(), annotation=None, type_comment=None),
-                    args=bounds, keywords=[])
-    calls[new] = RANGE_CALL
-    for n in gast.walk(new):
-        if getattr(n, "lineno", None) is None:
-            gast.copy_location(n, node)
-    return new
 
 
 def is_divmod(e, calls) -> bool:

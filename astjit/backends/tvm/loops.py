@@ -520,20 +520,11 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                     self.array_tuple_assignment(s)
                     return
                 values = [self.settled(self.expr(e)) for e in s.value.elts]   # all first (a, b = b, a)
-                for t, value in zip(target.elts, values):       # then each target, left to right
-                    if isinstance(t, gast.Subscript):
-                        self.store(t, value)
-                    else:
-                        self.assign(t.id, value, s)
+                self.store_targets(target, values, s)
                 return
             if isinstance(target, gast.Tuple) and is_divmod(s.value, self.calls):
                 x, y = (self.settled(self.expr(a)) for a in s.value.args)
-                values = [self.binary(op, x, y, s, raising=divmod) for op in ("FloorDiv", "Mod")]
-                for t, value in zip(target.elts, values):
-                    if isinstance(t, gast.Subscript):
-                        self.store(t, value)
-                    else:
-                        self.assign(t.id, value, s)
+                self.store_targets(target, [self.binary(op, x, y, s, raising=divmod) for op in ("FloorDiv", "Mod")], s)
                 return
             if isinstance(target, gast.Tuple):
                 self.unpack_shape(target, s.value)
@@ -1041,6 +1032,15 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 ub = spans.ub_floordiv(a.ub, b.span) if op == "FloorDiv" else None
         return Val(expr, (r,), bits=bits, span=span, ub=ub)
 
+    def store_targets(self, target, values, node) -> None:
+        """Each value (all evaluated first) into its target of tuple ``target``, left to right, as
+        Python stores them: an array element or a variable."""
+        for t, value in zip(target.elts, values):
+            if isinstance(t, gast.Subscript):
+                self.store(t, value)
+            else:
+                self.assign(t.id, value, node)
+
     def python_right_shift(self, a, b, r, node) -> Val:
         """``x >> n`` of Python ints (and bools): a negative count raises Python's ValueError; a count of
         63 or more leaves the sign (0 or -1), as Python's unbounded ints do; |x >> n| <= |x|."""
@@ -1542,14 +1542,12 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             if any(not t.python for t in v.types if t.kind == "f") or kinds - {"f"}:
                 raise _no("np.int64() of a numpy float or of a value that is not always a Python float", e)
             return Val(self.float_to_int(v.expr, sm.te.trunc, np.int64, e, bounded=True).expr, result)
-        x = v.expr
-        if dtype == "float32" and "i" in kinds and v.dtype == I64:
-            if len({t.python for t in v.types if t.kind == "i"}) > 1:
+        python_ints = {t.python for t in v.types if t.kind == "i"}
+        if dtype == "float32" and v.dtype == I64 and True in python_ints:
+            if False in python_ints:
                 raise _no("np.float32() of a value that is a Python int on some iterations only", e)
-            if any(t.python for t in v.types if t.kind == "i"):
-                x = _cast(x, I64, "float64")            # (a Python int: through a Python float)
-                return Val(_cast(x, "float64", dtype), result)
-        return Val(_cast(x, v.dtype, dtype), result)
+            return Val(_cast(_cast(v.expr, I64, "float64"), "float64", dtype), result)   # through a Python float
+        return Val(_cast(v.expr, v.dtype, dtype), result)
 
     def ufunc(self, name, args, e) -> Val:
         ufunc = getattr(np, name)

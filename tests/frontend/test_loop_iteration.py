@@ -5,7 +5,7 @@ form (a rebound iterable, a list, rows bound to names) runs as written."""
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
-from loop_programs import item_sum
+from loop_programs import back_substitution, item_sum
 
 from astjit import explain
 
@@ -154,22 +154,11 @@ def decay_backwards(a, out, start):
     return out, acc
 
 
-def back_substitute(u, b):
-    n = u.shape[0]
-    x = np.zeros(n)
-    for i in reversed(range(n)):
-        s = b[i]
-        for j in range(i + 1, n):
-            s -= u[i, j] * x[j]
-        x[i] = s / u[i, i]
-    return x
-
-
 def test_reversed_range_counts_down_in_the_kernel():
     a = rng.random(20)
     check(decay_backwards, [(a, np.zeros(20), 0), (a, np.zeros(20), 15), (a[:3], np.zeros(3), 5),
                             (a[:0], np.zeros(0), 0), (a, np.zeros(20), -3), (a.astype(np.float32), np.zeros(20), 2)])
     check(decay_backwards, [(a, np.zeros(20), 2.5)], compiled=False)        # range's own TypeError
     u = np.triu(rng.random((9, 9))) + np.eye(9)
-    check(back_substitute, [(u, rng.random(9)), (u[:4, :4].copy(), rng.random(4)), (np.ones((1, 1)), np.ones(1)),
+    check(back_substitution, [(u, rng.random(9)), (u[:4, :4].copy(), rng.random(4)), (np.ones((1, 1)), np.ones(1)),
                             (np.zeros((2, 2)), np.ones(2))])

@@ -136,9 +136,11 @@ def test_turned_off_writes_nothing(cache_dir, monkeypatch):
 
 
 def mixed(a, b):
-    m = np.linalg.norm(a)         # numpy (BLAS) between two kernels
-    c = (a * 2.0 + b) / m
-    return np.tanh(c) + 1.0
+    # Only correctly rounded ops, so the kernels give numpy's bits whichever plan the
+    # measurement picks (np.tanh(c) + 1.0 cancels, and tanh may differ from numpy's by an ulp).
+    c = a * 2.0 + b
+    m = np.linalg.norm(c)         # numpy (BLAS) between two kernels
+    return np.sqrt(np.abs(c / m)) * 0.5 + 1.0
 
 
 def test_a_plan_with_numpy_segments_is_restored(cache_dir):
@@ -149,7 +151,7 @@ def test_a_plan_with_numpy_segments_is_restored(cache_dir):
     jf = jit(mixed)
     for scale in (1.0, 1e-3):
         assert_same_as_numpy(mixed, a * scale, b, jitted=jf)
-    assert descriptions(jf) and all("disk cache" in d for d in descriptions(jf))
+    assert len(descriptions(jf)) == 2 and all("disk cache" in d for d in descriptions(jf))
 
 
 def test_exact_text_of_values():

@@ -19,6 +19,9 @@ from . import disk_cache
 
 LOADED = " (from the disk cache)"
 MEASURED = "measured.json"           # the first call's timing of compiled code against Python
+# A stored choice is reused only when one side won by this factor: a near tie measured once on a
+# loaded machine (1% apart) would otherwise decide for every later process; those time it again.
+CLEAR_WIN = 1.25
 
 
 def key_text(fragment, ctx, choice, backends) -> str | None:
@@ -114,12 +117,14 @@ def write_measured(spec) -> None:
 
 
 def apply_measured(fragment, spec, measured) -> None:
-    """A choice stored by ``write_measured``: the specialization is not timed again."""
+    """A choice stored by ``write_measured`` and won clearly: the specialization is not timed again."""
     if spec.mode in ("numpy", "python") or not isinstance(measured, dict):
         return
     try:
         compiled, python, runs = float(measured["compiled"]), float(measured["python"]), measured["runs"]
     except (KeyError, TypeError, ValueError):
+        return
+    if not (min(compiled, python) > 0 and max(compiled, python) >= CLEAR_WIN * min(compiled, python)):
         return
     spec.measured = (compiled, python)
     spec.measure = False

@@ -1,5 +1,5 @@
 """Loop programs that astjit compiles into one kernel each: scalar-indexed nests, `while` loops, row and
-slice statements, calls of your own functions, sums of rows. See how one runs with
+slice statements, calls of your own functions, sums and dot products of rows. See how one runs with
 ``astjit show examples/loop_programs.py:heat``; ``benchmarks/loops.py`` times them against plain Python
 and numba, and the tests check them against plain Python.
 """
@@ -347,3 +347,32 @@ def quantize(a, step, out):
         q, r = divmod(round(a[i] / step), 16)
         out[i] = np.float32(wrap(q * step + r))
     return out
+
+
+def cholesky(a):
+    """Dot products of rows (``np.dot``): numpy's own BLAS function, called from the kernel."""
+    a[0, 0] = np.sqrt(a[0, 0])
+    for i in range(1, a.shape[0]):
+        for j in range(i):
+            a[i, j] -= np.dot(a[i, :j], a[j, :j])
+            a[i, j] /= a[j, j]
+        a[i, i] -= np.dot(a[i, :i], a[i, :i])
+        a[i, i] = np.sqrt(a[i, i])
+    return a
+
+
+def lower_solve(lower, b, x):
+    """``@`` of part of a row and part of a vector: a triangular solve."""
+    for i in range(x.shape[0]):
+        x[i] = (b[i] - lower[i, :i] @ x[:i]) / lower[i, i]
+    return x
+
+
+def gauss_seidel(a, b, x, sweeps):
+    """``.dot`` of the parts of a row before and after the diagonal."""
+    n = len(b)
+    for _ in range(sweeps):
+        for i in range(n):
+            s = a[i, :i].dot(x[:i]) + a[i, i + 1:].dot(x[i + 1:])
+            x[i] = (b[i] - s) / a[i, i]
+    return x

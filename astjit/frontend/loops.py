@@ -45,9 +45,11 @@ NUMPY_UFUNCS = ("sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "absolute", "
 NUMPY_CASTS = {np.float32: "cast.float32", np.float64: "cast.float64", np.int64: "cast.int64"}
 SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS, **MATH_BINARY, **MATH_TO_INT, **NUMPY_CASTS,
                 **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
-# reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``
+# reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``; and the dot
+# product of two (``np.dot(a[i, :j], x[:j])``, ``a[i].dot(x)``, ``a[i] @ x``)
 REDUCTIONS = ("sum", "mean")
-REDUCTION_FUNCTIONS = {getattr(np, name): f"reduce.{name}" for name in REDUCTIONS}
+REDUCTION_FUNCTIONS = {**{getattr(np, name): f"reduce.{name}" for name in REDUCTIONS}, np.dot: "reduce.dot"}
+REDUCTION_ARITY = {"reduce.sum": 1, "reduce.mean": 1, "reduce.dot": 2}
 
 TUPLE_LOOP_ITEMS = 64   # ``for d in (...)`` with at most this many constants of one type runs in a kernel
 
@@ -233,6 +235,10 @@ class LoopChecker:
         if isinstance(e, gast.Constant):
             if type(e.value) not in (int, float, bool):
                 self.refuse(f"a {type(e.value).__name__} constant", e)
+        elif isinstance(e, gast.BinOp) and isinstance(e.op, gast.MatMult):
+            self.calls[e] = "reduce.dot"                          # ``a[i] @ x``
+            self.expr(e.left)
+            self.expr(e.right)
         elif isinstance(e, gast.BinOp):
             if not isinstance(e.op, OPERATORS):
                 self.refuse(f"the operator {type(e.op).__name__}", e)
@@ -268,10 +274,13 @@ class LoopChecker:
             self.refuse(f"a {type(e).__name__} expression", e)
 
     def call(self, e) -> None:
-        if isinstance(e.func, gast.Attribute) and e.func.attr in REDUCTIONS and not e.args and not e.keywords \
-                and not (isinstance(e.func.value, gast.Name) and e.func.value.id not in self.local_names):
-            self.calls[e] = f"reduce.{e.func.attr}"                 # ``a[i].sum()``: a method of a row
+        method = isinstance(e.func, gast.Attribute) and not e.keywords and not (
+            isinstance(e.func.value, gast.Name) and e.func.value.id not in self.local_names)
+        if method and (e.func.attr in REDUCTIONS and not e.args or e.func.attr == "dot" and len(e.args) == 1):
+            self.calls[e] = f"reduce.{e.func.attr}"                 # ``a[i].sum()``, ``a[i].dot(x)``: a row's method
             self.expr(e.func.value)
+            for a in e.args:
+                self.expr(a)
             return
         if isinstance(e.func, gast.Name) and e.func.id in self.local_functions:
             self.inline_local(e, self.local_functions[e.func.id])
@@ -279,8 +288,9 @@ class LoopChecker:
         chain = attribute_chain(e.func)
         fn = self.resolved(e.func) if chain is not None else None
         name = (SCALAR_CALLS.get(fn) or REDUCTION_FUNCTIONS.get(fn)) if fn is not None and _hashable(fn) else None
-        if name and name.startswith("reduce.") and len(e.args) != 1:
-            self.refuse(f"np.{name.removeprefix('reduce.')} with other than one argument", e)
+        if name and name.startswith("reduce.") and len(e.args) != REDUCTION_ARITY[name]:
+            self.refuse(f"np.{name.removeprefix('reduce.')} with other than {REDUCTION_ARITY[name]} argument"
+                        + "s" * (REDUCTION_ARITY[name] > 1), e)
         callee = callee_function(fn) if fn is not None and name is None else None
         if callee is not None:
             self.inline(e, chain, fn, callee)

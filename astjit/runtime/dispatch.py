@@ -142,12 +142,13 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, p
 
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
-                            stopped, result, allocate):
+                            stopped, result, allocate, aligned=()):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
     refuses them (runtime/loop_fragment.make_loop_runner: ``arrays``, ``written``, ``copied``,
-    ``scalars`` are positions in ``args``, the arguments of the call being specialized). The status
+    ``scalars`` are positions in ``args``, the arguments of the call being specialized), or where an
+    array at the ``aligned`` positions is misaligned. The status
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
     read once, as a list ``s``, before it goes back: ``stopped`` gets that list where the kernel
     stopped; otherwise the runner returns ``result``: (a Python expression over ``s``, ``local`` (the
@@ -159,7 +160,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     those checks to the kernel (``make_hot_dispatch``), whose arguments may belong to another key
     (``checked`` takes them as this key's)."""
     build = functools.partial(_loop_kernel_runner, kernel, args, arrays, written, copied, scalars, has_locals,
-                              status_size, checked, stopped, result, allocate)
+                              status_size, checked, stopped, result, allocate, aligned)
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
@@ -167,11 +168,14 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
 
 
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
-                        stopped, result, allocate, on_refusal, refused=None):
+                        stopped, result, allocate, aligned, on_refusal, refused=None):
     names = _names(len(args))
     params = ", ".join(names)
     packed = f"({params}{',' if names else ''})"
     lines = [f"def run({params}):"]
+    if aligned:
+        test = " and ".join(f"{names[p]}.flags.aligned" for p in aligned)
+        lines += [f"    if not ({test}):", f"        return {on_refusal}({params})"]
     others = sorted(set(arrays) | set(copied))
     pairs = [(p, q) for p in sorted(written) for q in others if q != p]
     if pairs:

@@ -60,17 +60,25 @@ def loop_segment(prim_func, module) -> Segment:
         return module if module is not None else compile_loop_kernel(prim_func)
 
     artifacts = {"tir": prim_func.script, "llvm": lambda: compiled_module().mod.inspect_source("ll")}
+    # (compiled again for the LLVM IR: never run, so without the BLAS libraries a kernel may call)
     return Segment("tvm", compiled=Compiled(None, "tvm loop kernel", artifacts), description="tvm loop kernel")
 
 
-def compile_loop_kernel(func):
+def compile_loop_kernel(func, libraries=()):
+    """The compiled kernel; one calling numpy's BLAS (``libraries``: its libraries) runs from a library
+    linked against them (backends/tvm/blas.LinkedKernel)."""
     from ..backends.tvm.runtime import compile_module, host_target, tvm_module
 
     tvm = tvm_module()
     # compacting buffers has nothing to do on one-element scalars and grows with their number
     # times the nesting of the checks: 6.7 s of a 6.8 s compile for the game-of-life kernel
-    return compile_module(tvm.IRModule({"main": func}), host_target(),
-                          disabled_passes=("s_tir.CompactBufferAllocation",))
+    compiled = compile_module(tvm.IRModule({"main": func}), host_target(),
+                              disabled_passes=("s_tir.CompactBufferAllocation",))
+    if not libraries:
+        return compiled
+    from ..backends.tvm.blas import LinkedKernel
+
+    return LinkedKernel(compiled, libraries)
 
 
 def specialize_loop(fragment, key, args) -> Specialization:
@@ -98,13 +106,13 @@ def specialize_loop(fragment, key, args) -> Specialization:
     except Exception as exc:      # a case the lowering does not foresee: the loop runs as Python, explained
         raise Unsupported(f"astjit could not lower this loop ({type(exc).__name__}: "
                           f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
-    text = persisted.loop_key_text(fragment, lowered.func)
+    text = persisted.loop_key_text(fragment, lowered.func, lowered.blas_libraries)
     stored = persisted.read_loop_kernel(fragment, text)
     if stored is not None:
         module, main = stored
     else:
         try:
-            module = compile_loop_kernel(lowered.func)
+            module = compile_loop_kernel(lowered.func, lowered.blas_libraries)
         except Exception as exc:
             raise Unsupported(f"TVM could not compile this loop ({type(exc).__name__}: "
                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
@@ -141,6 +149,8 @@ def make_loop_runner(kernel, lowered, fragment, args):
     arrays = [live_in.index(n) for n in lowered.arrays]
     written = {live_in.index(n) for n in lowered.stores}
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
+    # arrays a BLAS dot reads: numpy copies a misaligned one before handing it to BLAS
+    aligned = [live_in.index(n) for n in lowered.blas_arrays if n in live_in]
     status_size = STATUS_SIZE + 2 * len(lowered.outputs)
     n_out = len(fragment.live_out)          # (then the values a ``return`` gives back: loop_return)
     read_returned = result_reader(lowered, n_out)
@@ -154,6 +164,8 @@ def make_loop_runner(kernel, lowered, fragment, args):
                for k, var in enumerate(lowered.outputs[:n_out]) if isinstance(var, LocalArray)]
 
     def run(*args):                # (a tiny loop never gets here: frontend/loop_guard runs it as written)
+        if not all(args[p].flags.aligned for p in aligned):
+            return fallback(*args)
         for p in written:
             for q in arrays + copied:
                 if q != p and _overlap(args[p], args[q]):
@@ -218,7 +230,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
                  "<astjit loop results>", "exec"), namespace)
     finish = namespace["finish"]
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
-                                   status_size, run, stopped, (result, names), allocate)
+                                   status_size, run, stopped, (result, names), allocate, aligned)
 
 
 def local_array_allocator(lowered, live_in):

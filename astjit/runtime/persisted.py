@@ -136,11 +136,14 @@ def apply_measured(fragment, spec, measured) -> None:
                                      "runs as Python")
 
 
-def loop_key_text(fragment, func) -> str | None:
-    """The disk cache's key of a loop kernel (its TIR function's text), or None when the cache is off."""
+def loop_key_text(fragment, func, libraries=()) -> str | None:
+    """The disk cache's key of a loop kernel (its TIR function's text, and the paths of the libraries
+    whose functions it calls: numpy's BLAS, which another numpy replaces), or None when the cache is
+    off."""
     if disk_cache.active() is None:
         return None
-    return f"loop kernel, strict={fragment.strict}\n{func.script()}"
+    linked = "".join(f"linked: {path}\n" for path in libraries)
+    return f"loop kernel, strict={fragment.strict}\n{linked}{func.script()}"
 
 
 def read_loop_kernel(fragment, text):

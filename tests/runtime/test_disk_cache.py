@@ -319,3 +319,44 @@ def test_a_damaged_measured_choice_is_ignored_and_timed_again(cache_dir):
     second(x, y)
     entry = second.fragments[0].entries[0]
     assert entry.measured is not None and entry.measured[0] != "fast"
+
+
+BLAS_SCRIPT = textwrap.dedent("""\
+    import sys
+    import numpy as np
+    from astjit import jit
+    from astjit.runtime import disk_cache
+
+    def lower_solve(lower, b, x):
+        for i in range(x.shape[0]):
+            x[i] = (b[i] - lower[i, :i] @ x[:i]) / lower[i, i]
+        return x
+
+    rng = np.random.default_rng(int(sys.argv[1]))
+    n = 50 + int(sys.argv[1])
+    lower = np.tril(rng.standard_normal((n, n))) + n * np.eye(n)
+    b = rng.standard_normal(n)
+    jitted = jit(lower_solve)
+    got, want = jitted(lower, b, np.zeros(n)), lower_solve(lower, b, np.zeros(n))
+    assert got.tobytes() == want.tobytes(), "wrong result"
+    disk_cache.wait()
+    print([e.note for f in jitted.fragments for e in f.entries if hasattr(e, "loop")][0])
+    """)
+
+
+@pytest.mark.slow
+def test_a_loop_kernel_calling_numpys_blas_is_loaded_by_a_new_process(tmp_path):
+    """The stored library is linked against numpy's BLAS: a new process loads it and calls BLAS
+    without the compiler, and without numpy's BLAS symbols made global."""
+    script = tmp_path / "program.py"
+    script.write_text(BLAS_SCRIPT)
+    env = dict(os.environ, ASTJIT_CACHE="1", ASTJIT_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(seed):
+        done = subprocess.run([sys.executable, str(script), seed], env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert run("1") == "the whole loop runs as one kernel"
+    assert run("2") == "the whole loop runs as one kernel (from the disk cache)"

@@ -90,12 +90,13 @@ def is_row_statement(lowering, s) -> bool:
 
 
 def outside_reductions(node, calls):
-    """The nodes of ``node`` (``gast.walk``'s) except those inside a reduction call, which is a number."""
+    """The nodes of ``node`` (``gast.walk``'s) except those inside a reduction (a call, or ``x @ y`` of
+    rows), which is a number."""
     todo = [node]
     while todo:
         n = todo.pop()
         yield n
-        if not (isinstance(n, gast.Call) and str(calls.get(n, "")).startswith("reduce.")):
+        if not str(calls.get(n, "")).startswith("reduce."):
             todo.extend(gast.iter_child_nodes(n))
 
 

@@ -41,6 +41,7 @@ from . import loop_spans as spans
 from . import scalar_math as sm
 from .loop_arrays import LocalArray, LocalArrays, written_in_place
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
+from .loop_dots import RowDots
 from .loop_reductions import RowReductions, reduction_operand
 from .loop_rows import RowStatements, is_row_statement
 from .loop_types import (
@@ -138,9 +139,11 @@ class LoopKernel:
     groups: list = field(default_factory=list)   # names that must share one shape, per local array group
     returns: object = False         # values a ``return`` gives back (the last outputs); None: nothing;
     #                                 False: the loop has no ``return``
+    blas_libraries: list = field(default_factory=list)   # libraries of the BLAS functions it calls (loop_dots)
+    blas_arrays: list = field(default_factory=list)      # arrays those read: the runner checks their alignment
 
 
-class LoopLowering(RowStatements, RowReductions, LocalArrays):
+class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
     def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0, returns=False):
         self.loop = loop
         self.resume_at = resume_at             # positions of the outer ``for`` that ran as Python first
@@ -184,6 +187,9 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         self.final = False                         # the last build: the bounds seen are trusted
         self.scratch_wanted = set()                # arrays a row statement copies through scratch
         self.locals_grown = False                  # a pass found a new local array (loop_arrays)
+        self.blas_wanted = set()                   # arrays a BLAS dot product reads (loop_dots)
+        self.blas_checked = set()                  # those whose strides this build's start checks
+        self.blas_libraries = set()                # the libraries of the BLAS functions it calls
         self.in_place = written_in_place(loop, calls)
 
     # -- driver ---------------------------------------------------------------------------------
@@ -207,6 +213,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                 self.infer_spans()
                 self.final = True
                 kernel, _ = self.build_pass()
+                if self.blas_wanted != self.blas_checked:     # (a dot first seen in this build)
+                    kernel, _ = self.build_pass()
                 return kernel
         raise _no("the types of the loop's variables do not settle")
 
@@ -326,6 +334,7 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                     if isinstance(var, LocalArray):
                         T.buffer_store(self.status, tirx.const(0, I64), [STATUS_SIZE + 2 * k])
                 self.bail_on_huge_extents()
+                self.bail_on_blas_strides()
                 for name, t in self.incoming.items():
                     var = self.variables[name]
                     T.buffer_store(var.buffer, _cast(params[name], t.dtype, var.dtype), [0])
@@ -344,7 +353,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
                     T.buffer_store(self.status, tag.astype(I64), [STATUS_SIZE + 2 * k + 1])
         return LoopKernel(ib.get(), [n for n in self.array_types if n not in self.incoming_locals],
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
-                          self.local_arrays(), self.shape_groups(), self.loop_returns)
+                          self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
+                          sorted(self.blas_checked))
 
     def mark_rebound(self, k) -> None:
         """The status slot of live-out name ``k``: 1 once its local array holds a value the loop made."""
@@ -933,6 +943,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
             return Val(_leaf(tirx.const(value, t.dtype), t.dtype), (t,),
                        bits=abs(int(value)).bit_length() if t.kind != "f" else None,
                        span=(int(value), int(value)) if t.kind != "f" else None)
+        if isinstance(e, gast.BinOp) and self.calls.get(e) == "reduce.dot":
+            return self.dot(e)
         if isinstance(e, gast.BinOp):
             left = self.expr(e.left)
             right = self.expr(e.right)
@@ -1343,6 +1355,8 @@ class LoopLowering(RowStatements, RowReductions, LocalArrays):
         name = self.calls.get(e)
         if isinstance(name, Inlined):
             return self.inlined(name, e)
+        if name == "reduce.dot":
+            return self.dot(e)
         if isinstance(name, str) and name.startswith("reduce."):
             return self.reduction(name.removeprefix("reduce."), reduction_operand(e), e)
         if name == "len":

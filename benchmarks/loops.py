@@ -29,6 +29,7 @@ def cases():
     p = PROGRAMS
     rng = np.random.default_rng(0)
     lower = np.tril(rng.random((300, 300))) + np.eye(300) * 300
+    spd = rng.random((200, 200)) @ rng.random((200, 200)).T + np.eye(200) * 200
     return [
         ("recurrence 20k", p.recurrence, (rng.random(20_000), np.zeros(20_000), 0.3)),
         ("jacobi 200x200", p.jacobi, (rng.random((200, 200)), np.zeros((200, 200)))),
@@ -62,6 +63,11 @@ def cases():
         ("kept Python 10k", p.clip_and_collect, (rng.random(10_000), 0.7)),
         ("max from -inf 100k", p.running_max, (rng.random(100_000),)),
         ("reversed: back subst 300", p.back_substitution, (lower.T.copy(), rng.random(300))),
+        # dot products of rows: numpy's BLAS called from the kernel (cholesky works in place: later
+        # repeats factor the factor, the same work)
+        ("dot rows: cholesky 200", p.cholesky, (spd.copy(),)),
+        ("@ rows: lower solve 300", p.lower_solve, (lower, rng.random(300), np.zeros(300))),
+        (".dot rows: seidel 200x3", p.gauss_seidel, (spd, rng.random(200), np.zeros(200), 3)),
         ("round/divmod/local def 100k", p.quantize, (rng.standard_normal(100_000) * 10, 0.25,
                                                      np.zeros(100_000, np.float32))),
         # whole-array time steps on slices, windows
@@ -111,6 +117,7 @@ def cases():
         ("kept Python 8", p.clip_and_collect, (rng.random(8), 0.7)),
         ("max from -inf 8", p.running_max, (rng.random(8),)),
         ("reversed: back subst 4", p.back_substitution, (np.triu(rng.random((4, 4))) + np.eye(4), rng.random(4))),
+        ("@ rows: lower solve 4", p.lower_solve, (np.tril(rng.random((4, 4))) + np.eye(4), rng.random(4), np.zeros(4))),
         ("round/divmod/local def 8", p.quantize, (rng.standard_normal(8) * 10, 0.25, np.zeros(8, np.float32))),
     ]
 

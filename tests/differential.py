@@ -70,14 +70,16 @@ def modes(jf) -> set:
 
 
 def assert_compiled(jf):
-    """Every elementwise and reduction node ran compiled, except integer arithmetic that may wrap around
-    and float products of more than two factors, which numpy runs by design (TVM assumes integers never
-    overflow; where a float product overflows depends on the order of its factors); a specialization that
-    runs as Python must owe that to such nodes alone."""
+    """Every elementwise and reduction node ran compiled, except integer arithmetic that may wrap around,
+    float products of more than two factors and arithmetic on scalars alone in a block of arrays, which
+    numpy runs by design (TVM assumes integers never overflow; where a float product overflows depends
+    on the order of its factors; a kernel of scalar work is compiled again for each shape of the block's
+    arrays); a specialization that runs as Python must owe that to such nodes alone."""
+    from astjit.backends.partition import SCALAR_WORK_REASON
     from astjit.backends.tvm.support import FLOAT_PRODUCT_REASON, WRAP_REASON
     from astjit.graph.ops import OPS
 
-    by_design = (WRAP_REASON, FLOAT_PRODUCT_REASON)
+    by_design = (WRAP_REASON, FLOAT_PRODUCT_REASON, SCALAR_WORK_REASON)
 
     assert modes(jf) <= {"tvm", "mixed", "python"}, f"ran as {modes(jf)}:\n{jf.explain()}"
     assert jf.fragments and all(frag.entries for frag in jf.fragments if frag.calls), "nothing specialized"

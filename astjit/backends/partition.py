@@ -7,15 +7,20 @@ from it, in which case it runs just before that segment (Python scalar arithmeti
 statements does not split a kernel). Effects (in-place updates) always stay in place, so reads and
 writes of a mutated array keep their order. Views and fresh arrays are *duplicable*: fused into kernels
 as index maps or constants, and made by the reference backend when their value is needed outside the
-kernel, so a live-out view stays a view of its base.
+kernel, so a live-out view stays a view of its base. In a block that reads arrays, a compiled segment
+that does no work on arrays (arithmetic on scalars such as ``-r[0]``, allocations) runs on the
+reference backend instead: its kernel was compiled again for each new shape of those arrays (30 ms
+each), to save less than a microsecond of numpy's scalar arithmetic, if anything.
 """
 
 from ..errors import Unsupported
 from ..graph.ops import OPS
-from ..graph.types import Static
+from ..graph.types import ArrayType, Static
 from .contract import Segment
 
 DUPLICABLE = ("view", "creation")
+WORK = ("elementwise", "reduction", "linalg", "effect")      # kinds of ops that may work on arrays
+SCALAR_WORK_REASON = "scalar work only: numpy's is faster than a kernel call"
 
 
 def partition(ctx, graph, backends) -> tuple[list[Segment], dict]:
@@ -41,8 +46,24 @@ def partition(ctx, graph, backends) -> tuple[list[Segment], dict]:
         if owner[n].reference:
             reasons[n] = "; ".join(why) if why else "no compiling backend is in use"
 
+    reference = next((b for b in backends if b.reference), None)
+    segments, kinds = _segments(ctx, work, owner)
+    idle = [s for s in segments if not kinds[s].reference and not _works_on_arrays(ctx, s)]
+    if idle and reference is not None and _takes_arrays(ctx, graph):
+        for n in (n for s in idle for n in s.nodes):
+            owner[n] = reference
+            reasons[n] = SCALAR_WORK_REASON
+        segments, kinds = _segments(ctx, work, owner)
+    _assign_outputs(ctx, graph, segments, kinds, reference)
+    for s in segments:
+        s.reference = kinds[s].reference
+    return [s for s in segments if s.nodes and (s.outputs or s.reference)], reasons
+
+
+def _segments(ctx, work, owner) -> tuple[list, dict]:
+    """Consecutive nodes of one backend as segments (and each segment's backend object)."""
     segments: list[Segment] = []
-    kinds: dict = {}                                   # segment -> its backend object
+    kinds: dict = {}
     for n in work:
         backend = owner[n]
         last = segments[-1] if segments else None
@@ -60,12 +81,25 @@ def partition(ctx, graph, backends) -> tuple[list[Segment], dict]:
         seg = Segment(backend.name, [n])
         kinds[seg] = backend
         segments.append(seg)
+    return segments, kinds
 
-    reference = next((b for b in backends if b.reference), None)
-    _assign_outputs(ctx, graph, segments, kinds, reference)
-    for s in segments:
-        s.reference = kinds[s].reference
-    return [s for s in segments if s.nodes and (s.outputs or s.reference)], reasons
+
+def _takes_arrays(ctx, graph) -> bool:
+    """Whether the block reads an array of one or more axes: its specializations are then per shape,
+    each compiled anew."""
+    return any(n.op == "input" and isinstance(ctx.types.get(n), ArrayType) and ctx.types[n].ndim > 0
+               for n in graph.nodes)
+
+
+def _works_on_arrays(ctx, segment) -> bool:
+    """Whether an arithmetic, reduction, matrix or in-place op of the segment reads or makes an array
+    of one or more axes (a store of a scalar into an element is not such work)."""
+    def array(node):
+        t = ctx.types.get(node)
+        return isinstance(t, ArrayType) and t.ndim > 0
+
+    return any(OPS[n.op].kind in WORK and n.op != "setitem" and (array(n) or any(array(o) for o in n.operands))
+               for n in segment.nodes)
 
 
 def _asked(backend, ctx, node) -> str | None:

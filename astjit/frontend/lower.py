@@ -242,9 +242,11 @@ class BlockLowering:
         if chain is not None and chain[0] not in self.local_names and chain[0] not in self.env:
             obj = self.resolver.resolve_chain(chain)
             if obj is not MISSING and (is_module(obj) or isinstance(obj, type) or callable(obj)
-                                       or self.resolver.is_numpy_chain(chain) and _is_constant(obj)):
+                                       or self.resolver.is_numpy_chain(chain) and _is_constant(obj)
+                                       or self.resolver.is_math_constant(chain) and _is_constant(obj)):
                 # a module, class or function is guarded by identity (rebinding it re-transforms the
-                # function); numpy's own constants (np.pi, np.newaxis) are assumed never to change
+                # function); numpy's own constants (np.pi, np.newaxis) are assumed never to change;
+                # math's (math.inf) are guarded too: ``m = -math.inf`` is then a constant, not a Fragment
                 self.resolver.guard_chain(chain, obj)
                 return self.graph.const(obj, lineno=e.lineno)
             if obj is not MISSING:                  # data (settings.SCALE): read by the caller at each call

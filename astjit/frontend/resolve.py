@@ -57,6 +57,12 @@ class Resolver:
         if len(chain) > 1 and not self.is_numpy_chain(chain):
             self.guards[tuple(chain)] = obj
 
+    def is_math_constant(self, chain: list[str]) -> bool:
+        """``math.pi``, ``math.inf`` and the other float constants of ``math`` and ``cmath``."""
+        root = self.lookup(chain[0])
+        return (len(chain) == 2 and is_module(root) and root.__name__ in ("math", "cmath")
+                and chain[1] in ("pi", "e", "tau", "inf", "nan"))
+
     def is_numpy_chain(self, chain: list[str]) -> bool:
         root = self.lookup(chain[0])
         return is_module(root) and (root.__name__ == "numpy" or root.__name__.startswith("numpy."))

@@ -29,7 +29,8 @@ def cases():
     p = PROGRAMS
     rng = np.random.default_rng(0)
     lower = np.tril(rng.random((300, 300))) + np.eye(300) * 300
-    spd = rng.random((200, 200)) @ rng.random((200, 200)).T + np.eye(200) * 200
+    half = rng.random((200, 200))
+    spd = half @ half.T + np.eye(200) * 200         # symmetric positive definite
     return [
         ("recurrence 20k", p.recurrence, (rng.random(20_000), np.zeros(20_000), 0.3)),
         ("jacobi 200x200", p.jacobi, (rng.random((200, 200)), np.zeros((200, 200)))),

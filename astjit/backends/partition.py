@@ -84,22 +84,23 @@ def _segments(ctx, work, owner) -> tuple[list, dict]:
     return segments, kinds
 
 
+def _is_array(ctx, node) -> bool:
+    """Whether ``node``'s value is an array of one or more axes."""
+    t = ctx.types.get(node)
+    return isinstance(t, ArrayType) and t.ndim > 0
+
+
 def _takes_arrays(ctx, graph) -> bool:
     """Whether the block reads an array of one or more axes: its specializations are then per shape,
     each compiled anew."""
-    return any(n.op == "input" and isinstance(ctx.types.get(n), ArrayType) and ctx.types[n].ndim > 0
-               for n in graph.nodes)
+    return any(n.op == "input" and _is_array(ctx, n) for n in graph.nodes)
 
 
 def _works_on_arrays(ctx, segment) -> bool:
     """Whether an arithmetic, reduction, matrix or in-place op of the segment reads or makes an array
     of one or more axes (a store of a scalar into an element is not such work)."""
-    def array(node):
-        t = ctx.types.get(node)
-        return isinstance(t, ArrayType) and t.ndim > 0
-
-    return any(OPS[n.op].kind in WORK and n.op != "setitem" and (array(n) or any(array(o) for o in n.operands))
-               for n in segment.nodes)
+    return any(OPS[n.op].kind in WORK and n.op != "setitem"
+               and (_is_array(ctx, n) or any(_is_array(ctx, o) for o in n.operands)) for n in segment.nodes)
 
 
 def _asked(backend, ctx, node) -> str | None:

@@ -190,18 +190,24 @@ SCRIPT = textwrap.dedent("""\
     """)
 
 
-@pytest.mark.slow
-def test_a_new_process_runs_from_the_cache_without_the_compiler(tmp_path):
+def new_process_runner(tmp_path, text):
+    """``run(argument)``: ``text`` as a program in a new process sharing one cache folder; its output."""
     script = tmp_path / "program.py"
-    script.write_text(SCRIPT)
+    script.write_text(text)
     env = dict(os.environ, ASTJIT_CACHE="1", ASTJIT_CACHE_DIR=str(tmp_path / "cache"))
 
-    def run(scale):
-        done = subprocess.run([sys.executable, str(script), scale], env=env, capture_output=True, text=True,
+    def run(argument):
+        done = subprocess.run([sys.executable, str(script), argument], env=env, capture_output=True, text=True,
                               timeout=300)
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()
 
+    return run
+
+
+@pytest.mark.slow
+def test_a_new_process_runs_from_the_cache_without_the_compiler(tmp_path):
+    run = new_process_runner(tmp_path, SCRIPT)
     assert run("1.0") == "tvm imported"
     assert run("2.5") == "no tvm"         # other values, same types: kernels and decisions from the cache
 
@@ -348,15 +354,6 @@ BLAS_SCRIPT = textwrap.dedent("""\
 def test_a_loop_kernel_calling_numpys_blas_is_loaded_by_a_new_process(tmp_path):
     """The stored library is linked against numpy's BLAS: a new process loads it and calls BLAS
     without the compiler, and without numpy's BLAS symbols made global."""
-    script = tmp_path / "program.py"
-    script.write_text(BLAS_SCRIPT)
-    env = dict(os.environ, ASTJIT_CACHE="1", ASTJIT_CACHE_DIR=str(tmp_path / "cache"))
-
-    def run(seed):
-        done = subprocess.run([sys.executable, str(script), seed], env=env, capture_output=True, text=True,
-                              timeout=300)
-        assert done.returncode == 0, done.stderr
-        return done.stdout.strip()
-
+    run = new_process_runner(tmp_path, BLAS_SCRIPT)
     assert run("1") == "the whole loop runs as one kernel"
     assert run("2") == "the whole loop runs as one kernel (from the disk cache)"

@@ -78,9 +78,9 @@ class RowDots:
         self.blas_libraries.add(blas.library)
         args = []
         for row in (x, y):
-            self.blas_wanted.add(next(name for name, b in self.arrays.items() if b is row.buf))
+            self.blas_wanted.add(self.array_name(row.buf))
             axis = next(k for k, a in enumerate(row.axes) if isinstance(a, Span))
-            stride = row.buf.strides[axis] if row.buf.strides else _compact_stride(row.buf.shape, axis)
+            stride = row.buf.strides[axis]           # (every array buffer is declared with its strides)
             pointer = tirx.call_intrin("handle", "tirx.address_of", tirx.BufferLoad(row.buf, row.at([ZERO])))
             args += [pointer, (stride * row.axes[axis].step).astype(blas.int_dtype)]
         zero = self.bind(tirx.const(0.0, dtype), dtype)       # a local: TVM would fold ``0.0 + r`` to ``r``
@@ -103,18 +103,11 @@ class RowDots:
         bad = tirx.const(False, "bool")
         for name in sorted(self.blas_checked):
             buf = self.arrays.get(name)
-            if buf is None or not buf.strides:
+            if buf is None:
                 continue
             for extent, stride in zip(buf.shape, buf.strides):
                 bad = tirx.Or(bad, tirx.And(extent > ONE, stride <= ZERO))
         self.bail_if(bad)
-
-
-def _compact_stride(shape, axis):
-    stride = ONE
-    for extent in shape[axis + 1:]:
-        stride = stride * extent
-    return stride
 
 
 def _length_error(values, dtype, matmul) -> ValueError:

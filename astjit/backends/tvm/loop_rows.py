@@ -349,9 +349,13 @@ class RowStatements:
         for it, and the next build has it)."""
         found = self.scratch_buffers.get(buf)
         if found is None:
-            self.scratch_wanted.add(next(n for n, b in self.arrays.items() if b is buf))
+            self.scratch_wanted.add(self.array_name(buf))
             found = self.scratch_buffers[buf] = _scratch_buffer(buf)
         return found
+
+    def array_name(self, buf) -> str:
+        """The name of the array whose buffer is ``buf`` in this build."""
+        return next(n for n, b in self.arrays.items() if b is buf)
 
     def allocate_scratch(self) -> None:
         for name in sorted(self.scratch_wanted):

@@ -310,6 +310,29 @@ def test_callees_with_loops_compile():
     check(looped_loop, [(np.arange(n, dtype="float64"), np.zeros(n)) for n in (4, 0, 6)])
 
 
+def rhs(t, y):
+    return -0.5 * y + math.sin(t)
+
+
+def rk4(y0, t0, t1, n):
+    """Each stage's value feeds the next call: a chain of temporaries through four inlined calls."""
+    h = (t1 - t0) / n
+    y = y0
+    t = t0
+    for _ in range(n):
+        k1 = rhs(t, y)
+        k2 = rhs(t + h / 2, y + h / 2 * k1)
+        k3 = rhs(t + h / 2, y + h / 2 * k2)
+        k4 = rhs(t + h, y + h * k3)
+        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        t = t + h
+    return y
+
+
+def test_a_chain_of_calls_each_reading_the_last_compiles():
+    check(rk4, [(1.0, 0.0, 10.0, 100), (-2.5, 1.0, 3.0, 7), (0.0, 0.0, 1.0, 0), (np.float64(1.5), 0.0, 2.0, 9)])
+
+
 def maybe_unbound_in_loop(v):
     t = 0.0
     for x in v:

@@ -72,6 +72,7 @@ I64 = "int64"
 SAFE_BITS = 62                 # range() arguments stay below 2**62 (checked where not known)
 EXTENT_BITS = 48               # array extents and incoming int64s below 2**48 (else the loop runs as Python)
 BITS_PASSES = 3                # builds that tighten bounds on int variables (counters of counters)
+MOST_TYPE_PASSES = 64          # builds before the types of the loop's variables must have settled
 INT64 = np.iinfo(np.int64)
 FLOAT_INT_LIMIT = float(2**63 - 2**13)   # a float estimate at or above this may be out of int64's range
 EXACT_FLOAT_BITS = 53
@@ -199,7 +200,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
         int variables that pass saw (counters, extents): those bounds were found with every variable
         unbounded, so they hold for any bounds they are built with, and the last build may trust them
         instead of checking each index computation for int64 overflow."""
-        for _ in range(8):
+        # (a pass sees the types its reads found assigned by the previous one: a chain of temporaries
+        # through inlined calls, ``k2 = f(y + h * k1)``, settles one link per pass)
+        for _ in range(min(8 + len(self.assigned), MOST_TYPE_PASSES)):
             kernel, stale = self.build_pass()
             grown, self.locals_grown = self.locals_grown, False
             for name, types in self.seen.items():

@@ -169,8 +169,8 @@ class BlockFinder:
 
     def free_values(self, loop, callee_names=()) -> list:
         """Global and closure names the loop (and the functions it inlines: ``callee_names``) reads as
-        numbers or arrays (``DT``, ``GRID``): passed in as arguments, so each call reads their current
-        values (no guard, no recompile when they change)."""
+        numbers, arrays or tuples and lists (``DT``, ``GRID``, ``WEIGHTS``): passed in as arguments, so
+        each call reads their current values (no guard, no recompile when they change)."""
         funcs = {id(n.func) for n in gast.walk(loop) if isinstance(n, gast.Call)}
         read = [n.id for n in gast.walk(loop) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
                 and id(n) not in funcs]
@@ -178,7 +178,7 @@ class BlockFinder:
         for name in read + list(callee_names):
             if name not in self.liveness.local_names:
                 value = self.resolver.lookup(name)
-                if isinstance(value, bool | int | float | np.generic | np.ndarray):
+                if isinstance(value, bool | int | float | np.generic | np.ndarray | tuple | list):
                     names.append(name)
         return list(dict.fromkeys(names))
 

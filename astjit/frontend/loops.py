@@ -380,7 +380,7 @@ def _hashable(obj) -> bool:
 
 def hoist_attribute_reads(loop, resolver, local_names) -> dict:
     """Replace, in ``loop`` (the kernel's copy), each read of a global object's attribute holding a
-    number or an array (``math.pi``, ``np.inf``, ``settings.DT``, ``grid.cells[i]``) by a name, and
+    number, an array, a tuple or a list (``math.pi``, ``np.inf``, ``settings.DT``, ``grid.cells[i]``) by a name, and
     return {name: the attribute expression}: the rewritten function reads it right before the loop's
     Fragment call and passes it in, so each call sees its current value, as the kernel's other
     arguments. An attribute of a local (``self.alpha``) stays: Python would not read it where the loop
@@ -400,7 +400,7 @@ def hoist_attribute_reads(loop, resolver, local_names) -> dict:
             if chain is None or chain[0] in local_names or not isinstance(node.ctx, gast.Load):
                 return self.generic_visit(node)
             obj = resolver.resolve_chain(chain)
-            if obj is MISSING or not isinstance(obj, bool | int | float | np.generic | np.ndarray):
+            if obj is MISSING or not isinstance(obj, bool | int | float | np.generic | np.ndarray | tuple | list):
                 return self.generic_visit(node)
             name = hoisted_name(chain)
             hoisted.setdefault(name, copy.deepcopy(node))

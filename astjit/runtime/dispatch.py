@@ -142,13 +142,14 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, p
 
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
-                            stopped, result, allocate, aligned=()):
+                            stopped, result, allocate, aligned=(), converted=None):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
     refuses them (runtime/loop_fragment.make_loop_runner: ``arrays``, ``written``, ``copied``,
     ``scalars`` are positions in ``args``, the arguments of the call being specialized), or where an
-    array at the ``aligned`` positions is misaligned. The status
+    array at the ``aligned`` positions is misaligned; ``converted``: position -> the function that makes
+    the kernel's array of a tuple or list argument, or None (the call then takes ``checked``). The status
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
     read once, as a list ``s``, before it goes back: ``stopped`` gets that list where the kernel
     stopped; otherwise the runner returns ``result``: (a Python expression over ``s``, ``local`` (the
@@ -160,7 +161,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     those checks to the kernel (``make_hot_dispatch``), whose arguments may belong to another key
     (``checked`` takes them as this key's)."""
     build = functools.partial(_loop_kernel_runner, kernel, args, arrays, written, copied, scalars, has_locals,
-                              status_size, checked, stopped, result, allocate, aligned)
+                              status_size, checked, stopped, result, allocate, aligned, converted or {})
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
@@ -168,20 +169,22 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
 
 
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
-                        stopped, result, allocate, aligned, on_refusal, refused=None):
+                        stopped, result, allocate, aligned, converted, on_refusal, refused=None):
     names = _names(len(args))
     params = ", ".join(names)
     packed = f"({params}{',' if names else ''})"
     lines = [f"def run({params}):"]
+    for p in converted:
+        lines += [f"    q{p} = convert{p}({names[p]})", f"    if q{p} is None:", f"        return {on_refusal}({params})"]
     if aligned:
         test = " and ".join(f"{names[p]}.flags.aligned" for p in aligned)
         lines += [f"    if not ({test}):", f"        return {on_refusal}({params})"]
-    others = sorted(set(arrays) | set(copied))
+    others = sorted((set(arrays) - set(converted)) | set(copied))
     pairs = [(p, q) for p in sorted(written) for q in others if q != p]
     if pairs:
         test = " or ".join(f"may_share({names[p]}, {names[q]})" for p, q in pairs)
         lines += [f"    if {test}:", f"        return {on_refusal}({params})"]
-    call = [names[p] for p in arrays]
+    call = [f"q{p}" if p in converted else names[p] for p in arrays]
     if has_locals:
         lines += [f"    local = allocate({packed})", "    if local is None:", f"        return {on_refusal}({params})"]
         call.append("*local")
@@ -206,6 +209,6 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
 
     namespace = {**result_names, "may_share": may_share_memory, "checked": checked, "allocate": allocate,
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
-                 "stopped": stopped, "refused": refused}
+                 "stopped": stopped, "refused": refused, **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

@@ -143,10 +143,14 @@ def make_loop_runner(kernel, lowered, fragment, args):
     stride the kernel does not take makes that conversion raise before the loop starts, and the call
     then takes ``checked``, which tests each case and falls back or adapts."""
     from ..backends.tvm.loop_arrays import LocalArray
+    from ..backends.tvm.loop_types import sequence_converter
     from ..backends.tvm.loops import BAIL, RETURNED, STATUS_SIZE, result_expressions, result_reader
 
     live_in = fragment.live_in
     arrays = [live_in.index(n) for n in lowered.arrays]
+    # a tuple or list the loop reads: an array made at each call (None where its items changed type)
+    converters = {live_in.index(n): sequence_converter(seq) for n, seq in lowered.sequences.items()}
+    shared = [p for p in arrays if p not in converters]          # (a new array shares nothing)
     written = {live_in.index(n) for n in lowered.stores}
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
     # arrays a BLAS dot reads: numpy copies a misaligned one before handing it to BLAS
@@ -167,13 +171,19 @@ def make_loop_runner(kernel, lowered, fragment, args):
         if not all(args[p].flags.aligned for p in aligned):
             return fallback(*args)
         for p in written:
-            for q in arrays + copied:
+            for q in shared + copied:
                 if q != p and _overlap(args[p], args[q]):
                     config.log("fallbacks", "loop at %s line %s: arrays %r and %r share memory",
                                fragment.owner_name, fragment.block.lineno, live_in[p], live_in[q])
                     return fallback(*args)
         call = []
         for p in arrays:
+            if p in converters:
+                a = converters[p](args[p])
+                if a is None:
+                    return fallback(*args)
+                call.append(a)
+                continue
             a = args[p]
             if not a.flags.writeable:
                 if p in written:
@@ -230,7 +240,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
                  "<astjit loop results>", "exec"), namespace)
     finish = namespace["finish"]
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
-                                   status_size, run, stopped, (result, names), allocate, aligned)
+                                   status_size, run, stopped, (result, names), allocate, aligned, converters)
 
 
 def local_array_allocator(lowered, live_in):

@@ -50,6 +50,47 @@ class Array:
     contiguous: bool = False     # C-contiguous: the kernel's last stride is the constant 1 (LLVM sees it)
 
 
+@dataclass(frozen=True)
+class Sequence:
+    """A tuple or a list of numbers of one type, which a loop only reads by index (``for c in coeffs``):
+    the kernel takes it as a 1-d array the runner makes at each call, and its items read as ``item``."""
+    container: type              # tuple or list
+    item: Scalar
+
+    @property
+    def dtype(self) -> str:
+        return self.item.dtype
+
+
+def type_of_sequence(value) -> Sequence | None:
+    """The Sequence type of a non-empty tuple or list whose items all have one exact type a loop
+    computes with (ints within int64), else None."""
+    if type(value) not in (tuple, list) or not value or len(set(map(type, value))) != 1:
+        return None
+    item = type_of_value(value[0])
+    if not isinstance(item, Scalar):
+        return None
+    if item.python and item.kind == "i" and not all(-2**63 <= v < 2**63 for v in value):
+        return None
+    return Sequence(type(value), item)
+
+
+def sequence_converter(seq: Sequence):
+    """``convert(value)``: the items of a tuple or list as the kernel's array, or None where they are
+    not all of ``seq``'s item type (or an int is beyond int64): the loop then runs as Python."""
+    expected, dtype = {seq.item.type}, np.dtype(seq.item.dtype)
+
+    def convert(value):
+        if set(map(type, value)) != expected:
+            return None
+        try:
+            return np.array(value, dtype)
+        except OverflowError:
+            return None
+
+    return convert
+
+
 def type_of_value(value):
     """The loop type of an argument value, or None where a loop kernel cannot take it."""
     if type(value) in PYTHON_DTYPES:

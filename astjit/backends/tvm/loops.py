@@ -58,6 +58,7 @@ from .loop_types import (
     quietly,
     storage_dtype,
     type_of_result,
+    type_of_sequence,
     type_of_value,
 )
 from .runtime import tvm_module
@@ -142,6 +143,7 @@ class LoopKernel:
     #                                 False: the loop has no ``return``
     blas_libraries: list = field(default_factory=list)   # libraries of the BLAS functions it calls (loop_dots)
     blas_arrays: list = field(default_factory=list)      # arrays those read: the runner checks their alignment
+    sequences: dict = field(default_factory=dict)        # name -> Sequence: a tuple or list the runner converts
 
 
 class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
@@ -158,8 +160,14 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
         self.calls = calls
         self.incoming = {}
         self.array_types = {}
+        self.sequences = {}                        # name -> Sequence (loop_types): taken as a 1-d array
         local_callees = {c.name for c in calls.values() if isinstance(c, Inlined)}
         for name, value in zip(live_in, args):
+            seq = type_of_sequence(value)
+            if seq is not None:
+                self.sequences[name] = seq
+                self.array_types[name] = Array(seq.dtype, 1, True)
+                continue
             t = type_of_value(value)
             if t is None and name in local_callees and callable(value):
                 continue                       # a function defined in the caller, inlined where called
@@ -179,6 +187,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
         self.assigned = assigned - set(self.array_types)
         self.var_types = {n: {t} for n, t in self.incoming.items()}
         bodies = [loop] + [s for c in calls.values() if isinstance(c, Inlined) for s in c.body]
+        self.check_sequence_uses(bodies)
         for n in (n for b in bodies for n in gast.walk(b)):   # range() gives Python ints, a tuple its items' type
             if isinstance(n, gast.For):
                 self.var_types.setdefault(n.target.id, set()).add(counter_type(n))
@@ -192,6 +201,26 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
         self.blas_checked = set()                  # those whose strides this build's start checks
         self.blas_libraries = set()                # the libraries of the BLAS functions it calls
         self.in_place = written_in_place(loop, calls)
+
+    def check_sequence_uses(self, bodies) -> None:
+        """A tuple or list argument is only read by an integer index or measured by ``len()``: any other
+        use (``c * 2`` repeats a tuple, ``c.count``, passing it to a function, a slice, a write) keeps
+        the loop in Python."""
+        if not self.sequences:
+            return
+        for node in (n for b in bodies for n in gast.walk(b)):
+            for field_name, child in gast.iter_fields(node):
+                for c in child if isinstance(child, list) else [child]:
+                    if not (isinstance(c, gast.Name) and c.id in self.sequences):
+                        continue
+                    if isinstance(node, gast.Subscript) and field_name == "value" and isinstance(
+                            node.ctx, gast.Load) and not isinstance(node.slice, gast.Slice | gast.Tuple):
+                        continue
+                    if isinstance(node, gast.Call) and self.calls.get(node) == "len" and len(node.args) == 1:
+                        continue
+                    kind = self.sequences[c.id].container.__name__
+                    raise _no(f"{c.id!r} is a {kind}, which a compiled loop only reads by an index or "
+                              "measures with len()", c)
 
     # -- driver ---------------------------------------------------------------------------------
     def lower(self) -> LoopKernel:
@@ -357,7 +386,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
         return LoopKernel(ib.get(), [n for n in self.array_types if n not in self.incoming_locals],
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
                           self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
-                          sorted(self.blas_checked))
+                          sorted(self.blas_checked), dict(self.sequences))
 
     def mark_rebound(self, k) -> None:
         """The status slot of live-out name ``k``: 1 once its local array holds a value the loop made."""
@@ -884,7 +913,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
             return i
         if value is not None and _below_extent(value, (node.value.id, axis)):
             return i
-        self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, _index_error, (i, axis, n))
+        seq = self.sequences.get(node.value.id) if isinstance(node.value, gast.Name) else None
+        raise_ = _index_error if seq is None else _sequence_index_error(seq.container.__name__)
+        self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, raise_, (i, axis, n))
         if value is not None and value.span is not None and value.span[0] >= 0:
             # (the test keeps its lower half, which never holds here: without it the game of life's
             # outer-row accesses ran 1.2x slower, as LLVM laid the loop out otherwise)
@@ -969,7 +1000,11 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
                 return Val(buf.shape[k], (Scalar(I64, True),), bits=EXTENT_BITS, span=spans.EXTENT,
                            ub=((e.value.value.id, k % len(buf.shape)), 1, 0))
             buf, index = self.element(e)
-            return self.load(buf, index)
+            value = self.load(buf, index)
+            seq = self.sequences.get(e.value.id)
+            if seq is not None:                 # a tuple's item is the Python number it holds
+                return Val(value.expr, (seq.item,), bits=value.bits, span=value.span)
+            return value
         if isinstance(e, gast.Call):
             return self.call(e)
         if isinstance(e, gast.Attribute) and e.attr in ("size", "ndim") and isinstance(e.value, gast.Name):
@@ -1761,6 +1796,10 @@ def _raised(fn, *args) -> BaseException:
 def _index_error(values) -> BaseException:
     index, axis, size = values[:3]
     return IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+
+
+def _sequence_index_error(kind):
+    return lambda values: IndexError(f"{kind} index out of range")
 
 
 def _python_int_overflow(dtype):

@@ -1,0 +1,138 @@
+"""Tuples and lists of numbers read by compiled loops (loop_types.Sequence): the kernel takes their items
+as an array, each item read as the Python number it is; any other use keeps the loop in Python."""
+
+import re
+
+import numpy as np
+import pytest
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+
+from astjit import jit
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
+
+rng = np.random.default_rng(5)
+WEIGHTS = (0.25, 0.5, 0.25)
+
+
+class Settings:
+    taps = [1.0, -1.0]
+
+
+def horner(c, x):
+    out = np.empty_like(x)
+    for k in range(x.shape[0]):
+        acc = 0.0
+        for ci in c:
+            acc = acc * x[k] + ci
+        out[k] = acc
+    return out
+
+
+def item_total(c):
+    """The sum's type follows the items': an int for ints, a float for floats, numpy's for numpy's."""
+    s = 0
+    for i in range(len(c)):
+        s += c[i]
+    return s
+
+
+def picked(c, idx):
+    """Indices from an array: negative ones wrap, one out of range raises the tuple's own IndexError."""
+    s = 0.0
+    for j in idx:
+        s += c[j]
+    return s
+
+
+def smoothed(a, out):
+    """A module-level tuple read in the loop."""
+    for i in range(1, len(a) - 1):
+        out[i] = WEIGHTS[0] * a[i - 1] + WEIGHTS[1] * a[i] + WEIGHTS[2] * a[i + 1]
+    return out
+
+
+def differenced(a, out):
+    """A class attribute holding a list, read at each call."""
+    for i in range(len(a) - 1):
+        out[i] = Settings.taps[0] * a[i + 1] + Settings.taps[1] * a[i]
+    return out
+
+
+def flags_count(flags):
+    n = 0
+    for f in flags:
+        if f:
+            n += 1
+    return n
+
+
+def repeated(c, n):
+    s = 0.0
+    for _ in range(n):
+        d = c * 2                               # a tuple's repetition, not arithmetic
+        s += len(d)
+    return s
+
+
+def test_a_tuple_or_list_of_floats_is_read_in_the_kernel():
+    x = rng.random(9)
+    check(horner, [((1.0, -2.0, 0.5, 3.0), x), ([2.0, 1.0], x[:4]), ((0.5,), x), ((1.0, 2.0), x[:0])])
+
+
+@pytest.mark.parametrize("items", [
+    (1, 2, 3, 2**62, -2**62),
+    [1.5, -0.0, float("inf")],
+    (np.float32(1.5), np.float32(2.25)),
+    [np.int32(7), np.int32(-3)],
+    (True, False, True),
+])
+def test_item_types_are_python_numbers_or_numpy_scalars_as_given(items):
+    check(item_total, [(items,), (items[:1],), (type(items)(reversed(items)),)])
+
+
+def test_a_call_with_items_of_another_type_runs_as_python_with_their_results():
+    jitted = check(item_total, [((1.5, 2.5),)])
+    for items in [(1, 2), (1.5, 2), (2**70, 1), (), [np.float64(1.0)], (1.5, "a")]:
+        try:
+            expected = item_total(items)
+        except TypeError as exc:
+            with pytest.raises(TypeError, match=re.escape(str(exc))):
+                jitted(items)
+            continue
+        got = jitted(items)
+        assert type(got) is type(expected) and got == expected, (items, got, expected)
+
+
+def test_negative_indices_wrap_and_one_out_of_range_raises_the_tuples_index_error():
+    idx = [np.array([0, -1, 2, -3]), np.array([1, 3]), np.array([-4]), np.array([], np.int64)]
+    check(picked, [((1.0, 2.0, 4.0), i) for i in idx] + [([1.0, 2.0, 4.0], i) for i in idx])
+    with pytest.raises(IndexError, match="^tuple index out of range$"):
+        jit(picked)((1.0, 2.0, 4.0), np.array([0, 3]))
+    with pytest.raises(IndexError, match="^list index out of range$"):
+        jit(picked)([1.0, 2.0, 4.0], np.array([-4]))
+
+
+def test_a_module_level_tuple_or_list_is_read_as_it_is_at_each_call():
+    global WEIGHTS
+    check(smoothed, [(rng.random(n), np.zeros(n)) for n in (7, 2, 30)])
+    jitted = jit(smoothed)
+    a = rng.random(6)
+    try:
+        for weights in [(1.0, 0.0, 0.0), (0.5, 0.0, 0.5), (1, 2, 3)]:
+            WEIGHTS = weights
+            assert np.array_equal(jitted(a, np.zeros(6)), smoothed(a, np.zeros(6)))
+    finally:
+        WEIGHTS = (0.25, 0.5, 0.25)
+    check(differenced, [(rng.random(n), np.zeros(n)) for n in (5, 1)])
+    Settings.taps = [2.0, 0.5]
+    check(differenced, [(rng.random(4), np.zeros(4))])
+
+
+def test_a_tuple_of_bools():
+    check(flags_count, [((True, False, True),), ([False] * 5,), ((True,),)])
+
+
+def test_other_uses_of_a_tuple_keep_the_loop_in_python_and_say_why():
+    jitted = check(repeated, [((1.0, 2.0), 3), ((1.0,), 0)], compiled=False)
+    assert "'c' is a tuple, which a compiled loop only reads by an index" in str(jitted.explain())

@@ -143,6 +143,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
     stride the kernel does not take makes that conversion raise before the loop starts, and the call
     then takes ``checked``, which tests each case and falls back or adapts."""
     from ..backends.tvm.loop_arrays import LocalArray
+    from ..backends.tvm.loop_rotation import RotatedArray
     from ..backends.tvm.loop_types import sequence_converter
     from ..backends.tvm.loops import BAIL, RETURNED, STATUS_SIZE, result_expressions, result_reader
 
@@ -233,6 +234,10 @@ def make_loop_runner(kernel, lowered, fragment, args):
     items, names = result_expressions(lowered, 0, n_out)
     for k, j, p in rebound:
         items[k] = f"(local[{j}] if s[{STATUS_SIZE + 2 * k}] else a{p})" if j is not None else f"a{p}"
+    for k, var in enumerate(lowered.outputs[:n_out]):
+        if isinstance(var, RotatedArray):              # the argument it holds in the final phase
+            held = "".join(f"a{live_in.index(m)}, " for m in var.members)
+            items[k] = f"({held})[s[{STATUS_SIZE + 2 * k}]]"
     result = "None" if n_out == 0 else items[0] if n_out == 1 else f"({', '.join(items)},)"
     params = "".join(f"a{p}, " for p in range(len(live_in)))
     namespace = dict(names)

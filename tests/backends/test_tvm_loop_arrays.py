@@ -218,12 +218,6 @@ def write_then_rebind(x, steps):
     return x
 
 
-def swap(u, w, steps):
-    for _ in range(steps):
-        u, w = w, u
-    return u, w
-
-
 def alias_then_write(u, steps, c):
     for _ in range(steps):
         unew = u * c
@@ -259,7 +253,6 @@ def ranks_differ(x, v, steps):
     (alias_name, (np.arange(5.0), 30), "binding 'y' to the array 'x' holds"),
     (view_value, (np.arange(5.0), 30), "a row or slice in the array assigned to 'y'"),
     (write_then_rebind, (np.arange(5.0), 30), "'x' is written in place and rebound in the same loop"),
-    (swap, (np.arange(5.0), np.ones(5), 31), "binding 'u' to the array 'w' holds"),
     (alias_then_write, (np.arange(5.0), 30, 0.5), "where 'unew' is written in place"),
     (int_to_float, (np.arange(5), 30), "'x' changes from a 1-d int64 array to a 1-d float64 one"),
     (ranks_differ, (np.arange(5.0), np.ones((2, 5)), 30), "'x' changes from a 1-d float64 array to a 2-d"),

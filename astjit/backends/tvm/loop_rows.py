@@ -354,8 +354,9 @@ class RowStatements:
         return found
 
     def array_name(self, buf) -> str:
-        """The name of the array whose buffer is ``buf`` in this build."""
-        return next(n for n, b in self.arrays.items() if b is buf)
+        """The name of the array whose own buffer is ``buf`` in this build (a rotated name may hold
+        another's: loop_rotation)."""
+        return next(n for n, b in self.own_arrays.items() if b is buf)
 
     def allocate_scratch(self) -> None:
         for name in sorted(self.scratch_wanted):

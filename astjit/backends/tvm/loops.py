@@ -43,6 +43,7 @@ from .loop_arrays import LocalArray, LocalArrays, written_in_place
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
 from .loop_dots import RowDots
 from .loop_reductions import RowReductions, reduction_operand
+from .loop_rotation import RotatedArray, RotatedArrays, find_rotation
 from .loop_rows import RowStatements, is_row_statement
 from .loop_types import (
     BINARY,
@@ -146,7 +147,7 @@ class LoopKernel:
     sequences: dict = field(default_factory=dict)        # name -> Sequence: a tuple or list the runner converts
 
 
-class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
+class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays):
     def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0, returns=False):
         self.loop = loop
         self.resume_at = resume_at             # positions of the outer ``for`` that ran as Python first
@@ -182,7 +183,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
         assigned = assigned_names(loop) | inlined_names(calls) | set(self.return_names)
         # an array argument the loop rebinds (``v = v + dt * a``) becomes a local array the runner
         # allocates; one it only updates in place (``v += dt * a``) stays the caller's array
-        self.incoming_locals = rebound_names(loop) & set(self.array_types)
+        # arguments whose names the loop only rotates (``u, v = v, u``) stay the caller's (loop_rotation)
+        self.rotation = find_rotation(loop, self.array_types)
+        self.incoming_locals = (rebound_names(loop) - self.rotated_names()) & set(self.array_types)
         self.local_types = {n: (self.array_types[n].dtype, self.array_types[n].ndim) for n in self.incoming_locals}
         self.assigned = assigned - set(self.array_types)
         self.var_types = {n: {t} for n, t in self.incoming.items()}
@@ -346,6 +349,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
                     offset = tirx.Var(f"{name}_offset", I64)
                     self.arrays[name] = T.arg(name, T.Buffer(shape, dtype, strides=strides, elem_offset=offset,
                                                              align=1, offset_factor=1))
+                self.own_arrays = dict(self.arrays)   # (each name's own buffer; a rotation rebinds names)
+                self.rotation_phase = None
                 params = {}
                 for name, t in self.incoming.items():
                     params[name] = T.arg(name, tirx.Var(name, t.dtype))
@@ -357,7 +362,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
                     buf = T.alloc_buffer((1,), dtype, scope="global")
                     tag = T.alloc_buffer((1,), "int8", scope="global") if len(types) > 1 else None
                     self.variables[name] = Variable(name, buf, dtype, types, tag)
-                outs = [self.variables.get(name) or LocalArray(name) for name in self.live_out]
+                rotated = self.rotated_names()
+                outs = [self.variables.get(name) or (RotatedArray(name, self.rotation.members) if name in rotated
+                                                     else LocalArray(name)) for name in self.live_out]
                 self.allocate_scratch()
                 self.ok = T.alloc_buffer((1,), "bool", scope="global")
                 T.buffer_store(self.ok, tirx.const(True, "bool"), [0])
@@ -367,6 +374,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
                         T.buffer_store(self.status, tirx.const(0, I64), [STATUS_SIZE + 2 * k])
                 self.bail_on_huge_extents()
                 self.bail_on_blas_strides()
+                self.start_rotation()
                 for name, t in self.incoming.items():
                     var = self.variables[name]
                     T.buffer_store(var.buffer, _cast(params[name], t.dtype, var.dtype), [0])
@@ -377,16 +385,24 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
                 with T.If(self.ok[0]):
                     with T.Then(), self.scope():
                         self.statement(self.loop)
+                self.store_rotation_results(outs)
                 for k, var in enumerate(outs):
-                    if isinstance(var, LocalArray):
+                    if isinstance(var, LocalArray | RotatedArray):
                         continue                     # its slot says whether it was rebound (loop_arrays)
                     T.buffer_store(self.status, _bits_as_int64(var.buffer[0], var.dtype), [STATUS_SIZE + 2 * k])
                     tag = var.tag[0] if var.tag is not None else tirx.const(0, "int8")
                     T.buffer_store(self.status, tag.astype(I64), [STATUS_SIZE + 2 * k + 1])
+        if self.stores & self.rotated_names():   # (a write through a rotated name may reach any of them)
+            self.stores |= self.rotated_names()
         return LoopKernel(ib.get(), [n for n in self.array_types if n not in self.incoming_locals],
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
                           self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
                           sorted(self.blas_checked), dict(self.sequences))
+
+    @staticmethod
+    def status_slot(k) -> int:
+        """Where the status buffer holds live-out value ``k`` (its type's index follows it)."""
+        return STATUS_SIZE + 2 * k
 
     def mark_rebound(self, k) -> None:
         """The status slot of live-out name ``k``: 1 once its local array holds a value the loop made."""
@@ -526,7 +542,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
             k += run
 
     def statement(self, s) -> None:
-        if self.is_array_assignment(s):
+        if self.rotation is not None and s is self.rotation.statement:
+            self.rotate(s)
+        elif self.is_array_assignment(s):
             self.array_assignment(s)
         elif isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and s.target.id in self.arrays:
             self.check_in_place(s)
@@ -713,7 +731,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
             T.buffer_store(cont, tirx.const(False, "bool"), [0])
             self.set_counter(loop, start + k[0] * step, counter_bits)
             self.flags.append((brk, cont))
-            self.body(loop.body)
+            self.loop_body(loop, lambda: self.body(loop.body))
             self.flags.pop()
             T.buffer_store(k, k[0] + one, [0])
 
@@ -731,7 +749,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
             T.buffer_store(brk, tirx.Not(self.truth(self.expr(loop.test))), [0])
             self.refine_by(loop.test, True)           # the body runs only where the test held
             self.flags.append((brk, cont))
-            self.body(loop.body)
+            self.loop_body(loop, lambda: self.body(loop.body))
             self.flags.pop()
         self.refined = outside
 
@@ -740,8 +758,12 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays):
         no check left and no ``break``/``continue``."""
         with T.serial(tirx.const(0, I64), count) as k, self.scope():
             self.set_counter(loop, start + k * step, counter_bits)
-            for emit in self.statement_runs(loop.body):
-                emit()
+
+            def emit_body():
+                for emit in self.statement_runs(loop.body):
+                    emit()
+
+            self.loop_body(loop, emit_body)
 
     def dry_run(self, emit) -> int:
         """How many checks ``emit`` would add, emitting nothing (the types it sees assigned count: the
@@ -1846,7 +1868,7 @@ def result_expressions(kernel: LoopKernel, first=0, count=None) -> tuple[list, d
     outputs = kernel.outputs[first:] if count is None else kernel.outputs[first:first + count]
     for k, var in enumerate(outputs, first):
         at = STATUS_SIZE + 2 * k
-        if isinstance(var, LocalArray):
+        if isinstance(var, LocalArray | RotatedArray):
             items.append(None)
             continue
         dtype = np.dtype(var.dtype)

@@ -71,6 +71,12 @@ def cases():
         (".dot rows: seidel 200x3", p.gauss_seidel, (spd, rng.random(200), np.zeros(200), 3)),
         ("round/divmod/local def 100k", p.quantize, (rng.standard_normal(100_000) * 10, 0.25,
                                                      np.zeros(100_000, np.float32))),
+        # rotations of array names, tuples of numbers, chains of helper calls
+        ("rotation: wave 1k x 200", p.wave, (np.sin(np.linspace(0, 3, 1000)), np.sin(np.linspace(0, 3, 1000)),
+                                            np.zeros(1000), 0.1, 200)),
+        ("swap: heat 1k x 200", p.heat_swap, (rng.random(1000), np.zeros(1000), 0.2, 200)),
+        ("tuple: horner 10k", p.horner, ((1.0, -2.0, 0.5, 3.0, -1.5), rng.random(10_000), np.zeros(10_000))),
+        ("helper chain: rk4 10k", p.rk4, (1.0, 0.0, 10.0, 10_000)),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -119,6 +125,9 @@ def cases():
         ("max from -inf 8", p.running_max, (rng.random(8),)),
         ("reversed: back subst 4", p.back_substitution, (np.triu(rng.random((4, 4))) + np.eye(4), rng.random(4))),
         ("@ rows: lower solve 4", p.lower_solve, (np.tril(rng.random((4, 4))) + np.eye(4), rng.random(4), np.zeros(4))),
+        ("rotation: wave 16 x 4", p.wave, (np.linspace(0, 1, 16), np.linspace(0, 1, 16), np.zeros(16), 0.1, 4)),
+        ("tuple: horner 8", p.horner, ((1.0, -2.0, 0.5), rng.random(8), np.zeros(8))),
+        ("helper chain: rk4 8", p.rk4, (1.0, 0.0, 1.0, 8)),
         ("round/divmod/local def 8", p.quantize, (rng.standard_normal(8) * 10, 0.25, np.zeros(8, np.float32))),
     ]
 

@@ -376,3 +376,50 @@ def gauss_seidel(a, b, x, sweeps):
             s = a[i, :i].dot(x[:i]) + a[i, i + 1:].dot(x[i + 1:])
             x[i] = (b[i] - s) / a[i, i]
     return x
+
+
+def wave(u_prev, u, u_next, c2, steps):
+    """A three-way rotation of array names at the end of each time step: no array is copied."""
+    for _ in range(steps):
+        u_next[1:-1] = 2 * u[1:-1] - u_prev[1:-1] + c2 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u_prev, u, u_next = u, u_next, u_prev
+    return u
+
+
+def heat_swap(u, v, alpha, steps):
+    """Ping-pong buffers in a scalar loop nest."""
+    n = u.shape[0]
+    for _ in range(steps):
+        for i in range(1, n - 1):
+            v[i] = u[i] + alpha * (u[i - 1] - 2 * u[i] + u[i + 1])
+        u, v = v, u
+    return u
+
+
+def horner(coeffs, x, out):
+    """A tuple of coefficients, read by the kernel."""
+    for k in range(x.shape[0]):
+        acc = 0.0
+        for c in coeffs:
+            acc = acc * x[k] + c
+        out[k] = acc
+    return out
+
+
+def rhs(t, y):
+    return -0.5 * y + math.sin(t)
+
+
+def rk4(y0, t0, t1, n):
+    """Four calls of a helper per step, each reading the last one's result."""
+    h = (t1 - t0) / n
+    y = y0
+    t = t0
+    for _ in range(n):
+        k1 = rhs(t, y)
+        k2 = rhs(t + h / 2, y + h / 2 * k1)
+        k3 = rhs(t + h / 2, y + h / 2 * k2)
+        k4 = rhs(t + h, y + h * k3)
+        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        t = t + h
+    return y

@@ -151,9 +151,9 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     array at the ``aligned`` positions is misaligned; ``converted``: position -> the function that makes
     the kernel's array of a tuple or list argument, or None (the call then takes ``checked``). The status
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
-    read once, as a list ``s``, before it goes back: ``stopped`` gets that list where the kernel
-    stopped; otherwise the runner returns ``result``: (a Python expression over ``s``, ``local`` (the
-    local buffers) and the arguments, the names it reads).
+    read through memoryviews before it goes back: ``stopped`` gets it as a list where the kernel
+    stopped; otherwise the runner returns ``result``: (a Python expression over the views ``q`` and
+    ``d``, ``local`` (the local buffers) and the arguments, the names it reads).
 
     ``run.checked_by_kernel``: the positions of the arrays the kernel takes, whose dtype, number of
     axes and strides it tests as it converts them; ``run.refused(refused)`` makes the same code
@@ -194,18 +194,20 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     lines += ["    try:", "        status = take()", "    except IndexError:", "        status = new_status()",
               "    try:", f"        kernel({', '.join(call)}, status[0])",
               "    except Exception:", "        give(status)", f"        return {on_refusal}({params})",
-              "    s = status[1].tolist()", "    give(status)",
-              "    if s[0]:", f"        return stopped(s, {packed})",
-              f"    return {expression}"]
+              "    q = status[1]",
+              "    if q[0]:", "        s = q.tolist()", "        give(status)", f"        return stopped(s, {packed})",
+              "    d = status[2]", f"    r = {expression}", "    give(status)", "    return r"]
     pool = []
 
     def new_status():
-        """A status buffer as the kernel takes it without a conversion (a TVM tensor), with a numpy view
-        of the same memory to read it; each is reused by later calls (the kernel clears what it reads)."""
+        """A status buffer as the kernel takes it without a conversion (a TVM tensor), with memoryviews
+        of the same memory to read it, as int64 (``q``) and as float64 (``d``): one slot read costs less
+        than a list of them; each buffer is reused by later calls (the kernel clears what it reads)."""
         import tvm_ffi
 
         view = np.zeros(status_size, np.int64)
-        return tvm_ffi.from_dlpack(view), view
+        ints = memoryview(view)
+        return tvm_ffi.from_dlpack(view), ints, ints.cast("B").cast("d")
 
     namespace = {**result_names, "may_share": may_share_memory, "checked": checked, "allocate": allocate,
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,

@@ -231,21 +231,27 @@ def make_loop_runner(kernel, lowered, fragment, args):
 
     # what the loop leaves, as an expression over the status list ``s``, the local buffers ``local``
     # and the arguments ``a0``, ``a1``...: the generated runner returns it inline, ``finish`` for ``run``
-    items, names = result_expressions(lowered, 0, n_out)
-    for k, j, p in rebound:
-        items[k] = f"(local[{j}] if s[{STATUS_SIZE + 2 * k}] else a{p})" if j is not None else f"a{p}"
-    for k, var in enumerate(lowered.outputs[:n_out]):
-        if isinstance(var, RotatedArray):              # the argument it holds in the final phase
-            held = "".join(f"a{live_in.index(m)}, " for m in var.members)
-            items[k] = f"({held})[s[{STATUS_SIZE + 2 * k}]]"
-    result = "None" if n_out == 0 else items[0] if n_out == 1 else f"({', '.join(items)},)"
+    def result_expression(views):
+        """The live-out values, over the status list ``s`` or (``views``) its memoryviews ``q`` and ``d``."""
+        items, names = result_expressions(lowered, 0, n_out, views)
+        ints = "q" if views else "s"
+        for k, j, p in rebound:
+            items[k] = f"(local[{j}] if {ints}[{STATUS_SIZE + 2 * k}] else a{p})" if j is not None else f"a{p}"
+        for k, var in enumerate(lowered.outputs[:n_out]):
+            if isinstance(var, RotatedArray):              # the argument it holds in the final phase
+                held = "".join(f"a{live_in.index(m)}, " for m in var.members)
+                items[k] = f"({held})[{ints}[{STATUS_SIZE + 2 * k}]]"
+        return ("None" if n_out == 0 else items[0] if n_out == 1 else f"({', '.join(items)},)"), names
+
+    result, names = result_expression(False)
     params = "".join(f"a{p}, " for p in range(len(live_in)))
     namespace = dict(names)
     exec(compile(f"def finish(s, args, local):\n    ({params}) = args\n    return {result}\n",
                  "<astjit loop results>", "exec"), namespace)
     finish = namespace["finish"]
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
-                                   status_size, run, stopped, (result, names), allocate, aligned, converters)
+                                   status_size, run, stopped, result_expression(True), allocate, aligned,
+                                   converters)
 
 
 def local_array_allocator(lowered, live_in):

@@ -7,7 +7,7 @@ import types
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
-from loop_programs import mandelbrot
+from loop_programs import mandelbrot, rk4
 
 from astjit import jit
 
@@ -308,25 +308,6 @@ def test_callees_with_loops_compile():
                       (np.zeros((2, 0), np.int64), np.zeros(2, np.int64))])
     check(call_loops, [(rng.random(n), rng.random(n), np.zeros(k)) for n, k in ((4, 6), (1, 3), (30, 2))])
     check(looped_loop, [(np.arange(n, dtype="float64"), np.zeros(n)) for n in (4, 0, 6)])
-
-
-def rhs(t, y):
-    return -0.5 * y + math.sin(t)
-
-
-def rk4(y0, t0, t1, n):
-    """Each stage's value feeds the next call: a chain of temporaries through four inlined calls."""
-    h = (t1 - t0) / n
-    y = y0
-    t = t0
-    for _ in range(n):
-        k1 = rhs(t, y)
-        k2 = rhs(t + h / 2, y + h / 2 * k1)
-        k3 = rhs(t + h / 2, y + h / 2 * k2)
-        k4 = rhs(t + h, y + h * k3)
-        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        t = t + h
-    return y
 
 
 def test_a_chain_of_calls_each_reading_the_last_compiles():

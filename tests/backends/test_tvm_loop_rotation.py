@@ -4,21 +4,13 @@ into the array it holds in Python, and hands back the same objects Python's name
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import heat_swap
 
 from astjit import jit
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
 rng = np.random.default_rng(21)
-
-
-def heat_swap(u, v, alpha, steps):
-    n = u.shape[0]
-    for _ in range(steps):
-        for i in range(1, n - 1):
-            v[i] = u[i] + alpha * (u[i - 1] - 2 * u[i] + u[i + 1])
-        u, v = v, u
-    return u
 
 
 def wave(u_prev, u, u_next, c2, steps):

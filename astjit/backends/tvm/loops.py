@@ -1857,13 +1857,15 @@ def result_reader(kernel: LoopKernel, first=0, count=None):
     return namespace["read"]
 
 
-def result_expressions(kernel: LoopKernel, first=0, count=None) -> tuple[list, dict]:
+def result_expressions(kernel: LoopKernel, first=0, count=None, views=False) -> tuple[list, dict]:
     """(a Python expression per live-out value, reading the status list ``s``, or None for an array;
     the names the expressions use), for generated code (``result_reader``, and the loop runner, which
     inlines them: a call of a reader costs as much as a short loop's arithmetic). A float64 slot's bits
-    become its float through ``struct`` (a float64 view of the buffer, or a helper call per value,
-    costs more than the rest of the call of a short loop)."""
+    become its float through ``struct``. With ``views``, the expressions read the status buffer itself
+    through memoryviews, ``q`` of its int64 slots and ``d`` of the same bytes as float64 (the runner's:
+    cheaper than a list of every slot)."""
     namespace = {"pack": struct.Struct("q").pack, "unpack": struct.Struct("d").unpack}
+    ints = "q" if views else "s"
     items = []
     outputs = kernel.outputs[first:] if count is None else kernel.outputs[first:first + count]
     for k, var in enumerate(outputs, first):
@@ -1873,18 +1875,21 @@ def result_expressions(kernel: LoopKernel, first=0, count=None) -> tuple[list, d
             continue
         dtype = np.dtype(var.dtype)
         if dtype == np.float64:            # (Python numbers: the slot's exact value)
-            value = f"unpack(pack(s[{at}]))[0]"
+            value = f"d[{at}]" if views else f"unpack(pack(s[{at}]))[0]"
         elif dtype.kind in "iub" and dtype != np.uint64:
-            value = f"s[{at}]"
+            value = f"{ints}[{at}]"
         else:
             width = np.dtype(f"int{8 * dtype.itemsize}") if dtype.kind == "f" or dtype == np.uint64 else None
             namespace[f"v{k}"] = (lambda st, at=at, w=width, d=dtype:
                                   np.array(st[at:at + 1], np.int64).astype(w).view(d)[0]
                                   if w is not None else np.array(st[at:at + 1], np.int64).astype(d)[0])
-            value = f"v{k}(s)"
+            value = f"v{k}({ints})"
         converters = [_converter(t, value.startswith("v")) for t in var.types]
+        if len(converters) == 1 and (converters[0], dtype) in ((float, np.float64), (int, np.int64)):
+            items.append(value)            # (already the Python number it reads as)
+            continue
         namespace[f"c{k}"] = converters[0] if len(converters) == 1 else converters
-        items.append(f"c{k}({value})" if len(converters) == 1 else f"c{k}[s[{at + 1}]]({value})")
+        items.append(f"c{k}({value})" if len(converters) == 1 else f"c{k}[{ints}[{at + 1}]]({value})")
     return items, namespace
 
 

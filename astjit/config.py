@@ -39,11 +39,14 @@ def backend_override() -> str | None:
     return None if value in ("", "auto") else value
 
 
+TINY_LOOP_WORK = 64        # ASTJIT_TINY_LOOP's default (also where its value is not an integer)
+
+
 def tiny_loop_work() -> int:
     try:
-        return int(os.environ.get("ASTJIT_TINY_LOOP", "64"))
+        return int(os.environ.get("ASTJIT_TINY_LOOP", TINY_LOOP_WORK))
     except ValueError:
-        return 96
+        return TINY_LOOP_WORK
 
 
 def disk_cache_enabled() -> bool:

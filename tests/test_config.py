@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from differential import assert_same_as_numpy
 
-from astjit import explain, jit
+from astjit import config, explain, jit
 
 
 def scaled(a, k):
@@ -48,6 +48,15 @@ def test_logging_is_quiet_by_default(monkeypatch, caplog):
     jf(np.ones(5), 3)
     jf(np.ones(6), 3)
     assert not [r for r in caplog.records if r.name == "astjit"]
+
+
+@pytest.mark.parametrize("value, expected", [(None, 64), ("12", 12), ("0", 0), ("many", 64)])
+def test_tiny_loop_work_takes_its_default_where_unset_or_not_an_integer(monkeypatch, value, expected):
+    if value is None:
+        monkeypatch.delenv("ASTJIT_TINY_LOOP", raising=False)
+    else:
+        monkeypatch.setenv("ASTJIT_TINY_LOOP", value)
+    assert config.tiny_loop_work() == expected
 
 
 def test_unknown_backend_name_is_an_error(monkeypatch):

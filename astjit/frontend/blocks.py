@@ -17,7 +17,14 @@ from .bound import DefinitelyBound
 from .entry_facts import entry_facts
 from .inline import local_functions
 from .loop_guard import resume_position
-from .loops import LoopChecker, NotALoopRegion, assigned_names, hoist_attribute_reads, loop_liveness
+from .loops import (
+    PASSED_VALUES,
+    LoopChecker,
+    NotALoopRegion,
+    assigned_names,
+    hoist_attribute_reads,
+    loop_liveness,
+)
 from .lower import BlockLowering
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
@@ -178,7 +185,7 @@ class BlockFinder:
         for name in read + list(callee_names):
             if name not in self.liveness.local_names:
                 value = self.resolver.lookup(name)
-                if isinstance(value, bool | int | float | np.generic | np.ndarray | tuple | list):
+                if isinstance(value, PASSED_VALUES):
                     names.append(name)
         return list(dict.fromkeys(names))
 
@@ -221,8 +228,6 @@ class BlockFinder:
         """Whether every context manager of a ``with`` lets exceptions through (np.errstate, ...): then a
         block raising inside it leaves no handler to observe its partial assignments."""
         import warnings
-
-        import numpy as np
 
         from .lower import attribute_chain
 

@@ -51,6 +51,10 @@ REDUCTIONS = ("sum", "mean")
 REDUCTION_FUNCTIONS = {**{getattr(np, name): f"reduce.{name}" for name in REDUCTIONS}, np.dot: "reduce.dot"}
 REDUCTION_ARITY = {"reduce.sum": 1, "reduce.mean": 1, "reduce.dot": 2}
 
+# what a global or a global's attribute read in a loop may hold to be passed in as an argument (the
+# kernel takes numbers, arrays, and tuples and lists of numbers; anything else fails its types)
+PASSED_VALUES = bool | int | float | np.generic | np.ndarray | tuple | list
+
 TUPLE_LOOP_ITEMS = 64   # ``for d in (...)`` with at most this many constants of one type runs in a kernel
 
 OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.BitAnd,
@@ -400,7 +404,7 @@ def hoist_attribute_reads(loop, resolver, local_names) -> dict:
             if chain is None or chain[0] in local_names or not isinstance(node.ctx, gast.Load):
                 return self.generic_visit(node)
             obj = resolver.resolve_chain(chain)
-            if obj is MISSING or not isinstance(obj, bool | int | float | np.generic | np.ndarray | tuple | list):
+            if obj is MISSING or not isinstance(obj, PASSED_VALUES):
                 return self.generic_visit(node)
             name = hoisted_name(chain)
             hoisted.setdefault(name, copy.deepcopy(node))

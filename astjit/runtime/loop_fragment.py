@@ -145,7 +145,14 @@ def make_loop_runner(kernel, lowered, fragment, args):
     from ..backends.tvm.loop_arrays import LocalArray
     from ..backends.tvm.loop_rotation import RotatedArray
     from ..backends.tvm.loop_types import sequence_converter
-    from ..backends.tvm.loops import BAIL, RETURNED, STATUS_SIZE, result_expressions, result_reader
+    from ..backends.tvm.loops import (
+        BAIL,
+        RETURNED,
+        STATUS_SIZE,
+        result_expressions,
+        result_reader,
+        status_slot,
+    )
 
     live_in = fragment.live_in
     arrays = [live_in.index(n) for n in lowered.arrays]
@@ -236,11 +243,11 @@ def make_loop_runner(kernel, lowered, fragment, args):
         items, names = result_expressions(lowered, 0, n_out, views)
         ints = "q" if views else "s"
         for k, j, p in rebound:
-            items[k] = f"(local[{j}] if {ints}[{STATUS_SIZE + 2 * k}] else a{p})" if j is not None else f"a{p}"
+            items[k] = f"(local[{j}] if {ints}[{status_slot(k)}] else a{p})" if j is not None else f"a{p}"
         for k, var in enumerate(lowered.outputs[:n_out]):
             if isinstance(var, RotatedArray):              # the argument it holds in the final phase
                 held = "".join(f"a{live_in.index(m)}, " for m in var.members)
-                items[k] = f"({held})[{ints}[{STATUS_SIZE + 2 * k}]]"
+                items[k] = f"({held})[{ints}[{status_slot(k)}]]"
         return ("None" if n_out == 0 else items[0] if n_out == 1 else f"({', '.join(items)},)"), names
 
     result, names = result_expression(False)

@@ -18,11 +18,8 @@ from tvm import tirx
 from tvm.script.ir_builder import tirx as T
 
 from ...frontend.loops import index_items
-from .loop_rows import RowLeaf, Span
+from .loop_rows import I64, ONE, ZERO, RowLeaf, Span
 from .loop_types import Scalar
-
-I64 = "int64"
-ZERO, ONE = tirx.const(0, I64), tirx.const(1, I64)
 
 
 def dot_operands(e) -> tuple:

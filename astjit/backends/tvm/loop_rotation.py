@@ -19,15 +19,12 @@ so that an index proven in bounds of one name's extent is in bounds of every arr
 from dataclasses import dataclass
 
 import gast
+from tvm import tirx
+from tvm.script.ir_builder import tirx as T
 
 from ...frontend.loops import assigned_names
-from .runtime import tvm_module
+from .loop_rows import I64
 
-tvm = tvm_module()
-from tvm import tirx  # noqa: E402
-from tvm.tirx.script import builder as T  # noqa: E402
-
-I64 = "int64"
 MOST_PHASES = 6           # a rotation that repeats later than this keeps the loop in Python
 
 
@@ -148,13 +145,14 @@ class RotatedArrays:
 
     def store_rotation_results(self, outs) -> None:
         """Each rotated live-out name's slot: the index (in ``members``) of the argument it holds."""
-        members = self.rotation.members if self.rotation is not None else ()
+        if self.rotation is None:
+            return
+        members, bindings = self.rotation.members, self.rotation.bindings
         for k, var in enumerate(outs):
             if not isinstance(var, RotatedArray):
                 continue
-            index = tirx.const(0, I64)
-            for p in range(len(self.rotation.bindings) - 1, -1, -1):
-                held = tirx.const(members.index(self.rotation.bindings[p][var.name]), I64)
-                index = held if p == len(self.rotation.bindings) - 1 else tirx.Select(
-                    tirx.EQ(self.phase[0], tirx.const(p, I64)), held, index)
-            T.buffer_store(self.status, index, [self.status_slot(k)])
+            held = [tirx.const(members.index(b[var.name]), I64) for b in bindings]
+            index = held[-1]
+            for p in range(len(bindings) - 2, -1, -1):
+                index = tirx.Select(tirx.EQ(self.phase[0], tirx.const(p, I64)), held[p], index)
+            self.store_slot(k, index)

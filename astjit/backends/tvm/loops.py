@@ -371,7 +371,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 T.buffer_store(self.status, tirx.const(0, I64), [0])
                 for k, var in enumerate(outs):           # (the runner reuses its status buffers)
                     if isinstance(var, LocalArray):
-                        T.buffer_store(self.status, tirx.const(0, I64), [STATUS_SIZE + 2 * k])
+                        self.store_slot(k, tirx.const(0, I64))
                 self.bail_on_huge_extents()
                 self.bail_on_blas_strides()
                 self.start_rotation()
@@ -389,9 +389,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 for k, var in enumerate(outs):
                     if isinstance(var, LocalArray | RotatedArray):
                         continue                     # its slot says whether it was rebound (loop_arrays)
-                    T.buffer_store(self.status, _bits_as_int64(var.buffer[0], var.dtype), [STATUS_SIZE + 2 * k])
+                    self.store_slot(k, _bits_as_int64(var.buffer[0], var.dtype))
                     tag = var.tag[0] if var.tag is not None else tirx.const(0, "int8")
-                    T.buffer_store(self.status, tag.astype(I64), [STATUS_SIZE + 2 * k + 1])
+                    T.buffer_store(self.status, tag.astype(I64), [status_slot(k) + 1])
         if self.stores & self.rotated_names():   # (a write through a rotated name may reach any of them)
             self.stores |= self.rotated_names()
         return LoopKernel(ib.get(), [n for n in self.array_types if n not in self.incoming_locals],
@@ -399,14 +399,13 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                           self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
                           sorted(self.blas_checked), dict(self.sequences))
 
-    @staticmethod
-    def status_slot(k) -> int:
-        """Where the status buffer holds live-out value ``k`` (its type's index follows it)."""
-        return STATUS_SIZE + 2 * k
+    def store_slot(self, k, value) -> None:
+        """``value`` into the status slot of live-out value ``k``."""
+        T.buffer_store(self.status, value, [status_slot(k)])
 
     def mark_rebound(self, k) -> None:
         """The status slot of live-out name ``k``: 1 once its local array holds a value the loop made."""
-        T.buffer_store(self.status, tirx.const(1, I64), [STATUS_SIZE + 2 * k])
+        self.store_slot(k, tirx.const(1, I64))
 
     def stale(self, name, node) -> Exception:
         return _Stale(name, node)
@@ -1820,6 +1819,11 @@ def _index_error(values) -> BaseException:
     return IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
 
 
+def status_slot(k) -> int:
+    """Where the status buffer holds live-out value ``k`` (the index of its type follows it)."""
+    return STATUS_SIZE + 2 * k
+
+
 def _sequence_index_error(kind):
     return lambda values: IndexError(f"{kind} index out of range")
 
@@ -1869,7 +1873,7 @@ def result_expressions(kernel: LoopKernel, first=0, count=None, views=False) -> 
     items = []
     outputs = kernel.outputs[first:] if count is None else kernel.outputs[first:first + count]
     for k, var in enumerate(outputs, first):
-        at = STATUS_SIZE + 2 * k
+        at = status_slot(k)
         if isinstance(var, LocalArray | RotatedArray):
             items.append(None)
             continue
@@ -1902,4 +1906,4 @@ def _converter(typ: Scalar, numpy_value: bool):
     return cls
 
 
-__all__ = ["LoopLowering", "LoopKernel", "result_reader", "result_expressions", "type_of_result"]
+__all__ = ["LoopLowering", "LoopKernel", "result_reader", "result_expressions", "status_slot", "type_of_result"]

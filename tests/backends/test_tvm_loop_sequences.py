@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import horner
 
 from astjit import jit
 
@@ -17,16 +18,6 @@ WEIGHTS = (0.25, 0.5, 0.25)
 
 class Settings:
     taps = [1.0, -1.0]
-
-
-def horner(c, x):
-    out = np.empty_like(x)
-    for k in range(x.shape[0]):
-        acc = 0.0
-        for ci in c:
-            acc = acc * x[k] + ci
-        out[k] = acc
-    return out
 
 
 def item_total(c):
@@ -77,7 +68,9 @@ def repeated(c, n):
 
 def test_a_tuple_or_list_of_floats_is_read_in_the_kernel():
     x = rng.random(9)
-    check(horner, [((1.0, -2.0, 0.5, 3.0), x), ([2.0, 1.0], x[:4]), ((0.5,), x), ((1.0, 2.0), x[:0])])
+    check(horner, [((1.0, -2.0, 0.5, 3.0), x, np.zeros(9)), ([2.0, 1.0], x[:4], np.zeros(4)),
+                   ((0.5,), x, np.zeros(9)), ((1.0, 2.0), x[:0], np.zeros(0)),
+                   ((np.nan, 1.0, -0.0), x, np.zeros(9)), ((-0.0, np.inf), x[:3], np.zeros(3))])
 
 
 @pytest.mark.parametrize("items", [

@@ -126,6 +126,7 @@ def cases():
         ("reversed: back subst 4", p.back_substitution, (np.triu(rng.random((4, 4))) + np.eye(4), rng.random(4))),
         ("@ rows: lower solve 4", p.lower_solve, (np.tril(rng.random((4, 4))) + np.eye(4), rng.random(4), np.zeros(4))),
         ("rotation: wave 16 x 4", p.wave, (np.linspace(0, 1, 16), np.linspace(0, 1, 16), np.zeros(16), 0.1, 4)),
+        ("swap: heat 16 x 4", p.heat_swap, (rng.random(16), np.zeros(16), 0.2, 4)),
         ("tuple: horner 8", p.horner, ((1.0, -2.0, 0.5), rng.random(8), np.zeros(8))),
         ("helper chain: rk4 8", p.rk4, (1.0, 0.0, 1.0, 8)),
         ("round/divmod/local def 8", p.quantize, (rng.standard_normal(8) * 10, 0.25, np.zeros(8, np.float32))),

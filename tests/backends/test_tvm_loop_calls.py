@@ -311,7 +311,8 @@ def test_callees_with_loops_compile():
 
 
 def test_a_chain_of_calls_each_reading_the_last_compiles():
-    check(rk4, [(1.0, 0.0, 10.0, 100), (-2.5, 1.0, 3.0, 7), (0.0, 0.0, 1.0, 0), (np.float64(1.5), 0.0, 2.0, 9)])
+    check(rk4, [(1.0, 0.0, 10.0, 100), (-2.5, 1.0, 3.0, 7), (0.0, 0.0, 1.0, 0), (np.float64(1.5), 0.0, 2.0, 9),
+                (-0.0, 0.0, 1.0, 3), (math.nan, 0.0, 1.0, 4), (math.inf, 0.0, 1.0, 2)])
 
 
 def maybe_unbound_in_loop(v):

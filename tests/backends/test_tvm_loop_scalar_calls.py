@@ -171,3 +171,45 @@ def divmod_kept(a):
 def test_divmod_other_than_unpacked_runs_as_python():
     jitted = check(divmod_kept, [(np.arange(10),)], compiled=False)
     assert "divmod" in str(jitted.explain())
+
+
+def python_float_powers(a, e):
+    s = 0.0
+    for i in range(len(a)):
+        x = float(a[i])
+        s += x ** e + x ** 3 / (1.0 + abs(x) ** -2)      # a Python float to int powers: C's pow, Python's errors
+    return s
+
+
+def numpy_powers(a, e):
+    out = np.empty(len(a))
+    for i in range(len(a)):
+        out[i] = a[i] ** e + a[i] ** 1.5 + a[i] ** np.int64(3)   # numpy float64 powers: pow, no errors
+    return out
+
+
+def float32_power(a):
+    s = np.float32(0)
+    for i in range(len(a)):
+        s += a[i] ** 3
+    return s
+
+
+def power_of_a_float_exponent(a, p):
+    s = 0.0
+    for i in range(len(a)):
+        s += float(a[i]) ** p                 # a negative base gives a complex in Python
+    return s
+
+
+def test_powers_of_floats_call_pow_and_raise_as_python():
+    finite = np.array([1.5, -2.0, 0.25, 3.0, -0.5])
+    check(python_float_powers, [(finite, e) for e in (0, 1, 2, 5, -1, -3)]
+          + [(np.array([2.0, 0.0]), -1),                     # ZeroDivisionError: 0.0 to a negative power
+             (np.array([2.0, 1e200]), 2),                     # OverflowError at 1e200 ** 3
+             (np.array([np.inf, -np.inf, np.nan, -0.0]), 3)])   # no error from infinities and NaN
+    check(numpy_powers, [(EDGES, e) for e in (3, -1, 0, 7)] + [(finite, -2), (np.zeros(0), 3)])
+    jitted = check(float32_power, [(np.array([1.5, -2.0], np.float32),)], compiled=False)
+    assert "a power of numpy.float32 (only float64 bases" in str(jitted.explain())
+    jitted = check(power_of_a_float_exponent, [(finite, 0.5), (-finite, 2.0)], compiled=False)
+    assert "a power whose exponent is not an int" in str(jitted.explain())

@@ -245,6 +245,7 @@ class RowStatements:
         shape = list(operands[0].shape)
         for o in operands[1:]:
             shape = self.check_broadcast(shape, o.shape, node)
+        self.row_op_nodes.add(id(node))
         return RowOp(kind, name, operands, shape, node)
 
     # -- shapes ----------------------------------------------------------------------------------------

@@ -328,6 +328,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.returns = []                      # per enclosing inlined call: what ``return`` does
         self.scratch_buffers = {}              # array buffer -> its scratch buffer (loop_rows)
         self.shape_parent = {}                 # local arrays and the arrays they must match (loop_arrays)
+        self.row_op_nodes = set()              # ids of the nodes lowered elementwise over rows (loop_rows)
         self.pending = [[]]
         with IRBuilder() as ib:
             with T.prim_func(), self.scope():
@@ -1244,9 +1245,15 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         return Val(self.bind(expr, I64), (r,), bits=bits)
 
     def power(self, a, b, node) -> Val:
-        if not (isinstance(node, gast.BinOp) and isinstance(node.right, gast.Constant)
+        if (isinstance(node, gast.BinOp) and isinstance(node.right, gast.Constant)
                 and node.right.value == 2 and type(node.right.value) is int):
-            raise _no("a power other than x ** 2", node)
+            return self.square(a, node)
+        if id(node) in self.row_op_nodes:
+            raise _no("a power of array elements other than x ** 2 (numpy's array power may take other "
+                      "paths than the C library's pow)", node)
+        return self.float_power(a, b, node)
+
+    def square(self, a, node) -> Val:
         if any(t.kind == "b" for t in a.types):
             raise _no("a power of a bool", node)
         square = self.binary("Mult", a, a, node)
@@ -1261,6 +1268,30 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                             self.combination_holds((a,), (python_float,)))
         self.fail(overflow, node, lambda vals: _raised(pow, _float_of_bits(vals[0]), 2), (x,))
         return Val(result, square.types, square.tag)
+
+    def float_power(self, a, b, node) -> Val:
+        """``x ** e`` of a float64 (a Python float or a numpy float64) and an int, or of a numpy float64
+        and a constant float: the C library's ``pow``, which CPython's float power and numpy's scalar
+        power both call. A Python float's power raises as CPython's: ZeroDivisionError for 0.0 to a
+        negative power, OverflowError where a finite base gives an infinity. (A Python float to a
+        power that is not an integer gives a complex where the base is negative: not compiled.)"""
+        if not a.types or any(t.dtype != "float64" for t in a.types):
+            raise _no(f"a power of {'/'.join(map(str, a.types))} (only float64 bases, other than x ** 2)", node)
+        ints = all(t.kind in "iu" and t.dtype != "uint64" for t in b.types)
+        constant = isinstance(node, gast.BinOp) and isinstance(node.right, gast.Constant)
+        if not ints and not (constant and type(node.right.value) is float and not any(t.python for t in a.types)):
+            raise _no("a power whose exponent is not an int (a Python float's power may be complex)", node)
+        r = self.common(operator.pow, (a, b), "the operator **", node)
+        x = self.bind(a.expr, "float64")
+        e = self.bind(_cast(b.expr, b.dtype, "float64"), "float64")
+        result = self.bind(sm.libm("pow", "float64", x, e), "float64")
+        if r.python:              # a Python float and a Python int (a numpy int makes it numpy's power)
+            exponent = self.bind(_cast(b.expr, b.dtype, I64), I64)
+            raise_ = lambda vals: _raised(pow, _float_of_bits(vals[0]), int(vals[1]))  # noqa: E731
+            self.fail(tirx.And(tirx.EQ(x, tirx.const(0.0, "float64")), exponent < tirx.const(0, I64)), node,
+                      raise_, (x, exponent))
+            self.fail(tirx.And(sm.te.isinf(result), sm.te.isfinite(x)), node, raise_, (x, exponent))
+        return Val(result, (r,))
 
     def unary(self, e) -> Val:
         return self.unary_value(type(e.op).__name__, self.expr(e.operand), e)

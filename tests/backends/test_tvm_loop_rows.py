@@ -39,8 +39,8 @@ def test_row_statements_match_numpy(dtype):
     arrays.append(np.array([[np.nan, np.inf, -0.0, 1.0], [2.0, 0.0, -0.0, -np.inf]], dtype))
     check(affine_rows, [(a, np.zeros_like(a)) for a in arrays])
     check(normalize_rows, [(a,) for a in arrays if a.ndim == 2])
-    jitted = check(normalize_rows, [(a,) for a in arrays if a.ndim == 3], compiled=False)   # m is a row
-    assert "binding 'm' to a view or a number" in str(jitted.explain())
+    # 3-d: m is a view of the row the statement rewrites; numpy reads all of it before the write
+    check(normalize_rows, [(a,) for a in arrays if a.ndim == 3])
     check(scatter_rows, [(a, rng.random(len(a)).astype(dtype), np.zeros((3,) + a.shape[1:], dtype))
                          for a in arrays])
     check(recurrence_rows, [(a, alpha) for a in arrays for alpha in (0.25, np.float32(0.5), 1)])

@@ -18,7 +18,7 @@ from tvm import tirx
 from tvm.script.ir_builder import tirx as T
 
 from ...frontend.loops import index_items
-from .loop_rows import I64, ONE, ZERO, RowLeaf, Span
+from .loop_rows import I64, ONE, ZERO, RowLeaf, RowOp, Span
 from .loop_types import Scalar
 
 
@@ -40,6 +40,9 @@ class RowDots:
         matmul = isinstance(e, gast.BinOp)
         nodes = dot_operands(e)
         rows = [self.row(node, e) for node in nodes]          # in Python's order, each index checked
+        # an expression of rows: numpy computes it into a new array first, then hands that to BLAS
+        rows = [self.materialized(row, (id(e), k), e) if isinstance(row, RowOp) and len(row.shape) == 1 else row
+                for k, row in enumerate(rows)]
         for node, row in zip(nodes, rows):
             if not isinstance(row, RowLeaf) or len(row.shape) != 1:
                 raise self.refusal("a dot product of other than two 1-d views of arrays", e)
@@ -48,6 +51,8 @@ class RowDots:
                     and not (isinstance(item.step, gast.Constant) and type(item.step.value) is int
                              and item.step.value > 0) for item in index_items(node.slice)):
                 raise self.refusal("a dot product of a slice whose step is not a positive constant", e)
+            if row.view[0] != "materialized" and not self.steps_forward(node):    # (a named view's own slices)
+                raise self.refusal("a dot product of a view whose slices step by other than positive constants", e)
         x, y = rows
         if x.dtype != y.dtype:
             raise self.refusal(f"a dot product of {x.dtype} and {y.dtype} elements", e)
@@ -75,9 +80,12 @@ class RowDots:
         self.blas_libraries.add(blas.library)
         args = []
         for row in (x, y):
-            self.blas_wanted.add(self.array_name(row.buf))
             axis = next(k for k, a in enumerate(row.axes) if isinstance(a, Span))
-            stride = row.buf.strides[axis]           # (every array buffer is declared with its strides)
+            if row.view[0] == "materialized":        # (a contiguous buffer of the kernel's own)
+                stride = ONE
+            else:
+                self.blas_wanted.add(self.array_name(row.buf))
+                stride = row.buf.strides[axis]       # (every array buffer is declared with its strides)
             pointer = tirx.call_intrin("handle", "tirx.address_of", tirx.BufferLoad(row.buf, row.at([ZERO])))
             args += [pointer, (stride * row.axes[axis].step).astype(blas.int_dtype)]
         zero = self.bind(tirx.const(0.0, dtype), dtype)       # a local: TVM would fold ``0.0 + r`` to ``r``

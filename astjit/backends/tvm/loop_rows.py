@@ -91,12 +91,13 @@ def is_row_statement(lowering, s) -> bool:
 
 def outside_reductions(node, calls):
     """The nodes of ``node`` (``gast.walk``'s) except those inside a reduction (a call, or ``x @ y`` of
-    rows), which is a number."""
+    rows) or the arguments of an inlined function's call (which returns a number)."""
     todo = [node]
     while todo:
         n = todo.pop()
         yield n
-        if not str(calls.get(n, "")).startswith("reduce."):
+        op = calls.get(n)
+        if not (isinstance(op, Inlined) or str(op or "").startswith("reduce.")):
             todo.extend(gast.iter_child_nodes(n))
 
 
@@ -137,8 +138,12 @@ class RowStatements:
         evaluated left operand of an augmented assignment)."""
         if left is None and not self.has_rows(e):
             return ScalarLeaf(self.settled(self.expr(e)))           # no row in it: a scalar, evaluated now
+        if isinstance(e, gast.Name) and e.id in self.named_rows:      # a row bound to a name (loop_named_rows)
+            return self.named_rows[e.id].tree
         if isinstance(e, gast.Name):                                # a whole array, as a row
             return self.whole(e.id, e)
+        if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name) and e.value.id in self.named_rows:
+            return self.named_row_item(e)
         if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name) and e.value.id in self.arrays:
             return self.row_leaf(e)
         if isinstance(e, gast.BinOp):
@@ -174,13 +179,19 @@ class RowStatements:
             elif isinstance(n, gast.Call) and self.calls.get(n) == "len":
                 inner.update(id(a) for a in n.args)
         return any(self.is_row_read(n) if isinstance(n, gast.Subscript) else
-                   isinstance(n, gast.Name) and n.id in self.arrays and id(n) not in inner
-                   for n in nodes)
+                   isinstance(n, gast.Name) and (n.id in self.arrays or n.id in self.named_rows)
+                   and id(n) not in inner for n in nodes)
 
     def is_row_read(self, n) -> bool:
-        buf = self.arrays.get(n.value.id) if isinstance(n.value, gast.Name) else None
+        if not isinstance(n.value, gast.Name):
+            return False
+        buf = self.arrays.get(n.value.id)
+        named = self.named_rows.get(n.value.id)
+        if buf is None and named is None:
+            return False
+        ndim = len(buf.shape) if buf is not None else len(named.tree.shape)
         items = index_items(n.slice)
-        return buf is not None and (len(items) < len(buf.shape) or any(isinstance(i, gast.Slice) for i in items))
+        return len(items) < ndim or any(isinstance(i, gast.Slice) for i in items)
 
     def row_leaf(self, node):
         """A view ``a[i]``, ``a[i, :]``, ``u[1:-1]``, ``a[i:i + w, j]`` (a row), or ``a[i, j]`` (an element,

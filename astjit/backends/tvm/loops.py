@@ -42,9 +42,10 @@ from . import scalar_math as sm
 from .loop_arrays import LocalArray, LocalArrays, written_in_place
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
 from .loop_dots import RowDots
+from .loop_named_rows import NamedRows, named_row_sites
 from .loop_reductions import RowReductions, reduction_operand
 from .loop_rotation import RotatedArray, RotatedArrays, find_rotation
-from .loop_rows import RowStatements, is_row_statement
+from .loop_rows import RowStatements, ScalarLeaf, is_row_statement
 from .loop_types import (
     BINARY,
     COMPARE,
@@ -147,7 +148,7 @@ class LoopKernel:
     sequences: dict = field(default_factory=dict)        # name -> Sequence: a tuple or list the runner converts
 
 
-class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays):
+class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows):
     def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0, returns=False):
         self.loop = loop
         self.resume_at = resume_at             # positions of the outer ``for`` that ran as Python first
@@ -204,6 +205,11 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.blas_checked = set()                  # those whose strides this build's start checks
         self.blas_libraries = set()                # the libraries of the BLAS functions it calls
         self.in_place = written_in_place(loop, calls)
+        self.named_row_sizes = {}                  # name -> {dtype: slots} its named row keeps (loop_named_rows)
+        self.materialized_needs = {}               # key -> (dtype, arrays read) of a row a dot computes first
+        callee_bodies = {id(c): c.body for c in calls.values() if isinstance(c, Inlined)}
+        self.named_row_sites = named_row_sites([[loop], *callee_bodies.values()], set(self.live_out),
+                                               set(live_in))
 
     def check_sequence_uses(self, bodies) -> None:
         """A tuple or list argument is only read by an integer index or measured by ``len()``: any other
@@ -328,6 +334,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.returns = []                      # per enclosing inlined call: what ``return`` does
         self.scratch_buffers = {}              # array buffer -> its scratch buffer (loop_rows)
         self.shape_parent = {}                 # local arrays and the arrays they must match (loop_arrays)
+        self.named_rows = {}                   # name -> NamedRow it holds here (loop_named_rows)
         self.row_op_nodes = set()              # ids of the nodes lowered elementwise over rows (loop_rows)
         self.pending = [[]]
         with IRBuilder() as ib:
@@ -367,6 +374,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 outs = [self.variables.get(name) or (RotatedArray(name, self.rotation.members) if name in rotated
                                                      else LocalArray(name)) for name in self.live_out]
                 self.allocate_scratch()
+                self.allocate_named_row_slots()
                 self.ok = T.alloc_buffer((1,), "bool", scope="global")
                 T.buffer_store(self.ok, tirx.const(True, "bool"), [0])
                 T.buffer_store(self.status, tirx.const(0, I64), [0])
@@ -544,6 +552,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
     def statement(self, s) -> None:
         if self.rotation is not None and s is self.rotation.statement:
             self.rotate(s)
+        elif self.is_named_row_assignment(s):
+            self.bind_named_row(s)
         elif self.is_array_assignment(s):
             self.array_assignment(s)
         elif isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and s.target.id in self.arrays:
@@ -822,6 +832,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
 
     # -- variables ------------------------------------------------------------------------------
     def read(self, name, node) -> Val:
+        if name in self.named_rows:
+            raise _no(f"{name!r} holds a row, read here where a number is expected (a named row is read by "
+                      "an index, len(), a reduction or a statement of rows)", node)
         var = self.variables.get(name)
         if var is None:
             raise _no(f"{name!r} is not a scalar the loop can read", node)
@@ -898,6 +911,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
     # -- arrays ---------------------------------------------------------------------------------
     def array(self, name, node):
         buf = self.arrays.get(name)
+        if buf is None and name in self.named_rows:
+            raise _no(f"{name!r} holds a row bound to a name, which the loop only reads by an index, len(), "
+                      "a reduction or a statement of rows (not written, not passed on)", node)
         if buf is None:
             raise _no(f"{name!r} is indexed but is not an array", node)
         return buf
@@ -1014,6 +1030,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if isinstance(e, gast.IfExp):
             return self.select(e)
         if isinstance(e, gast.Subscript):
+            if isinstance(e.value, gast.Attribute) and e.value.value.id in self.named_rows:
+                extent = self.named_row_extent(e.value.value.id, e.slice.value, e)
+                return Val(extent, (Scalar(I64, True),), bits=EXTENT_BITS, span=spans.EXTENT)
             if isinstance(e.value, gast.Attribute):               # x.shape[k]
                 buf = self.array(e.value.value.id, e)
                 k = e.slice.value
@@ -1021,6 +1040,11 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                     raise _no(f"shape[{k}] of a {len(buf.shape)}-d array", e)
                 return Val(buf.shape[k], (Scalar(I64, True),), bits=EXTENT_BITS, span=spans.EXTENT,
                            ub=((e.value.value.id, k % len(buf.shape)), 1, 0))
+            if isinstance(e.value, gast.Name) and e.value.id in self.named_rows:
+                item = self.named_row_item(e)
+                if not isinstance(item, ScalarLeaf):
+                    raise _no(f"a row of {e.value.id!r} read where a number is expected", e)
+                return item.value
             buf, index = self.element(e)
             value = self.load(buf, index)
             seq = self.sequences.get(e.value.id)
@@ -1035,6 +1059,15 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
 
     def array_attribute(self, e) -> Val:
         """``x.size`` (the product of the extents, a Python int) and ``x.ndim`` of an array argument."""
+        if e.value.id in self.named_rows:
+            shape = self.named_row(e.value.id, e).tree.shape
+            if e.attr == "ndim":
+                return Val(tirx.const(len(shape), I64), (Scalar(I64, True),), bits=EXTENT_BITS, span=spans.EXTENT)
+            size = tirx.const(1, I64)
+            for extent in shape:
+                size = size * extent
+            return Val(self.bind(size, I64), (Scalar(I64, True),), bits=EXTENT_BITS if len(shape) <= 1 else None,
+                       span=spans.EXTENT if len(shape) <= 1 else None)
         buf = self.array(e.value.id, e)
         if e.attr == "ndim":
             return Val(tirx.const(len(buf.shape), I64), (Scalar(I64, True),), bits=EXTENT_BITS,
@@ -1452,6 +1485,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if name == "len":
             if len(e.args) != 1 or not isinstance(e.args[0], gast.Name):
                 raise _no("len() of something other than an array", e)
+            if e.args[0].id in self.named_rows:
+                return Val(self.named_row_extent(e.args[0].id, 0, e), (Scalar(I64, True),), bits=EXTENT_BITS,
+                           span=spans.EXTENT)
             return Val(self.array(e.args[0].id, e).shape[0], (Scalar(I64, True),), bits=EXTENT_BITS,
                        span=spans.EXTENT, ub=((e.args[0].id, 0), 1, 0))
         args = [self.expr(a) for a in e.args]
@@ -1500,18 +1536,25 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         parameters, then its body, where ``return value`` stores the call's value and skips the rest."""
         values = []
         for param, arg in zip(callee.params, e.args):
+            assigns = any(isinstance(n, gast.Name) and n.id == param and isinstance(n.ctx, gast.Store)
+                          for s in callee.body for n in gast.walk(s))
             if isinstance(arg, gast.Name) and arg.id in self.arrays:      # an array passed on: its buffer
-                if any(isinstance(n, gast.Name) and n.id == param and isinstance(n.ctx, gast.Store)
-                       for s in callee.body for n in gast.walk(s)):
+                if assigns:
                     raise _no(f"{callee.name} assigns its array parameter", e)
                 values.append((self.arrays[arg.id], self.array_origin.get(arg.id, arg.id)))
+            elif self.has_rows(arg):                # a row: the parameter is a named row (loop_named_rows)
+                if assigns:
+                    raise _no(f"{callee.name} assigns a parameter that is passed a row", e)
+                self.bind_row_value(param, arg, e, callee.body)
+                values.append(None)
             else:
                 values.append(self.settled(self.expr(arg)))
         for param, v in zip(callee.params, values):
             if isinstance(v, Val):
                 self.assign(param, v, e)
-            else:
+            elif v is not None:
                 self.arrays[param], self.array_origin[param] = v
+                self.named_rows.pop(param, None)
         returned = []
 
         def produce(put):

@@ -77,6 +77,13 @@ def cases():
         ("swap: heat 1k x 200", p.heat_swap, (rng.random(1000), np.zeros(1000), 0.2, 200)),
         ("tuple: horner 10k", p.horner, ((1.0, -2.0, 0.5, 3.0, -1.5), rng.random(10_000), np.zeros(10_000))),
         ("helper chain: rk4 10k", p.rk4, (1.0, 0.0, 10.0, 10_000)),
+        # rows bound to names: differences of rows, loops over rows, rows passed to a helper
+        ("named rows: pairwise 200x3", p.pairwise_rows, (rng.random((200, 3)), np.zeros((200, 200)))),
+        ("named rows: nbody 50 x 5", p.nbody_step, (rng.random((50, 3)), rng.random((50, 3)) - 0.5,
+                                                    rng.random(50) + 0.5, 0.001, 5)),
+        ("for p in points: 20^2 x 50", p.density, (rng.random(20), rng.random(20), rng.random((50, 3)), 0.3)),
+        ("rows to helper: nearest 2k", p.nearest_center, (rng.random((2000, 4)), rng.random((8, 4)),
+                                                          np.zeros(2000, np.int64))),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -129,6 +136,11 @@ def cases():
         ("swap: heat 16 x 4", p.heat_swap, (rng.random(16), np.zeros(16), 0.2, 4)),
         ("tuple: horner 8", p.horner, ((1.0, -2.0, 0.5), rng.random(8), np.zeros(8))),
         ("helper chain: rk4 8", p.rk4, (1.0, 0.0, 1.0, 8)),
+        ("named rows: pairwise 4x3", p.pairwise_rows, (rng.random((4, 3)), np.zeros((4, 4)))),
+        ("named rows: nbody 3 x 1", p.nbody_step, (rng.random((3, 3)), rng.random((3, 3)) - 0.5,
+                                                   rng.random(3) + 0.5, 0.001, 1)),
+        ("for p in points: 2^2 x 3", p.density, (rng.random(2), rng.random(2), rng.random((3, 3)), 0.3)),
+        ("rows to helper: nearest 8", p.nearest_center, (rng.random((8, 4)), rng.random((3, 4)), np.zeros(8, np.int64))),
         ("round/divmod/local def 8", p.quantize, (rng.standard_normal(8) * 10, 0.25, np.zeros(8, np.float32))),
     ]
 

@@ -423,3 +423,57 @@ def rk4(y0, t0, t1, n):
         y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
         t = t + h
     return y
+
+
+def pairwise_rows(X, D):
+    """A difference of two rows bound to a name: the kernel computes its elements as they are read."""
+    for i in range(X.shape[0]):
+        for j in range(X.shape[0]):
+            d = X[i] - X[j]
+            D[i, j] = np.sqrt(np.sum(d * d))
+    return D
+
+
+def nbody_step(pos, vel, mass, dt, steps):
+    """Rows of positions, their differences and a power of a distance, in a time loop."""
+    acc = np.zeros_like(pos)
+    for _ in range(steps):
+        acc[:] = 0.0
+        for i in range(pos.shape[0]):
+            for j in range(pos.shape[0]):
+                if i != j:
+                    d = pos[j] - pos[i]
+                    r = math.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2)
+                    acc[i] += mass[j] * d / r ** 3
+        vel += dt * acc
+        pos += dt * vel
+    return pos
+
+
+def density(xs, ys, points, radius):
+    """A loop over the rows of an array (``for p in points``), each read by index."""
+    out = np.zeros((len(xs), len(ys)))
+    for i in range(len(xs)):
+        for j in range(len(ys)):
+            for p in points:
+                dist = math.sqrt((xs[i] - p[0]) ** 2 + (ys[j] - p[1]) ** 2)
+                if dist < radius:
+                    out[i, j] += p[2] / (1.0 + dist)
+    return out
+
+
+def distance(a, b):
+    d = a - b
+    return math.sqrt(np.dot(d, d))
+
+
+def nearest_center(X, C, out):
+    """Rows passed to a helper, whose dot product of their difference goes to BLAS."""
+    for i in range(X.shape[0]):
+        best = math.inf
+        for c in range(C.shape[0]):
+            dist = distance(X[i], C[c])
+            if dist < best:
+                best = dist
+                out[i] = c
+    return out

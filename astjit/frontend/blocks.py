@@ -166,7 +166,7 @@ class BlockFinder:
         block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
                       entry_facts=facts, resume_at=resume_position(loop, kernel_loop, live_in, maybe_unbound),
-                      returns=checker.return_arity)
+                      returns=checker.return_arity, in_loop=self.loop_depth > 0)
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))
         # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel

@@ -162,3 +162,29 @@ def test_a_clip_loop_kept_python_gives_pythons_results():
     for a, lo in ((rng.random(500), 0.7), (rng.random(3), 0.1), (np.array([np.nan, -0.0, np.inf, 0.2]), 0.3),
                   (rng.random(40).astype(np.float32), 0.5), (np.arange(10), 4)):
         assert_same_as_numpy(clip_and_collect, a, lo, jitted=jf, rtol=0)
+
+
+def escape_counts(points, c, maxit):
+    counts = []
+    for p in points:
+        z = complex(p, 0.5)                  # a complex: the outer loop stays Python
+        k = 0
+        while k < maxit and abs(z) < 2.0:    # a loop region whose kernel cannot take a complex
+            z = z * z + c
+            k += 1
+        counts.append(k)
+    return counts
+
+
+def test_a_loop_region_that_falls_back_inside_a_python_loop_runs_inline():
+    """A loop region in a loop that stays Python, whose kernel declines its arguments (a complex), runs
+    as written where it stands once it settles on Python, as a block does: a Fragment call per entry
+    cost more than a short loop (0.8x plain Python)."""
+    import math
+
+    jf = jit(escape_counts)
+    for points, c in ((np.linspace(-1, 1, 3000), complex(-0.4, 0.6)), (np.linspace(-0.5, 0.5, 50), 0.3 + 0j)):
+        assert_same_as_numpy(escape_counts, points, c, 50, jitted=jf)
+    loops = [f for f in jf.fragments if f.block.kind == "loop"]
+    assert loops and all(e.mode == "python" for f in loops for e in f.entries)
+    assert sum(f.calls for f in loops) <= 3 * (math.log2(3000 / SETTLED_CALLS) + 2), [f.calls for f in loops]

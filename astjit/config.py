@@ -9,7 +9,8 @@ ASTJIT_RECOMPILE_LIMIT=N
 ASTJIT_TINY_LOOP=N   a compiled loop estimated at N units of work or fewer (a unit: a statement, an
                      element read or write, an operator or a call, about 10-25 ns of Python) runs as
                      written in Python, which is faster than a kernel call for a few iterations
-                     (default 64; 0: always the kernel).
+                     (default 32; 0: always the kernel). A ``while`` loop's first trips, whose count is
+                     not known before they run, run as written up to twice that work.
 ASTJIT_CACHE=0       do not read or write the on-disk cache of compiled kernels (runtime/disk_cache).
 ASTJIT_CACHE_DIR=P   keep that cache in folder P (default ``$XDG_CACHE_HOME/astjit`` or
                      ``~/.cache/astjit``); a folder other users can write is refused with a warning.
@@ -39,7 +40,7 @@ def backend_override() -> str | None:
     return None if value in ("", "auto") else value
 
 
-TINY_LOOP_WORK = 64        # ASTJIT_TINY_LOOP's default (also where its value is not an integer)
+TINY_LOOP_WORK = 32        # ASTJIT_TINY_LOOP's default (also where its value is not an integer)
 
 
 def tiny_loop_work() -> int:

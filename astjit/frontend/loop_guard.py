@@ -79,6 +79,10 @@ from .loops import (
 TINY_NAME = "__astjit_tiny"
 UNKNOWN_POSITION_WORK = 8       # a position whose work depends on values (``s = s + x``: an array?)
 DECLINED_NAME = "__astjit_declined"      # cell: runtime/loop_fragment.DECLINED
+# a ``while``'s first trips as written: this many times ASTJIT_TINY_LOOP's work. Its count is not known
+# before it runs, and one that ends within its first trips (a Newton iteration: 5 or 6) pays no kernel
+# call: with the ``for`` threshold's budget it called the kernel and ran 0.4x plain Python
+WHILE_TRIPS = 2
 MOST_LISTED_TRIPS = 64          # a ``while``'s first trips: a constant tuple up to this many, else a range
 SHOWN = "astjit_shown"          # attribute of a generated statement: the statements ``show`` prints instead
 
@@ -111,10 +115,11 @@ def result_name(block) -> str:
     return f"__astjit_result_{block.index}"
 
 
-def first_positions(loop, live_in) -> int:
+def first_positions(loop, live_in, budget=None) -> int:
     """How many positions (iterations) of a loop that may leave early run as written before the kernel
-    takes over: about ASTJIT_TINY_LOOP units of work, as long as a kernel call (at least one)."""
-    tiny = tiny_loop_work()
+    takes over: about ``budget`` units of work (ASTJIT_TINY_LOOP's, as long as a kernel call), at least
+    one."""
+    tiny = tiny_loop_work() if budget is None else budget
     if tiny <= 0:
         return 0                        # (kernels even for tiny loops, from the first position)
     each = constant_value(iteration_work(loop, live_in))
@@ -158,7 +163,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
         # its first trips as a ``for`` over a constant tuple: cheaper per trip than a counter; the body's
         # own ``break`` leaves that ``for`` (skipping the kernel, as it leaves the ``while``), its
         # ``continue`` goes to the next trip, whose test Python evaluates, as the ``while`` would
-        first = first_positions(block.kernel_loop, block.live_in)
+        first = first_positions(block.kernel_loop, block.live_in, WHILE_TRIPS * tiny)
         trips = (gast.Tuple(elts=[_const(k) for k in range(first)], ctx=gast.Load()) if first <= MOST_LISTED_TRIPS
                  else gast.Call(func=_load(RANGE_NAME), args=[_const(first)], keywords=[]))
         trip = gast.If(test=loop.test, body=list(loop.body), orelse=[gast.Break()])
@@ -176,7 +181,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
         # twice a tiny loop's work, the kernel runs from the first trip (a sieve's first trips as
         # written would be most of its work)
         weigh = _weighed(left_name(block), gast.Compare(left=each, ops=[gast.Gt()],
-                                                        comparators=[_const(2 * tiny // max(first, 1))]), True)
+                                                        comparators=[_const(2 * WHILE_TRIPS * tiny // max(first, 1))]), True)
         choose = gast.If(test=_load(left_name(block)), body=call, orelse=[counted])
         gast.copy_location(choose, loop)
         setattr(weigh, SHOWN, [])

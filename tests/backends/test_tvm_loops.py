@@ -246,9 +246,10 @@ def test_a_counter_read_before_its_loop_holds_any_int():
 
 
 def test_a_tiny_loop_runs_as_written(monkeypatch):
-    """By default a loop that executes a few statements runs as plain Python (faster than a kernel call
-    there): Python ints are then exact; a larger loop of the same function runs the kernel."""
-    monkeypatch.delenv("ASTJIT_TINY_LOOP", raising=False)
+    """A loop that executes a few statements (up to ASTJIT_TINY_LOOP's work) runs as plain Python (faster
+    than a kernel call there): Python ints are then exact; a larger loop of the same function runs the
+    kernel."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", "64")
     jitted = jit(counter_read_before_its_loop)
     (s, x), (want_s, want_x) = jitted(np.zeros(2), 2**40), counter_read_before_its_loop(np.zeros(2), 2**40)
     assert s == want_s and np.array_equal(x, want_x)

@@ -23,24 +23,27 @@ from dataclasses import dataclass
 
 import gast
 
+from ...frontend.inline import Inlined
 from .loop_rows import RowLeaf, RowOp, _leaves
 
 
-def written_in_place(loop, calls) -> set:
-    """Names whose arrays the loop (or a function inlined into it) may write in place: element and
-    slice targets, ``x += ...``, and arrays passed to an inlined function (which may write its
-    parameter)."""
-    from ...frontend.inline import Inlined
-
+def written_in_place(stmts, calls) -> set:
+    """Names whose arrays these statements (or the functions inlined into them, and theirs) may write in
+    place: element and slice targets, ``x += ...``, and arrays passed to an inlined function (which may
+    write its parameter)."""
     out = set()
-    bodies = [loop] + [s for callee in calls.values() if isinstance(callee, Inlined) for s in callee.body]
-    for n in (n for body in bodies for n in gast.walk(body)):
-        if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) and isinstance(n.value, gast.Name):
-            out.add(n.value.id)
-        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-            out.add(n.target.id)
-        elif isinstance(n, gast.Call) and isinstance(calls.get(n), Inlined):
-            out.update(a.id for a in n.args if isinstance(a, gast.Name))
+    todo, seen = list(stmts), set()
+    while todo:
+        for n in gast.walk(todo.pop()):
+            if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) and isinstance(n.value, gast.Name):
+                out.add(n.value.id)
+            elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+                out.add(n.target.id)
+            elif isinstance(n, gast.Call) and isinstance(calls.get(n), Inlined):
+                out.update(a.id for a in n.args if isinstance(a, gast.Name))
+                if id(calls[n]) not in seen:
+                    seen.add(id(calls[n]))
+                    todo.extend(calls[n].body)
     return out
 
 

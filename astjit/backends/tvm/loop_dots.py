@@ -22,6 +22,13 @@ from .loop_rows import I64, ONE, ZERO, RowLeaf, RowOp, Span
 from .loop_types import Scalar
 
 
+def slices_step_forward(node) -> bool:
+    """Whether every slice of subscript ``node`` steps by a positive constant (or by 1)."""
+    return all(not isinstance(item, gast.Slice) or item.step is None
+               or isinstance(item.step, gast.Constant) and type(item.step.value) is int and item.step.value > 0
+               for item in index_items(node.slice))
+
+
 def dot_operands(e) -> tuple:
     """The two rows of ``np.dot(x, y)``, ``x.dot(y)`` or ``x @ y``."""
     if isinstance(e, gast.BinOp):
@@ -46,10 +53,7 @@ class RowDots:
         for node, row in zip(nodes, rows):
             if not isinstance(row, RowLeaf) or len(row.shape) != 1:
                 raise self.refusal("a dot product of other than two 1-d views of arrays", e)
-            if isinstance(node, gast.Subscript) and any(
-                    isinstance(item, gast.Slice) and item.step is not None
-                    and not (isinstance(item.step, gast.Constant) and type(item.step.value) is int
-                             and item.step.value > 0) for item in index_items(node.slice)):
+            if isinstance(node, gast.Subscript) and not slices_step_forward(node):
                 raise self.refusal("a dot product of a slice whose step is not a positive constant", e)
             if row.view[0] != "materialized" and not self.steps_forward(node):    # (a named view's own slices)
                 raise self.refusal("a dot product of a view whose slices step by other than positive constants", e)

@@ -28,8 +28,9 @@ import gast
 from tvm import tirx
 from tvm.script.ir_builder import tirx as T
 
-from ...frontend.inline import Inlined
 from ...frontend.loops import index_items
+from .loop_arrays import written_in_place
+from .loop_dots import slices_step_forward
 from .loop_rows import I64, ONE, ZERO, RowLeaf, RowOp, ScalarLeaf, Span, _leaves
 
 _SERIAL = count()
@@ -37,71 +38,47 @@ _SERIAL = count()
 
 @dataclass
 class NamedRow:
-    """What a named row holds in this build: its operand tree over locals, and whether it is a view
-    of one array (``view``) whose slices step by positive constants (``blas``: a dot may pass it to BLAS
-    as it is)."""
+    """What a named row holds in this build: its operand tree over locals, and, for a view of one array,
+    whether its slices step by positive constants (``blas``: a dot may pass it to BLAS as it is)."""
     tree: object
-    view: bool
     blas: bool
+
+    @property
+    def view(self) -> bool:
+        return isinstance(self.tree, RowLeaf)
 
 
 def named_row_sites(bodies, live_out, arguments) -> dict:
     """name -> (its assignment, the statements after it in its block) for each name that may be a named
     row: assigned once, by a plain ``name = value``, read only in the statements after that assignment,
-    never updated in place or rebound otherwise, and not read after the loop."""
-    stores, augmented, sites = {}, set(), {}
+    never updated in place or rebound otherwise, and not read after the loop. ``bodies``: statement
+    lists (the loop, the inlined functions' bodies)."""
+    sites, stores, reads, augmented = {}, {}, {}, set()
 
     def visit(stmts):
         for k, s in enumerate(stmts):
-            if (isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)):
+            if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name):
                 sites.setdefault(s.targets[0].id, []).append((s, stmts[k + 1:]))
-            for name in ("body", "orelse", "finalbody"):
-                inner = getattr(s, name, None)
-                if isinstance(inner, list) and not isinstance(s, gast.FunctionDef | gast.ClassDef):
-                    visit(inner)
+            if not isinstance(s, gast.FunctionDef | gast.ClassDef):
+                for inner in (getattr(s, name, None) for name in ("body", "orelse", "finalbody")):
+                    if isinstance(inner, list):
+                        visit(inner)
+
+    def loads(stmts, name):
+        return sum(1 for t in stmts for n in gast.walk(t)
+                   if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load))
 
     for body in bodies:
-        visit(body if isinstance(body, list) else [body])
-        for n in gast.walk(body if not isinstance(body, list) else gast.Module(body=body, type_ignores=[])):
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
-                stores[n.id] = stores.get(n.id, 0) + 1
+        visit(body)
+        for n in (n for s in body for n in gast.walk(s)):
+            if isinstance(n, gast.Name):
+                counts = stores if isinstance(n.ctx, gast.Store) else reads if isinstance(n.ctx, gast.Load) else {}
+                counts[n.id] = counts.get(n.id, 0) + 1
             elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
                 augmented.add(n.target.id)
-    out = {}
-    for name, found in sites.items():
-        if len(found) != 1 or stores.get(name) != 1 or name in augmented or name in live_out or name in arguments:
-            continue
-        s, after = found[0]
-        reads = sum(1 for b in bodies for n in gast.walk(b if not isinstance(b, list) else
-                                                          gast.Module(body=b, type_ignores=[]))
-                    if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load))
-        reads_after = sum(1 for t in after for n in gast.walk(t)
-                          if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load))
-        if reads == reads_after:
-            out[name] = (s, after)
-    return out
-
-
-def writes_in(stmts, calls) -> set:
-    """Names of the arrays these statements (and the inlined functions they call) may write: element and
-    slice targets, ``x += ...``, and arrays passed to an inlined function."""
-    out = set()
-    todo = list(stmts)
-    seen = set()
-    while todo:
-        s = todo.pop()
-        for n in gast.walk(s):
-            if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store) and isinstance(n.value, gast.Name):
-                out.add(n.value.id)
-            elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
-                out.add(n.target.id)
-            elif isinstance(n, gast.Call) and isinstance(calls.get(n), Inlined):
-                out.update(a.id for a in n.args if isinstance(a, gast.Name))
-                callee = calls[n]
-                if id(callee) not in seen:
-                    seen.add(id(callee))
-                    todo.extend(callee.body)
-    return out
+    return {name: found[0] for name, found in sites.items()
+            if len(found) == 1 and stores.get(name) == 1 and name not in augmented | live_out | arguments
+            and loads(found[0][1], name) == reads.get(name, 0)}
 
 
 class NamedRows:
@@ -134,19 +111,18 @@ class NamedRows:
         if bases & rebound:
             raise self.refusal(f"a row of {sorted(bases & rebound)[0]!r}, an array the loop rebinds, bound to "
                                f"{name!r}", s)
-        view = isinstance(tree, RowLeaf)
-        if not view:
+        if not isinstance(tree, RowLeaf):                     # a new array, computed as it is read
             types = self.row_types(tree)
             if len(types) != 1:
                 raise self.refusal(f"the array assigned to {name!r} has a dtype that depends on the iteration", s)
-            written = writes_in(after, self.calls)
+            written = written_in_place(after, self.calls)
             origins = written | {self.array_origin.get(w, w) for w in written}
             read = bases | {leaf.view[0] for leaf in leaves}
             if read & origins:
                 raise self.refusal(f"{name!r} is a new array computed from {sorted(read & origins)[0]!r}, which "
                                    "the statements after it write before reading it", s)
-        blas = view and self.steps_forward(value)
-        self.named_rows[name] = NamedRow(self.frozen(tree, name, s), view, blas)
+        blas = isinstance(tree, RowLeaf) and self.steps_forward(value)
+        self.named_rows[name] = NamedRow(self.frozen(tree, name, s), blas)
         self.arrays.pop(name, None)
 
     def steps_forward(self, value) -> bool:
@@ -154,12 +130,7 @@ class NamedRows:
         (a dot passes such a view to BLAS as numpy does)."""
         if isinstance(value, gast.Name):
             return value.id not in self.named_rows or self.named_rows[value.id].blas
-        if not isinstance(value, gast.Subscript):
-            return False
-        steps = all(not isinstance(item, gast.Slice) or item.step is None
-                    or isinstance(item.step, gast.Constant) and type(item.step.value) is int and item.step.value > 0
-                    for item in index_items(value.slice))
-        return steps and self.steps_forward(value.value)
+        return isinstance(value, gast.Subscript) and slices_step_forward(value) and self.steps_forward(value.value)
 
     def allocate_named_row_slots(self) -> None:
         """Where the kernel starts: the locals that keep each named row's indices, bounds and scalars
@@ -286,9 +257,3 @@ class NamedRows:
         if not any(isinstance(a, Span) for a in axes):
             return ScalarLeaf(self.settled(self.load(leaf.buf, axes)))
         return RowLeaf(leaf.buf, axes, (leaf.view[0], ("named", node.value.id, next(_SERIAL))))
-
-    def named_row_extent(self, name, k, node):
-        shape = self.named_row(name, node).tree.shape
-        if not -len(shape) <= k < len(shape):
-            raise self.refusal(f"shape[{k}] of a {len(shape)}-d array", node)
-        return shape[k]

@@ -204,7 +204,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.blas_wanted = set()                   # arrays a BLAS dot product reads (loop_dots)
         self.blas_checked = set()                  # those whose strides this build's start checks
         self.blas_libraries = set()                # the libraries of the BLAS functions it calls
-        self.in_place = written_in_place(loop, calls)
+        self.in_place = written_in_place([loop], calls)
         self.named_row_sizes = {}                  # name -> {dtype: slots} its named row keeps (loop_named_rows)
         self.materialized_needs = {}               # key -> (dtype, arrays read) of a row a dot computes first
         callee_bodies = {id(c): c.body for c in calls.values() if isinstance(c, Inlined)}
@@ -1030,16 +1030,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if isinstance(e, gast.IfExp):
             return self.select(e)
         if isinstance(e, gast.Subscript):
-            if isinstance(e.value, gast.Attribute) and e.value.value.id in self.named_rows:
-                extent = self.named_row_extent(e.value.value.id, e.slice.value, e)
-                return Val(extent, (Scalar(I64, True),), bits=EXTENT_BITS, span=spans.EXTENT)
             if isinstance(e.value, gast.Attribute):               # x.shape[k]
-                buf = self.array(e.value.value.id, e)
-                k = e.slice.value
-                if not -len(buf.shape) <= k < len(buf.shape):
-                    raise _no(f"shape[{k}] of a {len(buf.shape)}-d array", e)
-                return Val(buf.shape[k], (Scalar(I64, True),), bits=EXTENT_BITS, span=spans.EXTENT,
-                           ub=((e.value.value.id, k % len(buf.shape)), 1, 0))
+                return self.extent(e.value.value.id, e.slice.value, e)
             if isinstance(e.value, gast.Name) and e.value.id in self.named_rows:
                 item = self.named_row_item(e)
                 if not isinstance(item, ScalarLeaf):
@@ -1057,28 +1049,35 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return self.array_attribute(e)
         raise _no(f"a {type(e).__name__} expression", e)
 
+    def shape_of(self, name, node) -> list:
+        """The extents of an array or of a named row (loop_named_rows)."""
+        if name in self.named_rows:
+            return self.named_row(name, node).tree.shape
+        return self.array(name, node).shape
+
+    def extent(self, name, k, node) -> Val:
+        """``x.shape[k]`` (``len(x)``: k = 0), a Python int. An array's extent is fixed for the call, so
+        it bounds what is compared with it (loop_spans); a named row's may change where it is bound again."""
+        shape = self.shape_of(name, node)
+        if not -len(shape) <= k < len(shape):
+            raise _no(f"shape[{k}] of a {len(shape)}-d array", node)
+        ub = ((name, k % len(shape)), 1, 0) if name not in self.named_rows else None
+        return Val(shape[k], (Scalar(I64, True),), bits=EXTENT_BITS, span=spans.EXTENT, ub=ub)
+
     def array_attribute(self, e) -> Val:
-        """``x.size`` (the product of the extents, a Python int) and ``x.ndim`` of an array argument."""
-        if e.value.id in self.named_rows:
-            shape = self.named_row(e.value.id, e).tree.shape
-            if e.attr == "ndim":
-                return Val(tirx.const(len(shape), I64), (Scalar(I64, True),), bits=EXTENT_BITS, span=spans.EXTENT)
-            size = tirx.const(1, I64)
-            for extent in shape:
-                size = size * extent
-            return Val(self.bind(size, I64), (Scalar(I64, True),), bits=EXTENT_BITS if len(shape) <= 1 else None,
-                       span=spans.EXTENT if len(shape) <= 1 else None)
-        buf = self.array(e.value.id, e)
+        """``x.size`` (the product of the extents, a Python int) and ``x.ndim`` of an array argument or
+        a named row."""
+        shape = self.shape_of(e.value.id, e)
         if e.attr == "ndim":
-            return Val(tirx.const(len(buf.shape), I64), (Scalar(I64, True),), bits=EXTENT_BITS,
+            return Val(tirx.const(len(shape), I64), (Scalar(I64, True),), bits=EXTENT_BITS,
                        span=spans.EXTENT)
         size = tirx.const(1, I64)
-        for extent in buf.shape:
+        for extent in shape:
             size = size * extent
         # (one axis: bounded by its extent, as x.shape[0]; more: the product of extents, each below 2**EXTENT_BITS)
-        ub = ((e.value.id, 0), 1, 0) if len(buf.shape) == 1 else None
-        return Val(size, (Scalar(I64, True),), bits=EXTENT_BITS if len(buf.shape) <= 1 else None,
-                   span=spans.EXTENT if len(buf.shape) <= 1 else None, ub=ub)
+        ub = ((e.value.id, 0), 1, 0) if len(shape) == 1 and e.value.id not in self.named_rows else None
+        return Val(size, (Scalar(I64, True),), bits=EXTENT_BITS if len(shape) <= 1 else None,
+                   span=spans.EXTENT if len(shape) <= 1 else None, ub=ub)
 
     def common(self, fn, operands, what, node) -> Scalar:
         """The single result type of ``fn`` over every combination of the operands' possible types."""
@@ -1485,11 +1484,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if name == "len":
             if len(e.args) != 1 or not isinstance(e.args[0], gast.Name):
                 raise _no("len() of something other than an array", e)
-            if e.args[0].id in self.named_rows:
-                return Val(self.named_row_extent(e.args[0].id, 0, e), (Scalar(I64, True),), bits=EXTENT_BITS,
-                           span=spans.EXTENT)
-            return Val(self.array(e.args[0].id, e).shape[0], (Scalar(I64, True),), bits=EXTENT_BITS,
-                       span=spans.EXTENT, ub=((e.args[0].id, 0), 1, 0))
+            return self.extent(e.args[0].id, 0, e)
         args = [self.expr(a) for a in e.args]
         if name in ("min", "max"):
             if len(args) < 2:
@@ -1535,15 +1530,17 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         """A call of the user's function: the arguments evaluated in order and bound to its (renamed)
         parameters, then its body, where ``return value`` stores the call's value and skips the rest."""
         values = []
+        def assigns(param):
+            return any(isinstance(n, gast.Name) and n.id == param and isinstance(n.ctx, gast.Store)
+                       for s in callee.body for n in gast.walk(s))
+
         for param, arg in zip(callee.params, e.args):
-            assigns = any(isinstance(n, gast.Name) and n.id == param and isinstance(n.ctx, gast.Store)
-                          for s in callee.body for n in gast.walk(s))
             if isinstance(arg, gast.Name) and arg.id in self.arrays:      # an array passed on: its buffer
-                if assigns:
+                if assigns(param):
                     raise _no(f"{callee.name} assigns its array parameter", e)
                 values.append((self.arrays[arg.id], self.array_origin.get(arg.id, arg.id)))
             elif self.has_rows(arg):                # a row: the parameter is a named row (loop_named_rows)
-                if assigns:
+                if assigns(param):
                     raise _no(f"{callee.name} assigns a parameter that is passed a row", e)
                 self.bind_row_value(param, arg, e, callee.body)
                 values.append(None)

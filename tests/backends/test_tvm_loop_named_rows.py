@@ -7,22 +7,13 @@ import math
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_programs import nbody_step, nearest_center, pairwise_rows
 
 from astjit import explain
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
 rng = np.random.default_rng(11)
-
-
-def pairwise(X):
-    n = X.shape[0]
-    D = np.empty((n, n), X.dtype)
-    for i in range(n):
-        for j in range(n):
-            d = X[i] - X[j]
-            D[i, j] = np.sqrt(np.sum(d * d))
-    return D
 
 
 def energy(pos):
@@ -48,38 +39,6 @@ def near_points(xs, pts, radius):
             dist = abs(xs[i] - k[0]) + abs(k[-1])
             if dist < radius:
                 out[i] += k[1] / (1.0 + dist)
-    return out
-
-
-def nbody_step(pos, vel, mass, dt, steps):
-    acc = np.zeros_like(pos)
-    for _ in range(steps):
-        acc[:] = 0.0
-        for i in range(pos.shape[0]):
-            for j in range(pos.shape[0]):
-                if i != j:
-                    d = pos[j] - pos[i]
-                    r = math.sqrt(d[0] ** 2 + d[1] ** 2 + d[2] ** 2)
-                    acc[i] += mass[j] * d / r ** 3
-        vel += dt * acc
-        pos += dt * vel
-    return pos
-
-
-def distance(a, b):
-    d = a - b
-    return math.sqrt(np.dot(d, d))
-
-
-def nearest(X, C):
-    out = np.full(X.shape[0], -1)
-    for i in range(X.shape[0]):
-        best = math.inf
-        for c in range(C.shape[0]):
-            dist = distance(X[i], C[c])            # rows passed to an inlined function
-            if dist < best:
-                best = dist
-                out[i] = c
     return out
 
 
@@ -159,7 +118,8 @@ def points(dtype, shapes):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_row_differences_match_numpy(dtype):
-    check(pairwise, [(x,) for x in points(dtype, [(5, 3), (1, 3), (0, 3), (6, 1), (4, 9), (3, 0)])])
+    check(pairwise_rows, [(x, np.zeros((len(x), len(x)), dtype))
+                          for x in points(dtype, [(5, 3), (1, 3), (0, 3), (6, 1), (4, 9), (3, 0)])])
     check(energy, [(x,) for x in points(dtype, [(6, 3), (2, 3), (0, 3), (5, 20)])])
 
 
@@ -185,8 +145,9 @@ def test_rows_in_an_nbody_step():
 
 
 def test_rows_passed_to_an_inlined_function():
-    check(nearest, [(rng.random((20, 3)), rng.random((4, 3))), (rng.random((5, 2)), rng.random((1, 2))),
-                    (rng.random((6, 3)), rng.random((0, 3)))])
+    pairs = [(rng.random((20, 3)), rng.random((4, 3))), (rng.random((5, 2)), rng.random((1, 2))),
+             (rng.random((6, 3)), rng.random((0, 3)))]
+    check(nearest_center, [(X, C, np.full(len(X), -1)) for X, C in pairs])
 
 
 def test_a_view_reads_what_was_written_since():

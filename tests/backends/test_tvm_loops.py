@@ -839,3 +839,14 @@ def test_right_shifts_of_python_and_numpy_ints():
     check(shifts_by_items, [(12345, np.arange(-3, 100)), (-77, np.arange(70)),
                             (np.uint8(200), np.arange(40, dtype=np.uint8)),
                             (np.int8(-100), np.arange(40, dtype=np.int8)), (True, np.arange(40, dtype=np.int32))])
+
+
+def test_a_while_loop_gets_twice_the_tiny_loop_work_before_the_kernel(monkeypatch):
+    """By default a while loop's first trips as written get twice ASTJIT_TINY_LOOP's work: a Newton
+    iteration from 1.0 to sqrt(2) (5 trips) ends within them and calls no kernel (with the for
+    threshold's budget it did, and ran slower than Python); a long while loop still reaches the kernel."""
+    monkeypatch.delenv("ASTJIT_TINY_LOOP", raising=False)
+    jitted = check(newton_sqrt, [(1.0, 2.0, 1e-12), (1.5, 2.0, 1e-12), (1.0, 3.0, 1e-12)], compiled=False)
+    assert kernel_calls(jitted) == 0
+    jitted = check(collatz_steps, [(27,), (97,)], compiled=False)
+    assert kernel_calls(jitted) == 2

@@ -10,7 +10,7 @@ from astjit import jit
 
 
 def copies(args):
-    return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+    return [np.copy(a) if isinstance(a, np.ndarray) else list(a) if type(a) is list else a for a in args]
 
 
 def run_both(fn, jitted, args):
@@ -26,8 +26,8 @@ def run_both(fn, jitted, args):
 
 
 def same(x, y) -> bool:
-    if isinstance(x, tuple):
-        return isinstance(y, tuple) and len(x) == len(y) and all(same(a, b) for a, b in zip(x, y))
+    if isinstance(x, tuple | list):
+        return type(x) is type(y) and len(x) == len(y) and all(same(a, b) for a, b in zip(x, y))
     if isinstance(x, np.ndarray):
         return isinstance(y, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape and np.array_equal(
             x, y, equal_nan=True) and np.array_equal(np.signbit(x), np.signbit(y))

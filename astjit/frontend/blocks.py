@@ -75,6 +75,7 @@ class SkippedStatement:
     col: int
     end_col: int | None
     reason: str
+    in_region: bool = False      # inside a loop compiled as a whole: Python only where that loop runs as Python
 
 
 class BlockFinder:
@@ -89,6 +90,7 @@ class BlockFinder:
         self.placements: list[tuple[list, int, int, Block]] = []
         self.protected = 0       # depth inside try/with bodies, where a handler may see partial state
         self.loop_depth = 0      # depth inside the bodies of loops that stay Python
+        self.region_depth = 0    # depth inside loop regions (their statements run as Python only in fallbacks)
 
     def run(self) -> list[Block]:
         self.bound = DefinitelyBound(self.fndef, self.never_suppresses)
@@ -117,7 +119,8 @@ class BlockFinder:
                     _restore(lowering, state)
                     node = exc.node if getattr(exc.node, "lineno", None) else stmt
                     self.skipped.append(SkippedStatement(node.lineno, node.col_offset,
-                                                         getattr(node, "end_col_offset", None), exc.reason))
+                                                         getattr(node, "end_col_offset", None), exc.reason,
+                                                         self.region_depth > 0))
             self.close(stmts, start, run, lowering)
             run, lowering = [], None
             if isinstance(stmt, gast.For | gast.While) and self.loop_region(stmts, i, stmt):
@@ -171,7 +174,9 @@ class BlockFinder:
         self.placements.append((stmts, i, i + 1, block))
         # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel
         # cannot take, such as arrays reassigned in the loop) runs the loop with them, as before
+        self.region_depth += 1
         self.recurse(loop)
+        self.region_depth -= 1
         return True
 
     def free_values(self, loop, callee_names=()) -> list:

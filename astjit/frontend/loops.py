@@ -7,7 +7,7 @@ writes with one integer index per axis, scalar temporaries, ``if``/``elif``/``el
 ``break``/``continue``, calls of scalar functions (``abs``,
 ``min``, ``max``, ``int``, ``float``, ``round``, ``divmod``, ``len``, ``math.*``, numpy ufuncs, numpy's
 scalar types as casts) and of the user's own
-functions whose bodies qualify (frontend/inline). This module decides that
+functions whose bodies qualify (frontend/inline), and ``append`` of numbers to a list (backends/tvm/loop_lists). This module decides that
 from the syntax alone and names the first line that keeps a loop in Python; the types of the values
 (which arrays, which dtypes) are checked again on every new set of argument types, when the loop is
 compiled (backends/tvm/loops.py).
@@ -131,10 +131,21 @@ class LoopChecker:
             pass
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant):
             pass                                                  # a docstring or a bare constant
+        elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call) and self.is_list_append(s.value):
+            self.calls[s.value] = "append"                        # ``peaks.append(i)`` (backends/tvm/loop_lists)
+            self.expr(s.value.args[0])
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
             self.call(s.value)                                    # ``bump(a, i)``: its value unused
         else:
             self.refuse(f"a {type(s).__name__.lower()} statement", s)
+
+    def is_list_append(self, e) -> bool:
+        """``name.append(value)`` as a statement of the loop itself (not of an inlined function), on a
+        name of this function: whether it holds a list is known when the loop is compiled."""
+        f = e.func
+        return (isinstance(f, gast.Attribute) and f.attr == "append" and isinstance(f.value, gast.Name)
+                and f.value.id in self.local_names and len(e.args) == 1 and not e.keywords
+                and not isinstance(e.args[0], gast.Starred) and not self.depth)
 
     def loop_return(self, s) -> None:
         """``return`` out of the loop (and the function): of nothing, one value or a tuple of values,

@@ -146,7 +146,8 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     for frag in fragments.values():
         # a handed-over loop's Python is the loop as written, going on where the kernel declines
         frag.fallback = _declining if frag.block.resume_at else fallbacks[frag.index]
-    records = [Record("statement", filename, s.lineno, f"{s.reason}: the statement runs as Python",
+    records = [Record("statement", filename, s.lineno, f"{s.reason}: the statement runs as Python"
+                      + (" where its loop does (the loop compiles as a whole)" if s.in_region else ""),
                       _line(filename, s.lineno), col=s.col, end_col=s.end_col) for s in finder.skipped
                if s.lineno not in generated]
     records += [Record("loop", filename, s.lineno, s.reason, _line(filename, s.lineno), col=s.col,

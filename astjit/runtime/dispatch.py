@@ -141,7 +141,7 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, p
     return namespace["run"]
 
 
-def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
+def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                             stopped, result, allocate, aligned=(), converted=None):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
@@ -153,7 +153,9 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
     read through memoryviews before it goes back: ``stopped`` gets it as a list where the kernel
     stopped; otherwise the runner returns ``result``: (a Python expression over the views ``q`` and
-    ``d``, ``local`` (the local buffers) and the arguments, the names it reads).
+    ``d``, ``local`` (the local buffers) and the arguments, the names it reads). ``appends``
+    (runtime/loop_fragment.AppendedValues): the status buffer's size, and the lists the loop appends
+    to, which get the call's values however the kernel ended.
 
     ``run.checked_by_kernel``: the positions of the arrays the kernel takes, whose dtype, number of
     axes and strides it tests as it converts them; ``run.refused(refused)`` makes the same code
@@ -161,15 +163,17 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     those checks to the kernel (``make_hot_dispatch``), whose arguments may belong to another key
     (``checked`` takes them as this key's)."""
     build = functools.partial(_loop_kernel_runner, kernel, args, arrays, written, copied, scalars, has_locals,
-                              status_size, checked, stopped, result, allocate, aligned, converted or {})
+                              appends, checked, stopped, result, allocate, aligned, converted or {})
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
     return run
 
 
-def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, status_size, checked,
+def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                         stopped, result, allocate, aligned, converted, on_refusal, refused=None):
+    from ..backends.tvm.loop_lists import NEED_ROOM
+
     names = _names(len(args))
     params = ", ".join(names)
     packed = f"({params}{',' if names else ''})"
@@ -191,12 +195,19 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     for p in scalars:
         call.append(f"{names[p]}.item()" if isinstance(args[p], np.generic) else names[p])
     expression, result_names = result
+    if appends.positions:
+        lines += [f"    if not distinct({packed}):", f"        return {on_refusal}({params})"]
     lines += ["    try:", "        status = take()", "    except IndexError:", "        status = new_status()",
               "    try:", f"        kernel({', '.join(call)}, status[0])",
               "    except Exception:", "        give(status)", f"        return {on_refusal}({params})",
-              "    q = status[1]",
-              "    if q[0]:", "        s = q.tolist()", "        give(status)", f"        return stopped(s, {packed})",
-              "    d = status[2]", f"    r = {expression}", "    give(status)", "    return r"]
+              "    q = status[1]"]
+    if appends.positions:          # (a buffer too short for the lists is dropped: stopped() grows them)
+        lines += [f"    extend(status[3], {packed})",
+                  "    if q[0]:", f"        s = q[:{appends.fixed}].tolist()", f"        if s[0] != {NEED_ROOM}:",
+                  "            give(status)", f"        return stopped(s, {packed})"]
+    else:
+        lines += ["    if q[0]:", "        s = q.tolist()", "        give(status)", f"        return stopped(s, {packed})"]
+    lines += ["    d = status[2]", f"    r = {expression}", "    give(status)", "    return r"]
     pool = []
 
     def new_status():
@@ -205,12 +216,13 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
         than a list of them; each buffer is reused by later calls (the kernel clears what it reads)."""
         import tvm_ffi
 
-        view = np.zeros(status_size, np.int64)
+        view = np.zeros(appends.size(), np.int64)
         ints = memoryview(view)
-        return tvm_ffi.from_dlpack(view), ints, ints.cast("B").cast("d")
+        return tvm_ffi.from_dlpack(view), ints, ints.cast("B").cast("d"), view
 
     namespace = {**result_names, "may_share": may_share_memory, "checked": checked, "allocate": allocate,
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
-                 "stopped": stopped, "refused": refused, **{f"convert{p}": f for p, f in converted.items()}}
+                 "stopped": stopped, "refused": refused, "distinct": appends.distinct, "extend": appends.extend,
+                 **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

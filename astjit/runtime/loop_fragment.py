@@ -143,6 +143,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
     stride the kernel does not take makes that conversion raise before the loop starts, and the call
     then takes ``checked``, which tests each case and falls back or adapts."""
     from ..backends.tvm.loop_arrays import LocalArray
+    from ..backends.tvm.loop_lists import NEED_ROOM
     from ..backends.tvm.loop_rotation import RotatedArray
     from ..backends.tvm.loop_types import sequence_converter
     from ..backends.tvm.loops import (
@@ -163,7 +164,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
     # arrays a BLAS dot reads: numpy copies a misaligned one before handing it to BLAS
     aligned = [live_in.index(n) for n in lowered.blas_arrays if n in live_in]
-    status_size = STATUS_SIZE + 2 * len(lowered.outputs)
+    appends = AppendedValues(lowered, live_in, STATUS_SIZE + 2 * len(lowered.outputs), converters)
     n_out = len(fragment.live_out)          # (then the values a ``return`` gives back: loop_return)
     read_returned = result_reader(lowered, n_out)
     fallback = fragment.fallback
@@ -176,7 +177,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
                for k, var in enumerate(lowered.outputs[:n_out]) if isinstance(var, LocalArray)]
 
     def run(*args):                # (a tiny loop never gets here: frontend/loop_guard runs it as written)
-        if not all(args[p].flags.aligned for p in aligned):
+        if not all(args[p].flags.aligned for p in aligned) or not appends.distinct(args):
             return fallback(*args)
         for p in written:
             for q in shared + copied:
@@ -211,7 +212,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
             if type(v) is int and not INT64.min <= v <= INT64.max:
                 return fallback(*args)
             call.append(v.item() if isinstance(v, np.generic) else v)
-        status = np.zeros(status_size, np.int64)
+        status = np.zeros(appends.size(), np.int64)
         try:
             kernel(*call, status)
         except Exception:      # TVM's checks of the arguments, before the loop starts: a C-contiguous
@@ -219,7 +220,8 @@ def make_loop_runner(kernel, lowered, fragment, args):
             config.log("fallbacks", "loop at %s line %s: the kernel refused its arguments", fragment.owner_name,
                        fragment.block.lineno)
             return fallback(*args)
-        s = status.tolist()
+        appends.extend(status, args)
+        s = status[:appends.fixed].tolist()
         if s[0]:
             return stopped(s, args)
         return finish(s, args, local)
@@ -229,6 +231,12 @@ def make_loop_runner(kernel, lowered, fragment, args):
         exception at the user's line, or the loop's Python where it bailed before any effect."""
         if status[0] == BAIL:
             return fallback(*args)
+        if status[0] == NEED_ROOM:          # (before any effect) a longer buffer for the lists' values
+            if not appends.grow(status[1]):
+                config.log("fallbacks", "loop at %s line %s: it may append %d values", fragment.owner_name,
+                           fragment.block.lineno, status[1])
+                return fallback(*args)
+            return run(*args)
         if status[0] == RETURNED:
             values = read_returned(status)
             return Returned(None if lowered.returns is None else values[0] if lowered.returns == 1 else tuple(values))
@@ -257,8 +265,54 @@ def make_loop_runner(kernel, lowered, fragment, args):
                  "<astjit loop results>", "exec"), namespace)
     finish = namespace["finish"]
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
-                                   status_size, run, stopped, result_expression(True), allocate, aligned,
+                                   appends, run, stopped, result_expression(True), allocate, aligned,
                                    converters)
+
+
+class AppendedValues:
+    """The lists a loop kernel appends to (backends/tvm/loop_lists), for its runner: the status buffer's
+    size for the room they have now, and the values of a call appended to the lists."""
+
+    FIRST_ROOM = 64
+    MOST_ROOM = 1 << 24      # values per list; a loop that may append more runs as Python
+
+    def __init__(self, lowered, live_in, fixed, sequences):
+        from ..backends.tvm.loop_lists import list_converter
+
+        self.fixed = fixed                                   # the status slots before the lists' counts
+        self.positions = [live_in.index(name) for name, _ in lowered.appended]
+        self.converters = [list_converter(t) if t is not None else None for _, t in lowered.appended]
+        self.start = fixed + len(self.positions)             # the first list's values
+        self.room = self.FIRST_ROOM if self.positions else 0
+        self.others = [p for p in sequences if p not in self.positions]
+
+    def size(self) -> int:
+        return self.start + len(self.positions) * self.room
+
+    def grow(self, need) -> bool:
+        """Room for ``need`` values per list from the next call on (False: more than MOST_ROOM)."""
+        if need > self.MOST_ROOM:
+            return False
+        self.room = max(self.room, 1 << (int(need) - 1).bit_length())
+        return True
+
+    def distinct(self, args) -> bool:
+        """The lists are distinct objects, none of them a sequence the loop reads: Python's appends
+        would interleave in one list, or change what the loop reads."""
+        if not self.positions:
+            return True
+        ids = {id(args[p]) for p in self.positions}
+        return len(ids) == len(self.positions) and not any(id(args[p]) in ids for p in self.others)
+
+    def extend(self, status, args) -> None:
+        """Append what the call appended (``status``: the kernel's status buffer as a numpy array), in
+        order, however the kernel ended."""
+        room = (status.size - self.start) // max(len(self.positions), 1)
+        for j, p in enumerate(self.positions):
+            n = int(status[self.fixed + j])
+            if n:
+                lo = self.start + j * room
+                args[p].extend(self.converters[j](status[lo:lo + n]))
 
 
 def local_array_allocator(lowered, live_in):

@@ -164,10 +164,10 @@ def calls_print(x):
     return s
 
 
-def appends(x):
-    out = []
+def adds_to_a_set(x):
+    out = set()
     for i in range(len(x)):
-        out.append(x[i])
+        out.add(x[i])
     return out
 
 
@@ -175,7 +175,7 @@ def test_loops_that_stay_python_are_explained_and_right():
     jitted = check(calls_print, [(np.arange(3.0),), (np.arange(5.0),)], compiled=False)
     text = str(jitted.explain())
     assert "keeps this loop in Python" in text and "print" in text
-    jitted = check(appends, [(np.arange(3.0),), (np.arange(2.0),)], compiled=False)
+    jitted = check(adds_to_a_set, [(np.arange(3.0),), (np.arange(2.0),)], compiled=False)
     assert "keeps this loop in Python" in str(jitted.explain())
 
 

@@ -12,10 +12,10 @@ rng = np.random.default_rng(11)
 
 
 def rows_in_place(a, out):
-    seen = []
+    seen = set()
     for i in range(a.shape[0]):
         out[i, 1:] += a[i, 1:] * 2.0 + 1.0   # the block writes into an array
-        seen.append(i)                       # a list: the loop stays Python
+        seen.add(i)                          # a set: the loop stays Python
     return out
 
 
@@ -98,10 +98,10 @@ def test_a_block_whose_rerun_would_raise_keeps_its_first_result():
 
 def scalar_loop_kept_python(x, n):
     total = 0.0
-    seen = []
+    seen = set()
     for k in range(n):
         total = total + x * k - 0.5          # a scalar block: its Python is faster than a Fragment call
-        seen.append(k)                       # a list: the loop stays Python
+        seen.add(k)                          # a set: the loop stays Python
     return total, len(seen)
 
 
@@ -120,7 +120,7 @@ def test_a_long_loop_calls_a_settled_block_ever_more_rarely():
 
 
 def nested_kept_python(a, n):
-    seen = []
+    seen = set()
     total = 0.0
     for i in range(n):
         for j in range(3):
@@ -129,7 +129,7 @@ def nested_kept_python(a, n):
                 total = total + x * x
             except IndexError:
                 total = -total
-            seen.append(j)                   # a list: both loops stay Python
+            seen.add(j)                      # a set: both loops stay Python
         k = 0
         while k < 2:
             total = total * 0.5 + k          # and in a while
@@ -153,9 +153,9 @@ def test_blocks_in_nested_loops_read_their_switch_once_per_loop_entry():
     assert blocks and all(f"__astjit_py_{f.index}" in code.co_varnames for f in blocks)
 
 
-def test_a_clip_loop_kept_python_gives_pythons_results():
-    """examples/loop_programs.clip_and_collect: blocks settle on their own statements inside a loop
-    that stays Python (a list), several calls with other values and sizes."""
+def test_a_clip_loop_collecting_into_a_list_gives_pythons_results():
+    """examples/loop_programs.clip_and_collect (a loop that appends to a list), several calls with
+    other values and sizes, NaN, -0.0 and ints among them."""
     from loop_programs import clip_and_collect
 
     jf = jit(clip_and_collect)

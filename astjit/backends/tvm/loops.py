@@ -42,6 +42,7 @@ from . import scalar_math as sm
 from .loop_arrays import LocalArray, LocalArrays, written_in_place
 from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
 from .loop_dots import RowDots
+from .loop_lists import AppendedLists
 from .loop_named_rows import NamedRows, named_row_sites
 from .loop_reductions import RowReductions, reduction_operand
 from .loop_rotation import RotatedArray, RotatedArrays, find_rotation
@@ -146,9 +147,10 @@ class LoopKernel:
     blas_libraries: list = field(default_factory=list)   # libraries of the BLAS functions it calls (loop_dots)
     blas_arrays: list = field(default_factory=list)      # arrays those read: the runner checks their alignment
     sequences: dict = field(default_factory=dict)        # name -> Sequence: a tuple or list the runner converts
+    appended: list = field(default_factory=list)         # (name, Scalar) per list the loop appends to (loop_lists)
 
 
-class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows):
+class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows, AppendedLists):
     def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0, returns=False):
         self.loop = loop
         self.resume_at = resume_at             # positions of the outer ``for`` that ran as Python first
@@ -163,8 +165,12 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.incoming = {}
         self.array_types = {}
         self.sequences = {}                        # name -> Sequence (loop_types): taken as a 1-d array
+        self.find_appended_lists(live_in, args)
+        self.status_fixed = STATUS_SIZE + 2 * len(self.live_out)   # (then the lists' counts and values)
         local_callees = {c.name for c in calls.values() if isinstance(c, Inlined)}
         for name, value in zip(live_in, args):
+            if name in self.list_names():
+                continue
             seq = type_of_sequence(value)
             if seq is not None:
                 self.sequences[name] = seq
@@ -181,7 +187,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.array_types[name] = t
             else:
                 self.incoming[name] = t
-        assigned = assigned_names(loop) | inlined_names(calls) | set(self.return_names)
+        assigned = (assigned_names(loop) | inlined_names(calls) | set(self.return_names)
+                    | {lst.variable for lst in self.lists})
         # an array argument the loop rebinds (``v = v + dt * a``) becomes a local array the runner
         # allocates; one it only updates in place (``v += dt * a``) stays the caller's array
         # arguments whose names the loop only rotates (``u, v = v, u``) stay the caller's (loop_rotation)
@@ -362,7 +369,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 params = {}
                 for name, t in self.incoming.items():
                     params[name] = T.arg(name, tirx.Var(name, t.dtype))
-                self.status = T.arg("status", T.Buffer((STATUS_SIZE + 2 * len(self.live_out),), I64, align=1))
+                status_size = tirx.Var("status_n", I64) if self.lists else self.status_fixed
+                self.status = T.arg("status", T.Buffer((status_size,), I64, align=1))
                 self.variables = {}
                 for name in sorted((set(self.incoming) | self.assigned) - set(self.local_types)):
                     types = ordered(self.var_types.get(name) or {Scalar("float64", True)})
@@ -381,6 +389,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 for k, var in enumerate(outs):           # (the runner reuses its status buffers)
                     if isinstance(var, LocalArray):
                         self.store_slot(k, tirx.const(0, I64))
+                self.zero_append_counts()
                 self.bail_on_huge_extents()
                 self.bail_on_blas_strides()
                 self.start_rotation()
@@ -391,6 +400,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                     self.note_span(name, *self.incoming_facts(name, t))
                     if var.tag is not None:
                         T.buffer_store(var.tag, tirx.const(var.types.index(t), "int8"), [0])
+                self.check_append_room()
                 with T.If(self.ok[0]):
                     with T.Then(), self.scope():
                         self.statement(self.loop)
@@ -406,7 +416,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         return LoopKernel(ib.get(), [n for n in self.array_types if n not in self.incoming_locals],
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
                           self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
-                          sorted(self.blas_checked), dict(self.sequences))
+                          sorted(self.blas_checked), dict(self.sequences), self.appended_types())
 
     def store_slot(self, k, value) -> None:
         """``value`` into the status slot of live-out value ``k``."""
@@ -1479,6 +1489,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return self.inlined(name, e)
         if name == "reduce.dot":
             return self.dot(e)
+        if name == "append":
+            return self.append(e)
         if isinstance(name, str) and name.startswith("reduce."):
             return self.reduction(name.removeprefix("reduce."), reduction_operand(e), e)
         if name == "len":

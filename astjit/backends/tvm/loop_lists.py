@@ -1,0 +1,314 @@
+"""Lists a compiled loop appends to: ``peaks.append(i)``, ``kept.append(a[i] * 2.0)``.
+
+Python appends each value to the list as the statement runs. The kernel cannot grow a Python list, so
+it writes each value (its bits, as int64) into the tail of its status buffer and counts them; the
+runner appends them to the list after the call, in order, as Python objects of the value's type
+(a Python ``int``/``float``/``bool``, or the numpy scalar type). It does so whether the loop ends,
+``return``\\ s or stops on a check that raises: the list then holds what Python would have appended
+before the exception.
+
+The buffer's room is fixed for one call, so the kernel first computes, before any effect, how many
+values the loop may append at most: per ``append`` statement, the product of the trip counts of the
+loops around it, each computed from what holds at the loop's entry (numbers, ``len()`` and extents of
+arrays, ``+``, ``-``, ``*``, ``min``). Where the room is short, the kernel stops with status
+NEED_ROOM and that bound, and the runner calls it again with a larger buffer (runtime/loop_fragment).
+Conditions, checked as the loop is lowered (anything else keeps the loop in Python, with the reason
+in explain()):
+
+- the list is a name of the function holding a ``list`` where the loop starts; in the loop it is only
+  appended to (no ``len()``, index or other use, no rebinding), and two such names are two lists;
+- every ``append`` of it gives one type of value, a number or a bool;
+- every loop around an ``append`` is a ``for`` over ``range`` whose arguments are known at the
+  loop's entry as above, with a constant step, or over a tuple of constants (a ``while`` has no
+  bound).
+"""
+
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+from tvm import tirx
+from tvm.script.ir_builder import tirx as T
+
+from ...errors import Unsupported
+from ...frontend.loops import assigned_names, constant_items
+
+I64 = "int64"
+F64 = "float64"
+NEED_ROOM = -3                 # status[0] where the lists' buffer is too short; status[1]: the room needed
+APPENDED_PREFIX = "__astjit_appended_"
+
+
+@dataclass
+class AppendedList:
+    """A list the loop appends to: its name, its place among the lists, the pseudo-variable whose
+    types the builds learn (the type of the values appended)."""
+    name: str
+    index: int
+
+    @property
+    def variable(self) -> str:
+        return APPENDED_PREFIX + self.name
+
+
+def appended_list_names(loop, calls) -> list:
+    """The names the loop appends to with ``name.append(value)`` statements (frontend/loops marks them),
+    in the order of their first ``append``."""
+    names = []
+    for node in gast.walk(loop):
+        if isinstance(node, gast.Call) and calls.get(node) == "append" and node.func.value.id not in names:
+            names.append(node.func.value.id)
+    return names
+
+
+def other_use(loop, calls, name):
+    """A node where ``name`` appears in the loop other than as the list of an ``append``, or None."""
+    appends = {id(n.func.value) for n in gast.walk(loop) if isinstance(n, gast.Call) and calls.get(n) == "append"}
+    return next((node for node in gast.walk(loop)
+                 if isinstance(node, gast.Name) and node.id == name and id(node) not in appends), None)
+
+
+def _wide(dtype) -> str:
+    """The dtype whose bits a value of ``dtype`` keeps in an int64 slot, exactly."""
+    return F64 if np.dtype(dtype).kind == "f" else I64
+
+
+class AppendedLists:
+    """The part of LoopLowering (backends/tvm/loops) that lowers ``append`` to lists."""
+
+    def find_appended_lists(self, live_in, args) -> None:
+        """The lists the loop appends to, checked (``self.lists``), and their pseudo-variables."""
+        self.lists = []
+        for name in appended_list_names(self.loop, self.calls):
+            value = args[live_in.index(name)] if name in live_in else None
+            if type(value) is not list:
+                raise Unsupported(f"{name!r} is a {type(value).__name__}: a compiled loop appends only to a list")
+            used = other_use(self.loop, self.calls, name)
+            if used is not None:
+                raise self.refusal(f"the list {name!r} is appended to and also used otherwise in the loop "
+                                   "(a compiled loop only appends to a list)", used)
+            self.lists.append(AppendedList(name, len(self.lists)))
+
+    def list_names(self) -> set:
+        return {lst.name for lst in self.lists}
+
+    # -- the status buffer's layout: counts after the live-out slots, then one stretch per list ---------
+    def count_slot(self, lst) -> int:
+        return self.status_fixed + lst.index
+
+    @property
+    def data_start(self) -> int:
+        return self.status_fixed + len(self.lists)
+
+    def room(self):
+        """How many values each list's stretch of the status buffer holds."""
+        return tirx.floordiv(self.status.shape[0] - self.data_start, len(self.lists))
+
+    def zero_append_counts(self) -> None:
+        """At the kernel's start, before any check that may stop it: no value appended yet (the
+        runner reads the counts however the kernel ends, and reuses its status buffers)."""
+        for lst in self.lists:
+            T.buffer_store(self.status, tirx.const(0, I64), [self.count_slot(lst)])
+
+    def check_append_room(self) -> None:
+        """Before any effect: stop with NEED_ROOM where a list's stretch is shorter than the most
+        values the loop may append to it, the most in status[1]."""
+        if not self.lists:
+            return
+        most = tirx.const(0.0, F64)
+        for lst in self.lists:
+            most = tirx.Max(most, self.most_appends(lst))
+        with T.If(tirx.And(self.ok[0], most > self.room().astype(F64))):
+            with T.Then():
+                T.buffer_store(self.status, tirx.const(NEED_ROOM, I64), [0])
+                T.buffer_store(self.status, tirx.Min(most, tirx.const(float(2**62), F64)).astype(I64), [1])
+                T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
+
+    def most_appends(self, lst):
+        """The most values the loop may append to ``lst`` (a float64: products of trip counts may
+        exceed int64 where the runner declines them anyway)."""
+        total = tirx.const(0.0, F64)
+        for site, loops in _append_sites(self.loop, self.calls, lst.name):
+            times, counters = tirx.const(1.0, F64), {}
+            for loop in loops:
+                trips = self.static_trips(loop, counters)
+                if trips is None:
+                    raise self.refusal(f"an append to {lst.name!r} inside a loop whose trip count is not known "
+                                       "where the compiled loop starts (a while loop, or a range() of values "
+                                       "the loop computes)", site)
+                times = times * trips
+            total = total + times
+        return total
+
+    def static_trips(self, loop, counters):
+        """A bound on a for loop's trip count, a float64 expression of what holds at the kernel's start
+        (``counters``: the interval of each enclosing loop's variable, which this adds the loop's
+        to), or None."""
+        if isinstance(loop, gast.While):
+            return None
+        if isinstance(loop.iter, gast.Tuple):
+            return tirx.const(float(len(constant_items(loop.iter))), F64)
+        args = loop.iter.args
+        zero, one = tirx.const(0.0, F64), tirx.const(1.0, F64)
+        step = self.static_int(args[2]) if len(args) == 3 else one     # (a zero step raises first)
+        bounds = [self.static_interval(a, counters) for a in args[:2]]
+        if step is None or any(b is None for b in bounds):
+            return None
+        (start_lo, start_hi), (stop_lo, stop_hi) = ((zero, zero), bounds[0]) if len(bounds) == 1 else bounds
+        up = step > zero
+        span = tirx.Select(up, stop_hi - start_lo, start_hi - stop_lo)
+        trips = tirx.Max(zero, tirx.ceil(span / tirx.Max(tirx.Select(up, step, zero - step), one)))
+        if loop.target.id not in _assigned_in_body(loop):
+            # the variable's values: from the start's least to the stop's greatest (less one), or back
+            counters[loop.target.id] = (tirx.Select(up, start_lo, stop_lo + one),
+                                        tirx.Select(up, stop_hi - one, start_hi))
+        return trips
+
+    def static_interval(self, node, counters):
+        """(least, greatest) of an int expression over the loop, float64 expressions of what holds at
+        the kernel's start and of the enclosing loops' variables (``counters``), or None."""
+        if isinstance(node, gast.Name) and node.id in counters:
+            return counters[node.id]
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Add | gast.Sub | gast.Mult):
+            a, b = self.static_interval(node.left, counters), self.static_interval(node.right, counters)
+            if a is None or b is None:
+                return None
+            if isinstance(node.op, gast.Add):
+                return a[0] + b[0], a[1] + b[1]
+            if isinstance(node.op, gast.Sub):
+                return a[0] - b[1], a[1] - b[0]
+            products = [x * y for x in a for y in b]
+            return _least(products), _greatest(products)
+        if isinstance(node, gast.Call) and self.calls.get(node) in ("min", "max") and len(node.args) >= 2:
+            parts = [self.static_interval(a, counters) for a in node.args]
+            if any(p is None for p in parts):
+                return None
+            pick = _least if self.calls[node] == "min" else _greatest
+            return pick([p[0] for p in parts]), pick([p[1] for p in parts])
+        value = self.static_int(node)
+        return None if value is None else (value, value)
+
+    def static_int(self, node):
+        """An int expression of the loop's entry values (a float64), or None."""
+        value = _constant_int(node)
+        if value is not None:
+            return tirx.const(float(value), F64)
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+            value = self.static_int(node.operand)
+            return None if value is None else tirx.const(0.0, F64) - value
+        if isinstance(node, gast.Name):
+            var = self.variables.get(node.id)
+            t = self.incoming.get(node.id)
+            if var is None or t is None or t.kind not in "iu" or len(var.types) != 1 \
+                    or node.id in assigned_names(self.loop):
+                return None
+            return var.buffer[0].astype(F64)
+        if isinstance(node, gast.Call) and self.calls.get(node) == "len" and len(node.args) == 1:
+            return self.static_extent(node.args[0], 0)
+        if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute) \
+                and node.value.attr == "shape":
+            k = _constant_int(node.slice)
+            return self.static_extent(node.value.value, k) if k is not None else None
+        if isinstance(node, gast.Attribute) and node.attr == "size" and isinstance(node.value, gast.Name):
+            buf = self.arrays.get(node.value.id)
+            if buf is None or node.value.id in self.local_types:
+                return None
+            size = tirx.const(1.0, F64)
+            for extent in buf.shape:
+                size = size * extent.astype(F64)
+            return size
+        return None
+
+    def static_extent(self, node, k):
+        if not isinstance(node, gast.Name) or node.id in self.local_types:
+            return None
+        buf = self.arrays.get(node.id)
+        if buf is None or not -len(buf.shape) <= k < len(buf.shape):
+            return None
+        return buf.shape[k].astype(F64)
+
+    # -- the statement ------------------------------------------------------------------------------
+    def append(self, e) -> None:
+        """``name.append(value)``: the value into the list's stretch, the count up by one."""
+        lst = next(x for x in self.lists if x.name == e.func.value.id)
+        value = self.settled(self.expr(e.args[0]))
+        self.assign(lst.variable, value, e)
+        var = self.variables[lst.variable]
+        if not set(value.types) <= set(var.types):
+            return                                   # (a stale layout: the next build fits)
+        if len(var.types) > 1:
+            raise self.refusal(f"values of several types appended to {lst.name!r} "
+                               f"({', '.join(map(str, var.types))})", e)
+        from .loops import _bits_as_int64, _cast
+
+        wide = _wide(var.dtype)
+        count = self.bind(self.status[self.count_slot(lst)], I64)
+        # (the entry check makes room for every append; this one only keeps a wrong bound from
+        # writing past the buffer)
+        self.fail(count >= self.room(), e, lambda values: AssertionError(
+            "astjit: a compiled loop appended more values than it made room for (a bug in astjit)"))
+        at = tirx.const(self.data_start, I64) + tirx.const(lst.index, I64) * self.room() + count
+        T.buffer_store(self.status, _bits_as_int64(_cast(value.expr, value.dtype, wide), wide), [at])
+        T.buffer_store(self.status, count + tirx.const(1, I64), [self.count_slot(lst)])
+
+    def appended_types(self) -> list:
+        """Per list: the Scalar type of its values (None where the loop appends nothing to it)."""
+        return [(lst.name, self.variables[lst.variable].types[0] if self.var_types.get(lst.variable) else None)
+                for lst in self.lists]
+
+
+def _append_sites(loop, calls, name):
+    """(call node, the for/while loops around it from ``loop`` inwards) per ``name.append`` in ``loop``."""
+    def walk(node, loops):
+        if isinstance(node, gast.For | gast.While):
+            loops = loops + [node]
+        if isinstance(node, gast.Call) and calls.get(node) == "append" and node.func.value.id == name:
+            yield node, loops
+        for child in gast.iter_child_nodes(node):
+            yield from walk(child, loops)
+
+    yield from walk(loop, [])
+
+
+def _assigned_in_body(loop) -> set:
+    return set().union(*(assigned_names(s) for s in loop.body)) if loop.body else set()
+
+
+def _least(values):
+    low = values[0]
+    for v in values[1:]:
+        low = tirx.Min(low, v)
+    return low
+
+
+def _greatest(values):
+    high = values[0]
+    for v in values[1:]:
+        high = tirx.Max(high, v)
+    return high
+
+
+def _constant_int(node):
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        v = _constant_int(node.operand)
+        return -v if v is not None else None
+    return None
+
+
+def list_converter(t, dtype_of_slots=None):
+    """``convert(slots)``: the int64 slots a list's values were written to, as the Python objects
+    Python's ``append`` would have put in the list (Python numbers, or numpy scalars of the type)."""
+    dtype = np.dtype(t.dtype)
+    wide = np.dtype(_wide(t.dtype))
+
+    if t.python:
+        if dtype == np.float64:
+            return lambda slots: slots.view(np.float64).tolist()
+        if dtype == np.int64:
+            return lambda slots: slots.tolist()
+        return lambda slots: slots.astype(bool).tolist()
+    if wide == np.float64:
+        return lambda slots: list(slots.view(np.float64).astype(dtype))
+    return lambda slots: list(slots.astype(dtype))

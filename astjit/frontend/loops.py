@@ -466,6 +466,11 @@ def assigned_names(loop) -> set:
     return out
 
 
+def assigned_in_body(loop) -> set:
+    """The names a loop's body binds (not its own target, unless the body binds it too)."""
+    return set().union(*(assigned_names(s) for s in loop.body))
+
+
 def rebound_names(loop) -> set:
     """The names a loop binds anew (``x = ...``, loop targets), not those it only updates with ``+=``."""
     augmented = {id(n.target) for n in gast.walk(loop) if isinstance(n, gast.AugAssign)}

@@ -201,12 +201,11 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
               "    try:", f"        kernel({', '.join(call)}, status[0])",
               "    except Exception:", "        give(status)", f"        return {on_refusal}({params})",
               "    q = status[1]"]
-    if appends.positions:          # (a buffer too short for the lists is dropped: stopped() grows them)
-        lines += [f"    extend(status[3], {packed})",
-                  "    if q[0]:", f"        s = q[:{appends.fixed}].tolist()", f"        if s[0] != {NEED_ROOM}:",
-                  "            give(status)", f"        return stopped(s, {packed})"]
-    else:
-        lines += ["    if q[0]:", "        s = q.tolist()", "        give(status)", f"        return stopped(s, {packed})"]
+    if appends.positions:
+        lines.append(f"    extend(status[3], {packed})")
+    # (a buffer too short for the lists' values is dropped: stopped() grows them)
+    lines += ["    if q[0]:", f"        s = q[:{appends.fixed}].tolist()", f"        if s[0] != {NEED_ROOM}:",
+              "            give(status)", f"        return stopped(s, {packed})"]
     lines += ["    d = status[2]", f"    r = {expression}", "    give(status)", "    return r"]
     pool = []
 

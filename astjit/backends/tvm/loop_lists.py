@@ -8,9 +8,10 @@ runner appends them to the list after the call, in order, as Python objects of t
 before the exception.
 
 The buffer's room is fixed for one call, so the kernel first computes, before any effect, how many
-values the loop may append at most: per ``append`` statement, the product of the trip counts of the
-loops around it, each computed from what holds at the loop's entry (numbers, ``len()`` and extents of
-arrays, ``+``, ``-``, ``*``, ``min``). Where the room is short, the kernel stops with status
+values the loop may append at most: per ``append`` statement, the product of bounds on the trip counts
+of the loops around it, each computed from what holds at the loop's entry (numbers, ``len()`` and
+extents of arrays, ``+``, ``-``, ``*``, ``min``, ``max``) and the intervals of the enclosing loops'
+variables (``range(i + 1, n)`` counts at most ``n``). Where the room is short, the kernel stops with status
 NEED_ROOM and that bound, and the runner calls it again with a larger buffer (runtime/loop_fragment).
 Conditions, checked as the loop is lowered (anything else keeps the loop in Python, with the reason
 in explain()):
@@ -18,12 +19,12 @@ in explain()):
 - the list is a name of the function holding a ``list`` where the loop starts; in the loop it is only
   appended to (no ``len()``, index or other use, no rebinding), and two such names are two lists;
 - every ``append`` of it gives one type of value, a number or a bool;
-- every loop around an ``append`` is a ``for`` over ``range`` whose arguments are known at the
-  loop's entry as above, with a constant step, or over a tuple of constants (a ``while`` has no
-  bound).
+- every loop around an ``append`` is a ``for`` over ``range`` whose arguments are bounded as above
+  (its step known at the loop's entry), or over a tuple of constants (a ``while`` has no bound).
 """
 
 from dataclasses import dataclass
+from functools import reduce
 
 import gast
 import numpy as np
@@ -31,7 +32,7 @@ from tvm import tirx
 from tvm.script.ir_builder import tirx as T
 
 from ...errors import Unsupported
-from ...frontend.loops import assigned_names, constant_items
+from ...frontend.loops import assigned_in_body, constant_items
 
 I64 = "int64"
 F64 = "float64"
@@ -158,7 +159,7 @@ class AppendedLists:
         up = step > zero
         span = tirx.Select(up, stop_hi - start_lo, start_hi - stop_lo)
         trips = tirx.Max(zero, tirx.ceil(span / tirx.Max(tirx.Select(up, step, zero - step), one)))
-        if loop.target.id not in _assigned_in_body(loop):
+        if loop.target.id not in assigned_in_body(loop):
             # the variable's values: from the start's least to the stop's greatest (less one), or back
             counters[loop.target.id] = (tirx.Select(up, start_lo, stop_lo + one),
                                         tirx.Select(up, stop_hi - one, start_hi))
@@ -178,13 +179,13 @@ class AppendedLists:
             if isinstance(node.op, gast.Sub):
                 return a[0] - b[1], a[1] - b[0]
             products = [x * y for x in a for y in b]
-            return _least(products), _greatest(products)
+            return reduce(tirx.Min, products), reduce(tirx.Max, products)
         if isinstance(node, gast.Call) and self.calls.get(node) in ("min", "max") and len(node.args) >= 2:
             parts = [self.static_interval(a, counters) for a in node.args]
             if any(p is None for p in parts):
                 return None
-            pick = _least if self.calls[node] == "min" else _greatest
-            return pick([p[0] for p in parts]), pick([p[1] for p in parts])
+            pick = tirx.Min if self.calls[node] == "min" else tirx.Max
+            return reduce(pick, [p[0] for p in parts]), reduce(pick, [p[1] for p in parts])
         value = self.static_int(node)
         return None if value is None else (value, value)
 
@@ -199,8 +200,7 @@ class AppendedLists:
         if isinstance(node, gast.Name):
             var = self.variables.get(node.id)
             t = self.incoming.get(node.id)
-            if var is None or t is None or t.kind not in "iu" or len(var.types) != 1 \
-                    or node.id in assigned_names(self.loop):
+            if var is None or t is None or t.kind not in "iu" or len(var.types) != 1 or node.id in self.assigned:
                 return None
             return var.buffer[0].astype(F64)
         if isinstance(node, gast.Call) and self.calls.get(node) == "len" and len(node.args) == 1:
@@ -270,24 +270,6 @@ def _append_sites(loop, calls, name):
     yield from walk(loop, [])
 
 
-def _assigned_in_body(loop) -> set:
-    return set().union(*(assigned_names(s) for s in loop.body)) if loop.body else set()
-
-
-def _least(values):
-    low = values[0]
-    for v in values[1:]:
-        low = tirx.Min(low, v)
-    return low
-
-
-def _greatest(values):
-    high = values[0]
-    for v in values[1:]:
-        high = tirx.Max(high, v)
-    return high
-
-
 def _constant_int(node):
     if isinstance(node, gast.Constant) and type(node.value) is int:
         return node.value
@@ -297,7 +279,7 @@ def _constant_int(node):
     return None
 
 
-def list_converter(t, dtype_of_slots=None):
+def list_converter(t):
     """``convert(slots)``: the int64 slots a list's values were written to, as the Python objects
     Python's ``append`` would have put in the list (Python numbers, or numpy scalars of the type)."""
     dtype = np.dtype(t.dtype)

@@ -30,6 +30,7 @@ from ...frontend.loops import (
     MATH_BINARY,
     MATH_FUNCTIONS,
     MATH_TO_INT,
+    assigned_in_body,
     assigned_names,
     constant_items,
     index_items,
@@ -802,7 +803,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         on every iteration when ``condition`` holds at the loop's entry (loop_bounds)."""
         if not innermost(loop) or span.bits > SAFE_BITS:
             return None
-        in_body = set().union(*(assigned_names(s) for s in loop.body))
+        in_body = assigned_in_body(loop)
         counter = loop.target.id if loop.target.id not in in_body else None    # ``i += 1`` in the body
         bounds = IndexBounds(counter, span, assigned_names(loop), self.pure_leaf)
         conditions, unchecked = [], set()

@@ -195,14 +195,15 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     for p in scalars:
         call.append(f"{names[p]}.item()" if isinstance(args[p], np.generic) else names[p])
     expression, result_names = result
-    if appends.positions:
-        lines += [f"    if not distinct({packed}):", f"        return {on_refusal}({params})"]
+    if appends.sharing:
+        test = " or ".join(f"{names[p]} is {names[q]}" for p, q in appends.sharing)
+        lines += [f"    if {test}:", f"        return {on_refusal}({params})"]
     lines += ["    try:", "        status = take()", "    except IndexError:", "        status = new_status()",
               "    try:", f"        kernel({', '.join(call)}, status[0])",
               "    except Exception:", "        give(status)", f"        return {on_refusal}({params})",
               "    q = status[1]"]
     if appends.positions:
-        lines.append(f"    extend(status[3], {packed})")
+        lines.append(f"    extend(status[3], q, {packed})")
     # (a buffer too short for the lists' values is dropped: stopped() grows them)
     lines += ["    if q[0]:", f"        s = q[:{appends.fixed}].tolist()", f"        if s[0] != {NEED_ROOM}:",
               "            give(status)", f"        return stopped(s, {packed})"]
@@ -221,7 +222,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
 
     namespace = {**result_names, "may_share": may_share_memory, "checked": checked, "allocate": allocate,
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
-                 "stopped": stopped, "refused": refused, "distinct": appends.distinct, "extend": appends.extend,
+                 "stopped": stopped, "refused": refused, "extend": appends.extend,
                  **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

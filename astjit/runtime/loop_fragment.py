@@ -220,7 +220,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
             config.log("fallbacks", "loop at %s line %s: the kernel refused its arguments", fragment.owner_name,
                        fragment.block.lineno)
             return fallback(*args)
-        appends.extend(status, args)
+        appends.extend(status, memoryview(status), args)
         s = status[:appends.fixed].tolist()
         if s[0]:
             return stopped(s, args)
@@ -285,6 +285,7 @@ class AppendedValues:
         self.start = fixed + len(self.positions)             # the first list's values
         self.room = self.FIRST_ROOM if self.positions else 0
         self.others = [p for p in sequences if p not in self.positions]
+        self.extend = self._make_extend()
 
     def size(self) -> int:
         return self.start + len(self.positions) * self.room
@@ -296,23 +297,32 @@ class AppendedValues:
         self.room = max(self.room, 1 << (int(need) - 1).bit_length())
         return True
 
-    def distinct(self, args) -> bool:
-        """The lists are distinct objects, none of them a sequence the loop reads: Python's appends
-        would interleave in one list, or change what the loop reads."""
-        if not self.positions:
-            return True
-        ids = {id(args[p]) for p in self.positions}
-        return len(ids) == len(self.positions) and not any(id(args[p]) in ids for p in self.others)
+    @property
+    def sharing(self) -> list:
+        """(p, q) per pair of argument positions that must hold distinct objects: two lists (Python's
+        appends would interleave in one list), or a list and a sequence the loop reads (the appends
+        would change what it reads)."""
+        return [(p, q) for i, p in enumerate(self.positions) for q in self.positions[i + 1:] + self.others]
 
-    def extend(self, status, args) -> None:
-        """Append what the call appended (``status``: the kernel's status buffer as a numpy array), in
-        order, however the kernel ended."""
-        room = (status.size - self.start) // max(len(self.positions), 1)
+    def distinct(self, args) -> bool:
+        return not any(args[p] is args[q] for p, q in self.sharing)
+
+    def _make_extend(self):
+        """``extend(view, q, args)``: append what the call appended (``view``: the status buffer as a
+        numpy array, ``q``: as a memoryview of its ints), in order, however the kernel ended;
+        generated straight-line, as the runner calls it on every call."""
+        k = len(self.positions)
+        lines = ["def extend(view, q, args):"]
+        if k > 1:
+            lines.append(f"    room = (len(q) - {self.start}) // {k}")
         for j, p in enumerate(self.positions):
-            n = int(status[self.fixed + j])
-            if n:
-                lo = self.start + j * room
-                args[p].extend(self.converters[j](status[lo:lo + n]))
+            lo = f"{self.start} + {j} * room" if j else f"{self.start}"
+            lines += [f"    n = q[{self.fixed + j}]", "    if n:", f"        lo = {lo}",
+                      f"        args[{p}].extend(c{j}(view[lo:lo + n]))"]
+        lines.append("    return None")
+        namespace = {f"c{j}": c for j, c in enumerate(self.converters)}
+        exec(compile("\n".join(lines) + "\n", "<astjit list appends>", "exec"), namespace)
+        return namespace["extend"]
 
 
 def local_array_allocator(lowered, live_in):

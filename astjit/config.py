@@ -7,10 +7,12 @@ ASTJIT_BACKEND=numpy run every fragment on the numpy reference backend (no TVM).
 ASTJIT_RECOMPILE_LIMIT=N
                      specializations one fragment may hold before it runs as Python (default 16).
 ASTJIT_TINY_LOOP=N   a compiled loop estimated at N units of work or fewer (a unit: a statement, an
-                     element read or write, an operator or a call, about 10-25 ns of Python) runs as
+                     element read or write, an operator or a call, about 5-30 ns of Python) runs as
                      written in Python, which is faster than a kernel call for a few iterations
-                     (default 32; 0: always the kernel). A ``while`` loop's first trips, whose count is
-                     not known before they run, run as written up to twice that work.
+                     (default ``auto``: the price of the loop's kernel call in units, from its
+                     arguments: frontend/loop_call_cost; 0: always the kernel). A ``while`` loop's
+                     first trips, whose count is not known before they run, run as written up to
+                     twice that work.
 ASTJIT_CACHE=0       do not read or write the on-disk cache of compiled kernels (runtime/disk_cache).
 ASTJIT_CACHE_DIR=P   keep that cache in folder P (default ``$XDG_CACHE_HOME/astjit`` or
                      ``~/.cache/astjit``); a folder other users can write is refused with a warning.
@@ -40,14 +42,13 @@ def backend_override() -> str | None:
     return None if value in ("", "auto") else value
 
 
-TINY_LOOP_WORK = 32        # ASTJIT_TINY_LOOP's default (also where its value is not an integer)
-
-
-def tiny_loop_work() -> int:
+def tiny_loop_work() -> int | None:
+    """ASTJIT_TINY_LOOP as an integer, or None for ``auto`` (its default, also where its value is not
+    an integer): each loop's own kernel call price (frontend/loop_call_cost)."""
     try:
-        return int(os.environ.get("ASTJIT_TINY_LOOP", TINY_LOOP_WORK))
+        return int(os.environ.get("ASTJIT_TINY_LOOP", "auto"))
     except ValueError:
-        return TINY_LOOP_WORK
+        return None
 
 
 def disk_cache_enabled() -> bool:

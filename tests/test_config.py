@@ -50,8 +50,8 @@ def test_logging_is_quiet_by_default(monkeypatch, caplog):
     assert not [r for r in caplog.records if r.name == "astjit"]
 
 
-@pytest.mark.parametrize("value, expected", [(None, 32), ("12", 12), ("0", 0), ("many", 32)])
-def test_tiny_loop_work_takes_its_default_where_unset_or_not_an_integer(monkeypatch, value, expected):
+@pytest.mark.parametrize("value, expected", [(None, None), ("auto", None), ("12", 12), ("0", 0), ("many", None)])
+def test_tiny_loop_work_is_auto_where_unset_or_not_an_integer(monkeypatch, value, expected):
     if value is None:
         monkeypatch.delenv("ASTJIT_TINY_LOOP", raising=False)
     else:

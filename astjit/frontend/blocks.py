@@ -16,7 +16,7 @@ from ..graph.ops.registry import OPS
 from .bound import DefinitelyBound
 from .entry_facts import entry_facts
 from .inline import local_functions
-from .loop_guard import resume_position
+from .loop_guard import resume_position, tiny_work
 from .loops import (
     PASSED_VALUES,
     LoopChecker,
@@ -53,7 +53,9 @@ class Block:
     returns: object = False                             # loop regions with ``return``: how many values
     #                                                     (None: of nothing); False: none returns
     entry_facts: dict = field(default_factory=dict)     # loop regions: incoming ints known (frontend/entry_facts)
-    in_loop: bool = False                               # inside a loop's body (that stays Python)
+    in_loop: bool = False                               # inside a loop's body: settles on Python for longer
+    tiny_work: int = 0                                  # loop regions: the work at or below which the loop
+    #                                                     runs as written (frontend/loop_guard.tiny_work)
 
     @property
     def is_while(self) -> bool:
@@ -89,8 +91,8 @@ class BlockFinder:
         self.loop_notes: list[SkippedStatement] = []      # loops that stay Python, and why
         self.placements: list[tuple[list, int, int, Block]] = []
         self.protected = 0       # depth inside try/with bodies, where a handler may see partial state
-        self.loop_depth = 0      # depth inside the bodies of loops that stay Python
         self.region_depth = 0    # depth inside loop regions (their statements run as Python only in fallbacks)
+        self.loop_depth = 0      # depth inside the bodies of loops
 
     def run(self) -> list[Block]:
         self.bound = DefinitelyBound(self.fndef, self.never_suppresses)
@@ -104,7 +106,7 @@ class BlockFinder:
     def body(self, stmts: list) -> None:
         run, lowering, start = [], None, 0
         for i, stmt in enumerate(stmts):
-            if isinstance(stmt, SIMPLE) and not _is_docstring(stmt):
+            if isinstance(stmt, SIMPLE) and not is_docstring(stmt):
                 if lowering is None:
                     lowering, start = self.new_lowering(), i
                 state = _snapshot(lowering)
@@ -166,10 +168,11 @@ class BlockFinder:
             if isinstance(loop, gast.While):   # its first iterations run as Python, then hand over
                 return note(f"{name!r} may be unbound when the loop starts, which keeps it in Python", loop)
         facts = {n: f for n, f in entry_facts(stmts[:i], self.resolver).items() if n in live_in}
+        tiny = tiny_work(kernel_loop, live_in, live_out, checker.calls)
         block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
-                      entry_facts=facts, resume_at=resume_position(loop, kernel_loop, live_in, maybe_unbound),
-                      returns=checker.return_arity, in_loop=self.loop_depth > 0)
+                      entry_facts=facts, resume_at=resume_position(loop, kernel_loop, live_in, maybe_unbound, tiny),
+                      returns=checker.return_arity, in_loop=self.loop_depth > 0, tiny_work=tiny)
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))
         # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel
@@ -278,7 +281,7 @@ def _computes(graph) -> bool:
     return False
 
 
-def _is_docstring(stmt) -> bool:
+def is_docstring(stmt) -> bool:
     return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) and isinstance(
         stmt.value.value, str)
 

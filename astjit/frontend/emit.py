@@ -15,6 +15,7 @@ import types
 import astor
 import gast
 
+from .blocks import is_docstring
 from .loop_guard import SHOWN, result_name, tiny_loop_guard
 
 
@@ -132,14 +133,14 @@ def fragment_call(block) -> list:
         # a loop about to do a few statements' work runs inline, as written (frontend/loop_guard)
         stmts, as_written = tiny_loop_guard(block, stmts)
         keep |= {id(m) for s in as_written for m in gast.walk(s)}
-    if block.in_loop:
-        # a block that settled on Python runs its statements here: a Fragment call per loop iteration
-        # costs several times a few scalar statements (runtime/fragment.settle_python); the switch is
-        # read into a local before the loop and after each call (build: _read_switches_before_loops)
-        test = gast.Call(func=load(NEXT_NAME), args=[load(python_switch_name(block))], keywords=[])
-        stmts = [gast.If(test=test, body=[copy.deepcopy(s) for s in block.stmts], orelse=stmts)]
-        setattr(stmts[0], SWITCH_LOCAL, switch_local_name(block))
-        keep |= {id(m) for s in stmts[0].body for m in gast.walk(s)}
+    # a block that settled on Python runs its statements here: a Fragment call costs several times a
+    # few scalar statements (runtime/fragment.settle_python); the switch is read into a local before
+    # the loop around it (or at the function's start) and after each call (build:
+    # _read_switches_before_loops)
+    test = gast.Call(func=load(NEXT_NAME), args=[load(python_switch_name(block))], keywords=[])
+    stmts = [gast.If(test=test, body=[copy.deepcopy(s) for s in block.stmts], orelse=stmts)]
+    setattr(stmts[0], SWITCH_LOCAL, switch_local_name(block))
+    keep |= {id(m) for s in stmts[0].body for m in gast.walk(s)}
     for s in stmts:
         for n in gast.walk(s):
             if isinstance(n, gast.expr | gast.stmt | gast.excepthandler) and id(n) not in keep:
@@ -293,21 +294,24 @@ def _read_switches_before_loops(fndef) -> None:
         return gast.copy_location(gast.Assign(targets=[store(local)], value=copy.deepcopy(switch_test),
                                               type_comment=None), at)
 
-    def visit(stmts, loop_reads):
-        """Rewrite the switches in ``stmts``; returns the reads that belong before the loop around them."""
+    def visit(stmts, loop_reads, in_loop=False):
+        """Rewrite the switches in ``stmts``; returns the reads that belong before the loop around them
+        (outside loops, a switch read at the function's start is not read again after its call: no
+        later statement reads it)."""
         out = []
         for s in stmts:
             if isinstance(s, gast.For | gast.While | gast.AsyncFor):
                 reads = []
                 for name in ("body", "orelse"):
-                    setattr(s, name, visit(getattr(s, name), reads))
+                    setattr(s, name, visit(getattr(s, name), reads, True))
                 out += [read(local, test, s) for local, test in dict(reads).items()]
                 out.append(s)
                 continue
             local = getattr(s, SWITCH_LOCAL, None)
             if local is not None and isinstance(s, gast.If):
                 loop_reads.append((local, s.test))
-                s.orelse = s.orelse + [read(local, s.test, s.orelse[-1] if s.orelse else s)]
+                if in_loop:
+                    s.orelse = s.orelse + [read(local, s.test, s.orelse[-1] if s.orelse else s)]
                 s.test = gast.copy_location(load(local), s.test)
                 setattr(s, SWITCH_LOCAL, None)
             if not isinstance(s, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef | gast.Lambda):
@@ -316,16 +320,17 @@ def _read_switches_before_loops(fndef) -> None:
                     if inner:
                         if name == "handlers":
                             for h in inner:
-                                h.body = visit(h.body, loop_reads)
+                                h.body = visit(h.body, loop_reads, in_loop)
                         else:
-                            setattr(s, name, visit(inner, loop_reads))
+                            setattr(s, name, visit(inner, loop_reads, in_loop))
             out.append(s)
         return out
 
     outside = []
     fndef.body = visit(fndef.body, outside)
-    # (a switch outside any loop of this function: read at its start)
-    fndef.body = [read(local, test, fndef.body[0]) for local, test in dict(outside).items()] + fndef.body
+    # (a switch outside any loop of this function: read at its start, after its docstring)
+    first = 1 if fndef.body and is_docstring(fndef.body[0]) else 0
+    fndef.body[first:first] = [read(local, test, fndef.body[0]) for local, test in dict(outside).items()]
 
 
 def build(fn, fndef, blocks, fragments: dict):

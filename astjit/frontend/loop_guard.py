@@ -1,16 +1,16 @@
 """The statements that replace a loop region in the rewritten function: the loop as written where it
-is about to do a few statements' work (``ASTJIT_TINY_LOOP`` units: frontend/loops.work_expression), the
-region's Fragment call otherwise.
+is about to do less work (frontend/loops.work_expression) than its kernel's call costs (``tiny_work``:
+frontend/loop_call_cost, or ``ASTJIT_TINY_LOOP`` units), the region's Fragment call otherwise.
 
-A kernel call costs a few microseconds; a loop of a handful of scalar statements costs less as Python.
+A kernel call costs a microsecond or two; a loop of a handful of scalar statements costs less as Python.
 Deciding that inside the Fragment would cost three more Python calls on every call of the function
 (the dispatch, the work estimate, the loop as a function of its own), as much again as the loop, so
 the rewritten function decides itself, before the loop, and runs the loop inline::
 
     try:                                   # a ``for`` region
-        __astjit_tiny = True if <frontend/loops.work_expression> <= ASTJIT_TINY_LOOP else False
+        __astjit_tiny = True if <frontend/loops.work_expression> <= <tiny_work> else False
     except Exception:                      # (the loop as written raises it, or the kernel's lowering refuses)
-        __astjit_tiny = False
+        __astjit_tiny = True
     if __astjit_tiny:
         for i in range(1, len(x)): ...     # as written
     else:
@@ -20,13 +20,16 @@ A ``while`` loop's count is not known before it runs: its first iterations run a
 rest in the kernel, from the state they left (the kernel evaluates the test again; a test in a loop
 region has no effects)::
 
-    for __astjit_trips_0 in (0, 1, 2, 3, 4, 5):    # first_positions: ASTJIT_TINY_LOOP units of work
+    for __astjit_trips_0 in (0, 1, 2, 3, 4, 5):    # first_positions: twice tiny_work's units of work
         if abs(x * x - target) > tol:
             x = x - (x * x - target) / (2.0 * x)
         else:
             break
     else:                                  # (a ``break`` of the body leaves too, without the kernel)
         x = __astjit_fragment_0(tol, x, target)
+
+(where a trip's work depends on values, a loop inside it, their number is counted before the loop:
+``__astjit_left_0 = 2 * tiny_work // <its work>``, and the ``for`` goes over ``range(__astjit_left_0)``.)
 
 A ``for`` loop that may leave early (a ``break`` of its own or a ``return``, no loop inside it: a
 search) is handed over the same way: its estimate would count every position, and a kernel call
@@ -37,13 +40,13 @@ rest of the same range, from the position reached; where it declines the argumen
 read-only array it writes: ``DECLINED``, before any effect), the loop goes on as written::
 
     try:                                   # the work after the first positions (frontend/loops.position_work),
-        __astjit_left_0 = True if len(a) > 18 else False    # (len(a) - 6) * 10 > 2 * ASTJIT_TINY_LOOP
+        __astjit_left_0 = True if len(a) > 18 else False    # (len(a) - 6) * 10 > 2 * tiny_work
     except Exception:
         __astjit_left_0 = True
     if __astjit_left_0:
         __astjit_trips_0 = 0
         for i in range(len(a)):
-            if __astjit_trips_0 == 6:      # first_positions: ASTJIT_TINY_LOOP units of work
+            if __astjit_trips_0 == 6:      # first_positions: tiny_work's units of work
                 __astjit_result_0 = __astjit_fragment_0(a, v, k)
                 if __astjit_result_0 is not __astjit_declined:
                     k = __astjit_result_0
@@ -66,6 +69,7 @@ import copy
 import gast
 
 from ..config import tiny_loop_work
+from .loop_call_cost import kernel_call_units
 from .loops import (
     RANGE_NAME,
     assigned_names,
@@ -73,17 +77,19 @@ from .loops import (
     iteration_work,
     position_work,
     row_test,
+    substituted,
     work_expression,
 )
 
 TINY_NAME = "__astjit_tiny"
 UNKNOWN_POSITION_WORK = 8       # a position whose work depends on values (``s = s + x``: an array?)
 DECLINED_NAME = "__astjit_declined"      # cell: runtime/loop_fragment.DECLINED
-# a ``while``'s first trips as written: this many times ASTJIT_TINY_LOOP's work. Its count is not known
+# a ``while``'s first trips as written: this many times ``tiny_work``. Its count is not known
 # before it runs, and one that ends within its first trips (a Newton iteration: 5 or 6) pays no kernel
 # call: with the ``for`` threshold's budget it called the kernel and ran 0.4x plain Python
 WHILE_TRIPS = 2
-# a loop that appends to lists pays this much more for its kernel call, per list: the values are
+# with an integer ASTJIT_TINY_LOOP, a loop that appends to lists pays this much more for its kernel
+# call, per list (``auto`` prices lists in frontend/loop_call_cost): the values are
 # handed to the list after the call (backends/tvm/loop_lists); measured about 0.7 us for a list of 8
 # (a runner of 1.6 us around a 0.35 us kernel, where a loop without lists has about 0.9 us)
 LIST_HANDOFF_WORK = 64
@@ -119,26 +125,28 @@ def result_name(block) -> str:
     return f"__astjit_result_{block.index}"
 
 
-def tiny_work(block) -> int:
-    """The work below which the loop region runs as written: ASTJIT_TINY_LOOP's, more for a loop whose
-    kernel call hands values to lists (none where ASTJIT_TINY_LOOP is 0: kernels always)."""
+def tiny_work(loop, live_in, live_out, loop_calls) -> int:
+    """The work at or below which the loop region runs as written: the price of its kernel call in
+    units (frontend/loop_call_cost), or ASTJIT_TINY_LOOP's where it is an integer, more for a loop
+    whose kernel call hands values to lists (none where ASTJIT_TINY_LOOP is 0: kernels always)."""
     tiny = tiny_loop_work()
-    lists = {n.func.value.id for n, op in block.loop_calls.items() if op == "append"}
+    if tiny is None:
+        return kernel_call_units(loop, live_in, live_out, loop_calls)
+    lists = {n.func.value.id for n, op in loop_calls.items() if op == "append"}
     return tiny + LIST_HANDOFF_WORK * len(lists) if tiny > 0 else tiny
 
 
-def first_positions(loop, live_in, budget=None) -> int:
+def first_positions(loop, live_in, budget) -> int:
     """How many positions (iterations) of a loop that may leave early run as written before the kernel
-    takes over: about ``budget`` units of work (ASTJIT_TINY_LOOP's, as long as a kernel call), at least
+    takes over: about ``budget`` units of work (a tiny loop's, as long as a kernel call), at least
     one."""
-    tiny = tiny_loop_work() if budget is None else budget
-    if tiny <= 0:
+    if budget <= 0:
         return 0                        # (kernels even for tiny loops, from the first position)
     each = constant_value(iteration_work(loop, live_in))
-    return max(1, tiny // (each or UNKNOWN_POSITION_WORK))
+    return max(1, budget // (each or UNKNOWN_POSITION_WORK))
 
 
-def resume_position(loop, kernel_loop, live_in, maybe_unbound) -> int:
+def resume_position(loop, kernel_loop, live_in, maybe_unbound, tiny) -> int:
     """Where the kernel of a loop region starts: 0, or for a ``for`` loop that may leave early, the
     positions its first iterations run as Python (``first_positions``)."""
     if not isinstance(loop, gast.For) or isinstance(loop.iter, gast.Tuple) or maybe_unbound:
@@ -150,7 +158,7 @@ def resume_position(loop, kernel_loop, live_in, maybe_unbound) -> int:
     # would see what the loop has rebound since (``n -= 1`` in ``for i in range(n)``)
     if {n.id for n in gast.walk(loop.iter) if isinstance(n, gast.Name)} & assigned_names(loop):
         return 0
-    return first_positions(kernel_loop, live_in)
+    return first_positions(kernel_loop, live_in, tiny)
 
 
 def _leaves(stmts) -> bool:
@@ -167,7 +175,7 @@ def _leaves(stmts) -> bool:
 def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     """(statements, the loop as written among them) for loop region ``block`` whose Fragment call is
     ``call``; the caller keeps the loop's own source positions (tracebacks, pdb)."""
-    tiny = tiny_work(block)
+    tiny = block.tiny_work
     loop = copy.deepcopy(block.written_loop)
     if block.resume_at:
         return _handed_over_for(block, loop, call)
@@ -188,28 +196,43 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
         if constant_value(each) is not None:
             setattr(counted, SHOWN, call)
             return [counted], kept
-        # a trip whose work depends on values (a loop inside, an array statement): weighed before the
-        # loop, with the values it starts from; where the first trips as written would be more than
-        # twice a tiny loop's work, the kernel runs from the first trip (a sieve's first trips as
-        # written would be most of its work)
-        weigh = _weighed(left_name(block), gast.Compare(left=each, ops=[gast.Gt()],
-                                                        comparators=[_const(2 * WHILE_TRIPS * tiny // max(first, 1))]), True)
-        choose = gast.If(test=_load(left_name(block)), body=call, orelse=[counted])
-        gast.copy_location(choose, loop)
+        # a trip whose work depends on values (a loop inside, an array statement): as many first trips
+        # as written as the work allows, counted before the loop with the values it starts from (none
+        # where the estimate raises: the kernel, which declines what it cannot take); a trip of more
+        # than that work runs the kernel from the first trip (a sieve's first trips as written would
+        # be most of its work)
+        for n in (n for stmt in call for n in gast.walk(stmt)):
+            gast.copy_location(n, loop)      # (what ``show`` prints: these are not in the tree)
+        budget = _readable(gast.BinOp(left=_const(WHILE_TRIPS * tiny), op=gast.FloorDiv(), right=each), block)
+        weigh = gast.Try(body=[_assign(left_name(block), budget)],
+                         handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
+                                                      body=[_assign(left_name(block), _const(0))])],
+                         orelse=[], finalbody=[])
+        counted.iter = gast.Call(func=_load(RANGE_NAME), args=[_load(left_name(block))], keywords=[])
         setattr(weigh, SHOWN, [])
-        setattr(choose, SHOWN, call)
-        return [weigh, choose], kept
+        setattr(counted, SHOWN, call)
+        return [weigh, counted], kept
     # the truth of the comparison is taken inside the ``try`` too: a range() of something that is
-    # not an int may give a work estimate without one (an array), and the loop as written raises
+    # not an int may give a work estimate without one (an array), and the loop as written raises; an
+    # estimate that raises (an inner range read at an outer range's first value, where the outer
+    # range is empty) runs the loop as written, which raises where the kernel's call would
     small = _at_most(block.kernel_loop, block.live_in, tiny)
     rows = row_test(block.kernel_loop, block.live_in)
     if rows is not None:           # (tested only where the work looks tiny)
         small = gast.BoolOp(op=gast.And(), values=[small, gast.UnaryOp(op=gast.Not(), operand=rows)])
-    work = _weighed(TINY_NAME, small, False)
+    work = _weighed(TINY_NAME, _readable(small, block), True)
     choose = gast.If(test=_load(TINY_NAME), body=[loop], orelse=call)
     setattr(work, SHOWN, [])
     setattr(choose, SHOWN, call)
     return [work, choose], [loop]
+
+
+def _readable(expr, block):
+    """``expr`` (an estimate of the region's kernel form) as the rewritten function can evaluate it
+    before the loop: each attribute read the region takes as an argument (``__astjit_attr_self_n``,
+    frontend/loops.hoist_attribute_reads) read where it stands (``self.n``); the name is not bound
+    there, and an estimate that raised NameError ran every such loop one way whatever its size."""
+    return substituted(expr, block.hoisted) if block.hoisted else expr
 
 
 def _weighed(name, test, if_raised: bool):
@@ -246,7 +269,7 @@ def _handed_over_for(block, loop, call):
     for s in call:
         for n in gast.walk(s):
             gast.copy_location(n, loop)      # (what ``show`` prints: these are not in the tree)
-    tiny, done = tiny_work(block), block.resume_at
+    tiny, done = block.tiny_work, block.resume_at
     positions, per_position = position_work(block.kernel_loop, block.live_in)
     counter, result, left = trips_name(block), result_name(block), left_name(block)
     # weighed before the loop starts: the range's arguments are the ones the loop takes (resume_position),
@@ -262,7 +285,7 @@ def _handed_over_for(block, loop, call):
         rest = gast.BinOp(left=gast.BinOp(left=positions, op=gast.Sub(), right=_const(done)), op=gast.Mult(),
                           right=per_position)
         test = gast.Compare(left=rest, ops=[gast.Gt()], comparators=[_const(most)])
-    weigh = _weighed(left, test, True)
+    weigh = _weighed(left, _readable(test, block), True)
     as_written = copy.deepcopy(block.written_loop)
     attempt = [copy.deepcopy(first),
                gast.If(test=gast.Compare(left=_load(result), ops=[gast.IsNot()], comparators=[_load(DECLINED_NAME)]),

@@ -532,17 +532,23 @@ ISINSTANCE_NAME, NDARRAY_NAME = "__astjit_isinstance", "__astjit_ndarray"    # c
 ARRAY_WORK_CELLS = {ISINSTANCE_NAME: isinstance, NDARRAY_NAME: np.ndarray}
 
 
-def array_work(units: int, names: list):
-    """The work of ``name = <expression>`` reading these live-in names, as an expression: a whole-array
-    statement (several numpy calls) where one of them holds an array, else its ``units`` of scalar
-    work (inline: a helper's call would cost as much as the loop it weighs)::
+def _by_array_test(build):
+    """The estimate ``build(arrays, names)`` makes, where ``arrays`` (bool) says whether the live-in
+    names of ``name = <expression>`` statements hold arrays (each such statement a whole-array
+    statement, several numpy calls, where they do) and ``build`` adds those names to the set
+    ``names``. Where it added some, the two estimates behind one test of each name (inline: a helper's call would
+    cost as much as the loop it weighs; one test per statement cost a microsecond in a loop of ten
+    statements)::
 
-        (64 if __astjit_isinstance(s, __astjit_ndarray) else 1)
+        (<estimate with arrays> if __astjit_isinstance(s, __astjit_ndarray) or ... else <estimate>)
     """
-    holds_array = [_holds_array(n) for n in names]
+    names: set = set()
+    scalars = build(False, names)
+    if not names:
+        return scalars
+    holds_array = [_holds_array(n) for n in sorted(names)]
     test = holds_array[0] if len(holds_array) == 1 else gast.BoolOp(op=gast.Or(), values=holds_array)
-    return gast.IfExp(test=test, body=gast.Constant(value=SLICE_STATEMENT_WORK, kind=None),
-                      orelse=gast.Constant(value=units, kind=None))
+    return gast.IfExp(test=test, body=build(True, set()), orelse=scalars)
 
 
 def _holds_array(name):
@@ -551,23 +557,30 @@ def _holds_array(name):
 
 
 ELEMENT_UNITS = 2        # an element read or write: numpy makes a scalar object, whose arithmetic is slow
+CALL_UNITS = 2           # a call: ``abs(x)``, ``math.sqrt(x)`` cost about two operators
+# ``max(m, x)``, ``min(m, x)``: about 90 ns of Python floats, as much as a dozen operators
+ITERATING_CALLS, ITERATING_CALL_UNITS = ("max", "min"), 10
 
 
 def operations(stmt) -> int:
-    """A statement's work in Python, in units of about 10-30 ns: one for the statement, two for each
+    """A statement's work in Python, in units of about 5-20 ns: one for the statement, two for each
     element read or write (numpy creates a scalar object for each read, and arithmetic on numpy
-    scalars costs several times Python's on floats), one for each operator, comparison and call in it
-    (an ``if``: in its test; its branches count as statements of their own). Python's time per
-    statement varies twentyfold (``s += x`` against ``v[i, j] = 0.25 * (u[i - 1, j] + ...)``); per unit
-    it varies about threefold (measured on small loops: 9 ns a unit for Python floats, 14-30 ns where
-    elements of numpy arrays are read)."""
+    scalars costs several times Python's on floats), one for each operator and comparison, two for
+    each call, ten for ``max`` and ``min`` (an ``if``: in its test; its branches count as statements
+    of their own). Python's time per statement varies twentyfold (``s += x`` against
+    ``v[i, j] = 0.25 * (u[i - 1, j] + ...)``); per unit it varies about threefold (measured on small
+    loops: 5-9 ns a unit for Python floats and ints, 12-19 ns where elements of numpy arrays are
+    read)."""
     exprs = [stmt.test] if isinstance(stmt, gast.If | gast.While) else [stmt]
     units = 1
     for e in exprs:
         for n in gast.walk(e):
             if isinstance(n, gast.Subscript):
                 units += ELEMENT_UNITS
-            elif isinstance(n, gast.BinOp | gast.UnaryOp | gast.Call):
+            elif isinstance(n, gast.Call):
+                iterating = isinstance(n.func, gast.Name) and n.func.id in ITERATING_CALLS
+                units += ITERATING_CALL_UNITS if iterating else CALL_UNITS
+            elif isinstance(n, gast.BinOp | gast.UnaryOp):
                 units += 1
             elif isinstance(n, gast.Compare):
                 units += len(n.ops)
@@ -578,20 +591,20 @@ def operations(stmt) -> int:
 
 def work_expression(loop, live_in=()):
     """A Python expression of the loop's live-in names: about how much work the nest does as Python, in
-    ``operations`` (units of about 10-25 ns).
+    ``operations`` (units of about 5-20 ns: frontend/loop_call_cost).
 
     Each ``for`` contributes its range's length (``stop - start``) when its arguments read only names
-    the nest does not assign, the sum of its lengths at the first and the last value of the enclosing
+    the nest does not assign, the mean of its lengths at the first and the last value of the enclosing
     loops' variables when they read those (a triangular ``range(i)``), else UNKNOWN_TRIPS; times the
     operations of its body (a statement on slices counts as SLICE_STATEMENT_WORK: each of its
     operations is a numpy call). Evaluated before the loop, it lets a tiny loop run as Python
     (frontend/loop_guard): a kernel call costs one to two microseconds, more than a handful of Python
     statements. ``name = <expression>`` without subscripts counts as a statement on slices where a
-    live-in name it reads holds an array (``array_work``): ``x = x + dt * v``. An estimate only
+    live-in name it reads holds an array (``_by_array_test``): ``x = x + dt * v``. An estimate only
     chooses between two correct paths: a negative length reads as tiny, as an empty range is."""
     if isinstance(loop, gast.While):
         return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
-    return _WorkEstimate(loop, live_in).statements([loop], {})
+    return _by_array_test(lambda arrays, names: _WorkEstimate(loop, live_in, arrays, names).statements([loop], {}))
 
 
 def row_test(loop, live_in=()):
@@ -639,11 +652,14 @@ def row_test(loop, live_in=()):
 def iteration_work(loop, live_in=()):
     """The work of one iteration, as a Python expression of the loop's live-in names: of a ``for``,
     taking the next value and its body; of a ``while``, its test and its body."""
-    estimate = _WorkEstimate(loop, live_in)
-    if isinstance(loop, gast.While):
-        return gast.BinOp(left=gast.Constant(value=operations(loop), kind=None), op=gast.Add(),
-                          right=estimate.statements(loop.body, {}))
-    return estimate.position(loop.body, estimate.inner(loop, {}))
+    def build(arrays, names):
+        estimate = _WorkEstimate(loop, live_in, arrays, names)
+        if isinstance(loop, gast.While):
+            return gast.BinOp(left=gast.Constant(value=operations(loop), kind=None), op=gast.Add(),
+                              right=estimate.statements(loop.body, {}))
+        return estimate.position(loop.body, estimate.inner(loop, {}))
+
+    return _by_array_test(build)
 
 
 def position_work(loop, live_in=()):
@@ -654,11 +670,15 @@ def position_work(loop, live_in=()):
 
 
 class _WorkEstimate:
-    """The terms of ``work_expression``: positions of each ``for``, statements of each body."""
+    """The terms of ``work_expression``: positions of each ``for``, statements of each body, with the
+    live-in names of ``name = <expression>`` statements holding arrays or not (``arrays``), those
+    names noted in ``names`` (``_by_array_test``)."""
 
-    def __init__(self, loop, live_in):
+    def __init__(self, loop, live_in, arrays=False, names=None):
         self.assigned = assigned_names(loop)
         self.live_in = live_in
+        self.arrays = arrays
+        self.names = set() if names is None else names
 
     @staticmethod
     def count(args):
@@ -677,18 +697,22 @@ class _WorkEstimate:
             return self.count([copy.deepcopy(a) for a in node.iter.args])
         if not names & self.assigned <= set(outer):
             return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
-        ends = [self.count([_substituted(a, {n: outer[n][k] for n in names & self.assigned}) for a in node.iter.args])
+        ends = [self.count([substituted(a, {n: outer[n][k] for n in names & self.assigned}) for a in node.iter.args])
                 for k in (0, 1)]
-        return gast.BinOp(left=ends[0], op=gast.Add(), right=ends[1])
+        return gast.BinOp(left=gast.BinOp(left=ends[0], op=gast.Add(), right=ends[1]), op=gast.FloorDiv(),
+                          right=gast.Constant(value=2, kind=None))
 
     def inner(self, node, outer) -> dict:
         """``outer`` and, where known, (first, last) of this ``for``'s variable over range(...) (last: the
-        stop, one past)."""
+        stop less one, a value the variable takes: an inner range ``range(p[i], p[i + 1])`` read at
+        it stays in the array)."""
         inner = dict(outer)
         args = node.iter.args if isinstance(node.iter, gast.Call) else []
         names = {n.id for a in args for n in gast.walk(a) if isinstance(n, gast.Name)}
         if isinstance(node.target, gast.Name) and not names & self.assigned and len(args) in (1, 2):
-            inner[node.target.id] = (gast.Constant(value=0, kind=None), args[0]) if len(args) == 1 else (args[0], args[1])
+            first = gast.Constant(value=0, kind=None) if len(args) == 1 else args[0]
+            last = gast.BinOp(left=args[-1], op=gast.Sub(), right=gast.Constant(value=1, kind=None))
+            inner[node.target.id] = (first, last)
         return inner
 
     def position(self, body, outer):
@@ -710,9 +734,10 @@ class _WorkEstimate:
                 term = gast.Constant(value=units, kind=None)
                 if isinstance(s, gast.Assign | gast.AugAssign) and not slices and not any(
                         isinstance(n, gast.Subscript) for n in gast.walk(s)):
-                    names = sorted({n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in self.live_in})
-                    if names:
-                        term = array_work(units, names)
+                    names = {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in self.live_in}
+                    self.names |= names
+                    if names and self.arrays:
+                        term = gast.Constant(value=SLICE_STATEMENT_WORK, kind=None)
                 for name in ("body", "orelse"):
                     if getattr(s, name, None):
                         term = gast.BinOp(left=term, op=gast.Add(), right=self.statements(getattr(s, name), outer))
@@ -728,7 +753,7 @@ def constant_value(expr):
     return eval(compile(tree, "<work>", "eval"))
 
 
-def _substituted(expr, values: dict):
+def substituted(expr, values: dict):
     """A copy of ``expr`` with each name in ``values`` replaced by a copy of its expression."""
     class Substitute(gast.NodeTransformer):
         def visit_Name(self, node):

@@ -31,14 +31,20 @@ class _Unbound:
 
 UNBOUND = _Unbound()
 
-# Inside a loop that stays Python, the rewritten function asks ``next(switch)`` before each block: True
-# runs the block's own statements inline, False calls its Fragment. A block whose call chose Python
-# answers True for the next SETTLED_CALLS calls, then False until a call chooses Python again: a few
-# scalar statements cost about a tenth of a Fragment call, and new argument types are still looked at
-# (the block's Python is right for any of them, only maybe slower). Each time the block settles again
-# the run doubles, up to SETTLED_MOST, and a new key starts over: a Fragment call every 63 iterations
-# made a 100,000-iteration loop of two such blocks 1.4x slower than its plain Python.
+# The rewritten function asks ``next(switch)`` before each block (once before the loop around it, and
+# after each call: frontend/emit): True runs the block's own statements inline, False calls its
+# Fragment. A block whose call chose Python answers True for the next SETTLED_CALLS calls, then False
+# until a call chooses Python again: a few scalar statements cost about a tenth of a Fragment call, and
+# new argument types are still looked at (the block's Python is right for any of them, only maybe
+# slower). In a loop's body, each time the block settles again the run doubles, up to SETTLED_MOST,
+# and a new key starts over: a Fragment call every 63 iterations made a 100,000-iteration loop of two
+# such blocks 1.4x slower than its plain Python. Outside loops the run stays SETTLED_CALLS_OUTSIDE: a
+# call with new argument types (a larger array, which a kernel runs faster) is looked at within a few
+# calls, and the Fragment call, a few tenths of a microsecond, is paid on one call in eight (a
+# Fragment call on each made a function of two scalar blocks and a tiny loop, a run-length encoding
+# of three values, several times slower than its plain Python).
 SETTLED_CALLS = 63
+SETTLED_CALLS_OUTSIDE = 7
 SETTLED_MOST = 64 * 1024
 _DISPATCH = itertools.repeat(False)
 # How many times a Fragment installs a dispatch for the key its calls hit (runtime/dispatch.make_hot_dispatch):
@@ -83,7 +89,7 @@ class Fragment:
         self.records: list[Record] = []
         self._counter = [0]
         self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
-        self._settled_run = SETTLED_CALLS
+        self._settled_run = self._first_settled_run = SETTLED_CALLS if block.in_loop else SETTLED_CALLS_OUTSIDE
         from .dispatch import make_dispatch
 
         # what the rewritten function calls (through ``dispatch_cell``): a generated fixed-arity cache
@@ -154,21 +160,23 @@ class Fragment:
 
     @property
     def python_runner(self):
-        """The runner of a specialization that chose Python: the block's statements as a function, or,
-        in a loop, ``settle_python``, which also lets the rewritten function run them inline."""
-        return self.settle_python if self.block.in_loop and not self.strict else self.fallback
+        """The runner of a specialization that chose Python: ``settle_python``, which also lets the
+        rewritten function run the block's statements inline (the statements as a function, where
+        strict: each call then says why it is not compiled)."""
+        return self.fallback if self.strict else self.settle_python
 
     def settle_python(self, *args):
         """Run the block's statements, and let the rewritten function run them inline for the next
-        calls (a block in a loop that stays Python)."""
+        calls."""
         run = self._settled_run
-        self._settled_run = min(2 * run, SETTLED_MOST)
+        if self.block.in_loop:
+            self._settled_run = min(2 * run, SETTLED_MOST)
         self.python_switch.cell_contents = itertools.chain(itertools.repeat(True, run), _DISPATCH)
         return self.fallback(*args)
 
     def _miss(self, args):
         self.calls += 1
-        self._settled_run = SETTLED_CALLS      # new argument types: look again soon
+        self._settled_run = self._first_settled_run     # new argument types: look again soon
         if any(a is UNBOUND for a in args):   # not a type to specialize on: the block's Python raises
             return self.fallback(*args)
         with self._lock:                 # threads missing together compile once
@@ -189,7 +197,9 @@ class Fragment:
         key = self.make_key(args)
         spec = self._specialize(key, args)
         spec.fragment = self
-        if spec.runner is self.fallback:
+        if spec.runner is self.fallback and (self.block.in_loop or not spec.refused):
+            # (outside loops, a block that cannot compile for these types, a broadcast error among
+            # them, keeps its Fragment call: the next call's types may compile)
             spec.runner = self.python_runner
         existing = self.guarded.get(key)
         if existing is not None:
@@ -232,6 +242,7 @@ class Fragment:
                                      f"(for {describe_key(self.live_in, key)})")
             config.log("fallbacks", "%s line %s: %s", self.owner_name, self.block.lineno, reason)
             spec = Specialization(key, self.fallback, "python", reason)
+            spec.refused = True
         spec.compile_seconds = time.perf_counter() - started
         self.entries.append(spec)
         config.log("fragments", "%s line %s: specialized for %s in %.1f ms (%s)", self.owner_name,
@@ -298,6 +309,7 @@ class Specialization:
         self.measured = None             # (compiled seconds, python seconds) once measured
         self.mode_chosen = None
         self.disk_key = None               # its key in the disk cache, where it is stored there
+        self.refused = False               # Python because these types cannot compile (Unsupported)
 
     @property
     def runs(self) -> str:

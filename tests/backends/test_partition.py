@@ -28,8 +28,9 @@ def test_scalar_work_in_a_block_of_arrays_compiles_nothing():
         r = np.random.default_rng(n).standard_normal(n)
         assert_same_as_numpy(start_values, r, jitted=jitted)
     entries = [e for f in jitted.fragments for e in f.entries]
-    assert len(entries) == 4 and all(e.mode == "python" and not any(s.compiled for s in e.segments
-                                                                    if not s.reference) for e in entries)
+    # (a block that chose Python runs inline for the next few calls, without looking at their sizes)
+    assert 1 <= len(entries) <= 4 and all(e.mode == "python" and not any(s.compiled for s in e.segments
+                                                                         if not s.reference) for e in entries)
     assert all(SCALAR_WORK_REASON in e.reasons.values() for e in entries)
 
 

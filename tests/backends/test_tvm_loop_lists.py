@@ -183,12 +183,12 @@ def test_an_appended_name_that_is_not_a_list_runs_as_python():
 def test_a_short_loop_appending_to_a_list_runs_as_written(monkeypatch):
     """Handing the values to a list costs a kernel call more (frontend/loop_guard.LIST_HANDOFF_WORK):
     a loop of a few positions runs as written where one without a list would call its kernel."""
-    from astjit.frontend.loop_guard import LIST_HANDOFF_WORK, tiny_work
+    from astjit.frontend.loop_guard import LIST_HANDOFF_WORK
 
     monkeypatch.setenv("ASTJIT_TINY_LOOP", "32")
     jf = check(peaks, [(rng.random(6),), (rng.random(5),)], compiled=False)
     region = next(f for f in jf.fragments if f.block.kind == "loop")
-    assert region.calls == 0 and tiny_work(region.block) == 32 + LIST_HANDOFF_WORK
+    assert region.calls == 0 and region.block.tiny_work == 32 + LIST_HANDOFF_WORK
     for n in (100, 6, 3000):
         x = rng.random(n)
         assert jf(x) == peaks(x)

@@ -8,6 +8,7 @@ import pytest
 from differential import assert_same_as_numpy, modes
 
 from astjit import RecompileLimitWarning, explain, jit
+from astjit.runtime.fragment import SETTLED_CALLS_OUTSIDE
 
 RNG = np.random.default_rng(6)
 
@@ -253,18 +254,25 @@ def test_an_equal_dtype_that_is_another_object_still_hits_its_specialization():
     assert len(jf.fragments[0].entries) == 1 and jf.fragments[0].calls == 24
 
 
-def test_a_block_that_settled_on_python_follows_new_argument_types_at_once():
-    """A block whose measurement chose Python for one key compiles for the next key at its next call."""
+def test_a_block_that_settled_on_python_follows_new_argument_types_within_a_few_calls():
+    """A block whose measurement chose Python for one key runs its statements inline for the next
+    SETTLED_CALLS_OUTSIDE calls (no Fragment call), then compiles for the next key it is called with;
+    the answers are numpy's throughout."""
     def small_argmax(x, y):
         return (x * y).argmax(axis=1)
 
     jf = jit(small_argmax)
     small = (RNG.random((4, 4)), RNG.random((4, 4)))
-    for _ in range(5):
+    for _ in range(3):
         assert_same_as_numpy(small_argmax, *small, jitted=jf)
+    fragment = jf.fragments[0]
+    assert [e.runs for e in fragment.entries] == ["python"]
+    calls = fragment.calls
     large = (RNG.random((300, 500)), RNG.random((300, 500)))
-    assert_same_as_numpy(small_argmax, *large, jitted=jf)
-    assert [e.key[0][1] for e in jf.fragments[0].entries] == [(4, 4), (300, 500)]
+    for _ in range(SETTLED_CALLS_OUTSIDE + 1):
+        assert_same_as_numpy(small_argmax, *large, jitted=jf)
+    assert 0 < fragment.calls - calls <= 2            # (then each call: the kernel won)
+    assert [e.key[0][1] for e in fragment.entries] == [(4, 4), (300, 500)]
 
 
 def scaled_sweep(a, out, c):

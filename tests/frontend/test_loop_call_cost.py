@@ -1,0 +1,139 @@
+"""A loop region runs as written below the price of its kernel's call, priced from its arguments
+(frontend/loop_call_cost): more arrays, written arrays and live-out values make a dearer call, so a
+loop over a few positions with several arrays runs as Python where a scalar loop of the same work
+calls its kernel; the answers are Python's either way."""
+
+import gast
+import numpy as np
+import pytest
+from loop_checks import check
+
+from astjit import jit
+from astjit.frontend import loop_call_cost as cost
+from astjit.frontend.source import parse_function
+
+rng = np.random.default_rng(5)
+
+
+@pytest.fixture(autouse=True)
+def auto_threshold(monkeypatch):
+    monkeypatch.delenv("ASTJIT_TINY_LOOP", raising=False)
+
+
+def scalar_sum(n):
+    s = 0
+    for i in range(n):
+        s += i * 3 + 1
+    return s
+
+
+def run_lengths(a, vals, counts, n):
+    k = 0
+    cur = a[0]
+    cnt = 1
+    for i in range(1, n):
+        if a[i] == cur:
+            cnt += 1
+        else:
+            vals[k] = cur
+            counts[k] = cnt
+            k += 1
+            cur = a[i]
+            cnt = 1
+    return k, cur, cnt
+
+
+def units(fn):
+    """The kernel call's price for the first loop of ``fn`` (its live-ins: the names it reads that the
+    function's parameters or earlier statements bind; its live-outs: the values returned)."""
+    _, fndef = parse_function(fn)
+    loop = next(s for s in fndef.body if isinstance(s, gast.For))
+    names = {n.id for n in gast.walk(loop) if isinstance(n, gast.Name)} - {"range", "len", "i"}
+    returned = fndef.body[-1].value
+    live_out = [n.id for n in gast.walk(returned) if isinstance(n, gast.Name)]
+    return cost.kernel_call_units(loop, sorted(names), live_out, {})
+
+
+def test_the_price_grows_with_arrays_written_arrays_and_reads_of_elements():
+    scalar = units(scalar_sum)
+    assert scalar == (cost.CALL_NS + 2 * cost.NUMBER_NS + cost.LIVE_OUT_NS) // cost.UNIT_NS   # n, s in; s out
+    # 3 arrays, 2 written (2 other arrays each), n, k, cur, cnt passed in, 3 live-out values; elements read
+    expected = (cost.CALL_NS + 3 * cost.ARRAY_NS + 4 * cost.OVERLAP_NS + 4 * cost.NUMBER_NS
+                + 3 * cost.LIVE_OUT_NS) // cost.ELEMENT_UNIT_NS
+    assert units(run_lengths) == expected
+    assert units(run_lengths) * cost.ELEMENT_UNIT_NS > scalar * cost.UNIT_NS
+
+
+def test_a_short_loop_over_several_arrays_runs_as_written_and_a_long_one_calls_its_kernel():
+    jf = check(run_lengths, [(a, np.zeros(len(a), np.int64), np.zeros(len(a), np.int64), len(a))
+                             for a in (np.array([1, 1, 2]), np.array([4, 4, 4, 4]), np.array([7]))], compiled=False)
+    region = next(f for f in jf.fragments if f.block.kind == "loop")
+    assert region.calls == 0
+    for n in (3000, 5, 400):
+        a = rng.integers(0, 3, n)
+        got, want = (np.zeros(n, np.int64), np.zeros(n, np.int64)), (np.zeros(n, np.int64), np.zeros(n, np.int64))
+        assert jf(a, *got, n) == run_lengths(a, *want, n)
+        assert all(np.array_equal(x, y) for x, y in zip(got, want))
+    assert region.calls == 2 and all(e.mode == "tvm" for e in region.entries)
+
+
+def test_a_scalar_loop_below_its_price_runs_as_written():
+    """``s += i * 3 + 1`` is 4 units a position: up to the price's worth of positions run as written,
+    one more calls the kernel; the answers are Python ints either way."""
+    jf = jit(scalar_sum)
+    assert jf(0) == 0
+    region = next(f for f in jf.fragments if f.block.kind == "loop")
+    assert region.block.tiny_work == units(scalar_sum)
+    most = region.block.tiny_work // 4
+    for n in (1, most, most + 1, 10_000, 3):
+        got = jf(n)
+        assert got == scalar_sum(n) and type(got) is int
+    assert region.calls == 2
+
+
+def newton_steps(x, target, tol, coef):
+    it = 0
+    while abs(x * x - target) > tol and it < 60:
+        fx = 0.0
+        for c in coef:                 # a trip's work depends on len(coef)
+            fx = fx * x + c
+        x = x - (x * x - target) / (2.0 * x)
+        it += 1
+    return x, it
+
+
+@pytest.mark.parametrize("coef, tol, kernel", [((1.0, 2.0), 0.5, False), ((1.0, 2.0), 1e-3, False),
+                                                ((0.0,) * 400, 1e-12, True)])
+def test_a_while_loops_first_trips_are_counted_from_its_trips_work(coef, tol, kernel):
+    """Where a trip's work depends on values, as many first trips run as written as twice the
+    kernel's price allows (counted before the loop): a Newton iteration of short trips ends as
+    Python, one of trips dearer than that runs its kernel from the first trip."""
+    jf = jit(newton_steps)
+    for x in (1.5, 1.25, 1.4):
+        assert jf(x, 2.0, tol, coef) == newton_steps(x, 2.0, tol, coef)
+    region = next(f for f in jf.fragments if f.block.kind == "loop" and f.block.is_while)
+    assert (region.calls > 0) == kernel
+
+
+class Settings:
+    n = 3
+    h = 0.5
+
+
+def fill(out):
+    for i in range(Settings.n):
+        out[i] = i * Settings.h
+    return out
+
+
+def test_a_loop_reading_attributes_is_weighed_with_their_values(monkeypatch):
+    """The region takes ``Settings.n`` and ``Settings.h`` as arguments; its estimate reads them where
+    they stand: a short range runs as written, a long one calls the kernel (an estimate naming the
+    region's argument instead raised NameError, and every call went one way)."""
+    jf = jit(fill)
+    for n in (3, 2, 5000, 4, 800):
+        monkeypatch.setattr(Settings, "n", n)
+        got, want = jf(np.zeros(n)), fill(np.zeros(n))
+        assert np.array_equal(got, want)
+    region = next(f for f in jf.fragments if f.block.kind == "loop")
+    assert region.calls == 2

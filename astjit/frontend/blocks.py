@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import NotTraceable
 from ..graph.ops.registry import OPS
 from .bound import DefinitelyBound
-from .entry_facts import entry_facts
+from .entry_facts import entry_facts, numbers_at_entry
 from .inline import local_functions
 from .loop_guard import resume_position, tiny_work
 from .loops import (
@@ -56,6 +56,7 @@ class Block:
     in_loop: bool = False                               # inside a loop's body: settles on Python for longer
     tiny_work: int = 0                                  # loop regions: the work at or below which the loop
     #                                                     runs as written (frontend/loop_guard.tiny_work)
+    numbers_at_entry: frozenset = frozenset()           # loop regions: live-ins known to hold numbers on entry
 
     @property
     def is_while(self) -> bool:
@@ -169,10 +170,13 @@ class BlockFinder:
                 return note(f"{name!r} may be unbound when the loop starts, which keeps it in Python", loop)
         facts = {n: f for n, f in entry_facts(stmts[:i], self.resolver).items() if n in live_in}
         tiny = tiny_work(kernel_loop, live_in, live_out, checker.calls)
+        numbers = frozenset(numbers_at_entry(stmts[:i], facts))
+        weighed = [n for n in live_in if n not in numbers]
         block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
-                      entry_facts=facts, resume_at=resume_position(loop, kernel_loop, live_in, maybe_unbound, tiny),
-                      returns=checker.return_arity, in_loop=self.loop_depth > 0, tiny_work=tiny)
+                      entry_facts=facts, resume_at=resume_position(loop, kernel_loop, weighed, maybe_unbound, tiny),
+                      returns=checker.return_arity, in_loop=self.loop_depth > 0, tiny_work=tiny,
+                      numbers_at_entry=numbers)
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))
         # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel

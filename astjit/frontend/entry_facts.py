@@ -39,6 +39,31 @@ def entry_facts(preceding: list, resolver) -> dict:
     return facts
 
 
+def numbers_at_entry(preceding: list, facts: dict) -> set:
+    """Names that hold a number when the loop starts: those with a fact, and those whose nearest
+    assignment in the straight run right before the loop binds a number literal (``s = 0.0``, ``c =
+    -1``, ``found = False``) and is not followed by another assignment to them. A loop's work
+    estimate need not test them for arrays (frontend/loop_guard)."""
+    numbers, killed = set(facts), set()
+    for stmt in reversed(preceding):
+        if isinstance(stmt, gast.Expr) and not _binds(stmt):
+            continue
+        if not isinstance(stmt, gast.Assign | gast.AugAssign | gast.AnnAssign) or _binds(stmt):
+            break
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1:
+            for name, value in _pairs(stmt.targets[0], stmt.value):
+                if name not in killed and _number_literal(value):
+                    numbers.add(name)
+        killed |= assigned_names(stmt)
+    return numbers
+
+
+def _number_literal(e) -> bool:
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub | gast.UAdd):
+        e = e.operand
+    return isinstance(e, gast.Constant) and type(e.value) in (int, float, bool)
+
+
 def _binds(stmt) -> bool:
     """An assignment expression (``:=``) inside: it binds a name where scanning does not look."""
     return any(isinstance(n, gast.NamedExpr) for n in gast.walk(stmt))

@@ -136,19 +136,27 @@ def tiny_work(loop, live_in, live_out, loop_calls) -> int:
     return tiny + LIST_HANDOFF_WORK * len(lists) if tiny > 0 else tiny
 
 
+def weighed_names(block) -> list:
+    """The live-in names a work estimate tests for arrays: those not known to hold a number when the
+    loop starts (frontend/entry_facts.numbers_at_entry: ``s = 0.0`` right before the loop), since
+    each test costs about 35 ns on every call."""
+    return [n for n in block.live_in if n not in block.numbers_at_entry]
+
+
 def first_positions(loop, live_in, budget) -> int:
     """How many positions (iterations) of a loop that may leave early run as written before the kernel
-    takes over: about ``budget`` units of work (a tiny loop's, as long as a kernel call), at least
-    one."""
+    takes over: about ``budget`` units of work (a tiny loop's, as long as a kernel call); none where
+    one position is more than that (a sieve's trip for 2 crosses out half of its array)."""
     if budget <= 0:
         return 0                        # (kernels even for tiny loops, from the first position)
     each = constant_value(iteration_work(loop, live_in))
-    return max(1, budget // (each or UNKNOWN_POSITION_WORK))
+    return budget // (each or UNKNOWN_POSITION_WORK)
 
 
 def resume_position(loop, kernel_loop, live_in, maybe_unbound, tiny) -> int:
     """Where the kernel of a loop region starts: 0, or for a ``for`` loop that may leave early, the
-    positions its first iterations run as Python (``first_positions``)."""
+    positions its first iterations run as Python (``first_positions``; ``live_in``: the names its
+    estimate tests for arrays, ``weighed_names``)."""
     if not isinstance(loop, gast.For) or isinstance(loop.iter, gast.Tuple) or maybe_unbound:
         return 0
     inner = [n for s in loop.body for n in gast.walk(s) if isinstance(n, gast.For | gast.While)]
@@ -183,7 +191,9 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
         # its first trips as a ``for`` over a constant tuple: cheaper per trip than a counter; the body's
         # own ``break`` leaves that ``for`` (skipping the kernel, as it leaves the ``while``), its
         # ``continue`` goes to the next trip, whose test Python evaluates, as the ``while`` would
-        first = first_positions(block.kernel_loop, block.live_in, WHILE_TRIPS * tiny)
+        for n in (n for stmt in call for n in gast.walk(stmt)):
+            gast.copy_location(n, loop)      # (what ``show`` prints: these are not in the tree)
+        first = first_positions(block.kernel_loop, weighed_names(block), WHILE_TRIPS * tiny)
         trips = (gast.Tuple(elts=[_const(k) for k in range(first)], ctx=gast.Load()) if first <= MOST_LISTED_TRIPS
                  else gast.Call(func=_load(RANGE_NAME), args=[_const(first)], keywords=[]))
         trip = gast.If(test=loop.test, body=list(loop.body), orelse=[gast.Break()])
@@ -192,7 +202,9 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
                            type_comment=None)
         gast.copy_location(counted, loop)
         kept = [loop.test] + list(loop.body)
-        each = iteration_work(block.kernel_loop, block.live_in)
+        each = iteration_work(block.kernel_loop, weighed_names(block))
+        if constant_value(each) is not None and first == 0:
+            return call, []            # (a trip is more work than the budget, or kernels always)
         if constant_value(each) is not None:
             setattr(counted, SHOWN, call)
             return [counted], kept
@@ -201,8 +213,6 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
         # where the estimate raises: the kernel, which declines what it cannot take); a trip of more
         # than that work runs the kernel from the first trip (a sieve's first trips as written would
         # be most of its work)
-        for n in (n for stmt in call for n in gast.walk(stmt)):
-            gast.copy_location(n, loop)      # (what ``show`` prints: these are not in the tree)
         budget = _readable(gast.BinOp(left=_const(WHILE_TRIPS * tiny), op=gast.FloorDiv(), right=each), block)
         weigh = gast.Try(body=[_assign(left_name(block), budget)],
                          handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
@@ -216,7 +226,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     # not an int may give a work estimate without one (an array), and the loop as written raises; an
     # estimate that raises (an inner range read at an outer range's first value, where the outer
     # range is empty) runs the loop as written, which raises where the kernel's call would
-    small = _at_most(block.kernel_loop, block.live_in, tiny)
+    small = _at_most(block.kernel_loop, weighed_names(block), tiny)
     rows = row_test(block.kernel_loop, block.live_in)
     if rows is not None:           # (tested only where the work looks tiny)
         small = gast.BoolOp(op=gast.And(), values=[small, gast.UnaryOp(op=gast.Not(), operand=rows)])
@@ -270,7 +280,7 @@ def _handed_over_for(block, loop, call):
         for n in gast.walk(s):
             gast.copy_location(n, loop)      # (what ``show`` prints: these are not in the tree)
     tiny, done = block.tiny_work, block.resume_at
-    positions, per_position = position_work(block.kernel_loop, block.live_in)
+    positions, per_position = position_work(block.kernel_loop, weighed_names(block))
     counter, result, left = trips_name(block), result_name(block), left_name(block)
     # weighed before the loop starts: the range's arguments are the ones the loop takes (resume_position),
     # and a loop whose rest is tiny work runs as written, without paying for a counter at each position

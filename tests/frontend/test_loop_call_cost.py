@@ -137,3 +137,40 @@ def test_a_loop_reading_attributes_is_weighed_with_their_values(monkeypatch):
         assert np.array_equal(got, want)
     region = next(f for f in jf.fragments if f.block.kind == "loop")
     assert region.calls == 2
+
+
+def test_names_bound_to_numbers_right_before_the_loop_are_not_tested_for_arrays():
+    """``s = 0.0`` just before the loop: the estimate does not test ``s`` for an array on every call
+    (about 35 ns each); a name assigned something else later, or by a call, still is."""
+    from astjit.frontend.entry_facts import numbers_at_entry
+
+    def preceding():
+        s = 0.0
+        c, k = -1, True
+        t = len(s)
+        u = 2
+        u = abs(u)
+        v = 3.5
+        return s, c, k, t, u, v
+
+    _, fndef = parse_function(preceding)
+    assert numbers_at_entry(fndef.body[:-1], {"t": ("extent", "s", 0, 0)}) == {"s", "c", "k", "t", "v"}
+
+    def compensated(a):
+        s = 0.0
+        c = 0.0
+        for i in range(len(a)):
+            y = a[i] - c
+            t = s + y
+            c = (t - s) - y
+            s = t
+        return s
+
+    jf = jit(compensated)
+    for a in (rng.random(3), rng.random(1000), np.array([1e16, 1.0, -1e16]), rng.random(2).astype(np.float32)):
+        got = jf(a)
+        assert got == compensated(a) and type(got) is type(compensated(a))
+    region = next(f for f in jf.fragments if f.block.kind == "loop")
+    assert {"s", "c"} <= region.block.numbers_at_entry and region.calls == 1     # (the 1000 values)
+    from astjit.frontend.loop_guard import weighed_names
+    assert not {"s", "c"} & set(weighed_names(region.block))

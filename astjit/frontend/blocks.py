@@ -16,7 +16,7 @@ from ..graph.ops.registry import OPS
 from .bound import DefinitelyBound
 from .entry_facts import entry_facts, numbers_at_entry
 from .inline import local_functions
-from .loop_guard import resume_position, tiny_work
+from .loop_guard import resume_position, tiny_work, weighed_names
 from .loops import (
     PASSED_VALUES,
     LoopChecker,
@@ -169,14 +169,12 @@ class BlockFinder:
             if isinstance(loop, gast.While):   # its first iterations run as Python, then hand over
                 return note(f"{name!r} may be unbound when the loop starts, which keeps it in Python", loop)
         facts = {n: f for n, f in entry_facts(stmts[:i], self.resolver).items() if n in live_in}
-        tiny = tiny_work(kernel_loop, live_in, live_out, checker.calls)
-        numbers = frozenset(numbers_at_entry(stmts[:i], facts))
-        weighed = [n for n in live_in if n not in numbers]
         block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
-                      entry_facts=facts, resume_at=resume_position(loop, kernel_loop, weighed, maybe_unbound, tiny),
-                      returns=checker.return_arity, in_loop=self.loop_depth > 0, tiny_work=tiny,
-                      numbers_at_entry=numbers)
+                      entry_facts=facts, returns=checker.return_arity, in_loop=self.loop_depth > 0,
+                      tiny_work=tiny_work(kernel_loop, live_in, live_out, checker.calls),
+                      numbers_at_entry=frozenset(numbers_at_entry(stmts[:i], facts)))
+        block.resume_at = resume_position(loop, kernel_loop, weighed_names(block), maybe_unbound, block.tiny_work)
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))
         # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel

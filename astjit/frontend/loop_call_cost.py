@@ -21,6 +21,8 @@ kernel's price in units and up, it calls the kernel, which converts the list.)
 
 import gast
 
+from .loops import appended_lists
+
 CALL_NS = 550                 # the runner and the kernel's call, with no argument
 ARRAY_NS = 150                # an array argument (DLPack conversion, the kernel's checks of it)
 OVERLAP_NS = 100              # a written array and another array: may_share_memory
@@ -37,7 +39,7 @@ def kernel_call_units(loop, live_in, live_out, loop_calls) -> int:
     kernel form) with these live-in and live-out names; ``loop_calls``: call node -> scalar op name
     (frontend/loops.LoopChecker.calls: ``"append"`` for a list's append)."""
     names = set(live_in)
-    lists = {n.func.value.id for n, op in loop_calls.items() if op == "append"}
+    lists = appended_lists(loop_calls)
     arrays, written, reads = set(), set(), False
     for n in gast.walk(loop):
         if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and n.value.id in names:

@@ -72,6 +72,7 @@ from ..config import tiny_loop_work
 from .loop_call_cost import kernel_call_units
 from .loops import (
     RANGE_NAME,
+    appended_lists,
     assigned_names,
     constant_value,
     iteration_work,
@@ -132,8 +133,7 @@ def tiny_work(loop, live_in, live_out, loop_calls) -> int:
     tiny = tiny_loop_work()
     if tiny is None:
         return kernel_call_units(loop, live_in, live_out, loop_calls)
-    lists = {n.func.value.id for n, op in loop_calls.items() if op == "append"}
-    return tiny + LIST_HANDOFF_WORK * len(lists) if tiny > 0 else tiny
+    return tiny + LIST_HANDOFF_WORK * len(appended_lists(loop_calls)) if tiny > 0 else tiny
 
 
 def weighed_names(block) -> list:
@@ -185,43 +185,44 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     ``call``; the caller keeps the loop's own source positions (tracebacks, pdb)."""
     tiny = block.tiny_work
     loop = copy.deepcopy(block.written_loop)
+    for n in (n for stmt in call for n in gast.walk(stmt)):
+        gast.copy_location(n, loop)          # (what ``show`` prints: some are not in the tree)
     if block.resume_at:
         return _handed_over_for(block, loop, call)
     if isinstance(loop, gast.While):
         # its first trips as a ``for`` over a constant tuple: cheaper per trip than a counter; the body's
         # own ``break`` leaves that ``for`` (skipping the kernel, as it leaves the ``while``), its
         # ``continue`` goes to the next trip, whose test Python evaluates, as the ``while`` would
-        for n in (n for stmt in call for n in gast.walk(stmt)):
-            gast.copy_location(n, loop)      # (what ``show`` prints: these are not in the tree)
-        first = first_positions(block.kernel_loop, weighed_names(block), WHILE_TRIPS * tiny)
-        trips = (gast.Tuple(elts=[_const(k) for k in range(first)], ctx=gast.Load()) if first <= MOST_LISTED_TRIPS
-                 else gast.Call(func=_load(RANGE_NAME), args=[_const(first)], keywords=[]))
+        each = iteration_work(block.kernel_loop, weighed_names(block))
+        weigh = None
+        if constant_value(each) is not None:
+            first = first_positions(block.kernel_loop, weighed_names(block), WHILE_TRIPS * tiny)
+            if first == 0:
+                return call, []        # (a trip is more work than the budget, or kernels always)
+            trips = (gast.Tuple(elts=[_const(k) for k in range(first)], ctx=gast.Load())
+                     if first <= MOST_LISTED_TRIPS else gast.Call(func=_load(RANGE_NAME), args=[_const(first)],
+                                                                   keywords=[]))
+        else:
+            # a trip whose work depends on values (a loop inside, an array statement): as many first
+            # trips as written as the work allows, counted before the loop with the values it starts
+            # from (none where the estimate raises: the kernel, which declines what it cannot take); a
+            # trip of more than that work runs the kernel from the first trip (a sieve's first trips as
+            # written would be most of its work)
+            budget = _readable(gast.BinOp(left=_const(WHILE_TRIPS * tiny), op=gast.FloorDiv(), right=each), block)
+            weigh = gast.Try(body=[_assign(left_name(block), budget)],
+                             handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
+                                                          body=[_assign(left_name(block), _const(0))])],
+                             orelse=[], finalbody=[])
+            setattr(weigh, SHOWN, [])
+            trips = gast.Call(func=_load(RANGE_NAME), args=[_load(left_name(block))], keywords=[])
         trip = gast.If(test=loop.test, body=list(loop.body), orelse=[gast.Break()])
         gast.copy_location(trip, loop)
         counted = gast.For(target=_store(trips_name(block)), iter=trips, body=[trip], orelse=copy.deepcopy(call),
                            type_comment=None)
         gast.copy_location(counted, loop)
-        kept = [loop.test] + list(loop.body)
-        each = iteration_work(block.kernel_loop, weighed_names(block))
-        if constant_value(each) is not None and first == 0:
-            return call, []            # (a trip is more work than the budget, or kernels always)
-        if constant_value(each) is not None:
-            setattr(counted, SHOWN, call)
-            return [counted], kept
-        # a trip whose work depends on values (a loop inside, an array statement): as many first trips
-        # as written as the work allows, counted before the loop with the values it starts from (none
-        # where the estimate raises: the kernel, which declines what it cannot take); a trip of more
-        # than that work runs the kernel from the first trip (a sieve's first trips as written would
-        # be most of its work)
-        budget = _readable(gast.BinOp(left=_const(WHILE_TRIPS * tiny), op=gast.FloorDiv(), right=each), block)
-        weigh = gast.Try(body=[_assign(left_name(block), budget)],
-                         handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
-                                                      body=[_assign(left_name(block), _const(0))])],
-                         orelse=[], finalbody=[])
-        counted.iter = gast.Call(func=_load(RANGE_NAME), args=[_load(left_name(block))], keywords=[])
-        setattr(weigh, SHOWN, [])
         setattr(counted, SHOWN, call)
-        return [weigh, counted], kept
+        kept = [loop.test] + list(loop.body)
+        return ([] if weigh is None else [weigh]) + [counted], kept
     # the truth of the comparison is taken inside the ``try`` too: a range() of something that is
     # not an int may give a work estimate without one (an array), and the loop as written raises; an
     # estimate that raises (an inner range read at an outer range's first value, where the outer
@@ -276,9 +277,6 @@ def _handed_over_for(block, loop, call):
     declines (see the module's docstring); the loop as written otherwise, without a counter."""
     first, *took = call            # the call into the result, then what reads it (emit._loop_result;
     #                                no live-in may be unbound here: resume_position)
-    for s in call:
-        for n in gast.walk(s):
-            gast.copy_location(n, loop)      # (what ``show`` prints: these are not in the tree)
     tiny, done = block.tiny_work, block.resume_at
     positions, per_position = position_work(block.kernel_loop, weighed_names(block))
     counter, result, left = trips_name(block), result_name(block), left_name(block)

@@ -455,6 +455,11 @@ def return_values(s) -> list | None:
     return list(s.value.elts) if isinstance(s.value, gast.Tuple) else [s.value]
 
 
+def appended_lists(loop_calls) -> set:
+    """The names a loop region appends to (``LoopChecker.calls``: call node -> ``"append"``)."""
+    return {n.func.value.id for n, op in loop_calls.items() if op == "append"}
+
+
 def assigned_names(loop) -> set:
     """Every name a loop (its targets, its body's assignments) binds."""
     out = set()

@@ -228,8 +228,11 @@ def fallback_def(block, stmts=None, name=None):
 
 
 def rewrite(placements) -> None:
-    """Replace each block's statements by its Fragment call (in place, last block first per list)."""
-    for stmts, start, end, block in sorted(placements, key=lambda p: (id(p[0]), -p[1])):
+    """Replace each block's statements by its Fragment call, in place. ``placements`` is in source order,
+    a loop region before the blocks of its body: taken backwards, each list is rewritten last block
+    first, and a region's body before the region itself, so that the region's Python form (copied by
+    fragment_call) holds its body's Fragment calls, in every process alike."""
+    for stmts, start, end, block in reversed(placements):
         stmts[start:end] = fragment_call(block)
 
 

@@ -231,3 +231,23 @@ def errstate_body(a):
 def test_errstate_body_is_one_block_because_errstate_never_suppresses():
     jf = assert_same_as_numpy(errstate_body, np.array([1.0, -1.0, 0.0]))
     assert len(jf.fragments) == 1 and len(jf.fragments[0].block.stmts) == 2
+
+
+def rows_affine(a, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 2.0 + 1.0
+    return out
+
+
+def test_a_loop_regions_python_form_calls_its_body_block_in_every_transform():
+    """The loop's Python (where the kernel is not used) runs its body's block as a Fragment, whichever
+    order the statement lists were allocated in: the rewrite once depended on their ids, so a body's
+    block was sometimes plain Python, differently from one process to the next."""
+    from astjit.frontend.transform import transform
+
+    for _ in range(40):
+        transformed = transform(rows_affine)
+        assert [f.block.kind for f in transformed.fragments] == ["loop", "block"]
+        body_call = f"__astjit_fragment_{transformed.fragments[1].index}"
+        # referenced by the rewritten function itself, not only by the region's fallback function
+        assert body_call in transformed.function.__code__.co_freevars

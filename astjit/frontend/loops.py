@@ -29,7 +29,7 @@ from .lower import attribute_chain, hoisted_name
 SCALAR_BUILTINS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max", builtins.int: "int",
                    builtins.float: "float", builtins.len: "len", builtins.bool: "bool",
                    builtins.round: "round", builtins.divmod: "divmod"}
-MATH_FUNCTIONS = {math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin: "sin", math.cos: "cos",
+MATH_FUNCTIONS = {math.degrees: "degrees", math.radians: "radians", math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin: "sin", math.cos: "cos",
                   math.tan: "tan", math.tanh: "tanh", math.fabs: "fabs", math.atan: "arctan",
                   math.sinh: "sinh", math.cosh: "cosh", math.log1p: "log1p", math.expm1: "expm1",
                   math.asin: "arcsin", math.acos: "arccos", math.asinh: "arcsinh", math.acosh: "arccosh",
@@ -38,13 +38,18 @@ MATH_FUNCTIONS = {math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin:
 # of two floats, from the C library as CPython calls them; of one float to a Python int
 MATH_BINARY = {math.atan2: "atan2", math.copysign: "copysign", math.pow: "pow", math.fmod: "fmod"}
 MATH_TO_INT = {math.floor: "floor", math.ceil: "ceil", math.trunc: "trunc"}
+# of one number to a Python bool
+MATH_PREDICATES = {math.isnan: "math.isnan", math.isinf: "math.isinf", math.isfinite: "math.isfinite"}
 NUMPY_UFUNCS = ("sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "absolute", "fabs", "floor", "ceil",
                 "arctan", "sinh", "cosh", "log1p", "expm1", "minimum", "maximum", "square", "negative",
-                "isnan", "isinf", "isfinite")
-# numpy's scalar types called on a number (``np.float32(a[i])``)
-NUMPY_CASTS = {np.float32: "cast.float32", np.float64: "cast.float64", np.int64: "cast.int64"}
-SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS, **MATH_BINARY, **MATH_TO_INT, **NUMPY_CASTS,
-                **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
+                "isnan", "isinf", "isfinite", "sign", "trunc", "rint", "fmax", "fmin", "arcsin", "arccos",
+                "arcsinh", "arccosh", "arctanh", "log2", "log10", "cbrt", "exp2", "arctan2", "hypot",
+                "copysign", "degrees", "radians", "deg2rad", "rad2deg")
+# numpy's scalar types called on a number (``np.float32(a[i])``, ``np.int32(k)``)
+NUMPY_CASTS = {getattr(np, name): f"cast.{name}" for name in (
+    "float32", "float64", "int64", "int32", "int16", "int8", "uint32", "uint16", "uint8")}
+SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS, **MATH_BINARY, **MATH_TO_INT, **MATH_PREDICATES,
+                **NUMPY_CASTS, np.clip: "np.clip", **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
 # reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``; and the dot
 # product of two (``np.dot(a[i, :j], x[:j])``, ``a[i].dot(x)``, ``a[i] @ x``)
 REDUCTIONS = ("sum", "mean")
@@ -58,7 +63,7 @@ PASSED_VALUES = bool | int | float | np.generic | np.ndarray | tuple | list
 TUPLE_LOOP_ITEMS = 64   # ``for d in (...)`` with at most this many constants of one type runs in a kernel
 
 OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.BitAnd,
-             gast.BitOr, gast.BitXor, gast.RShift)
+             gast.BitOr, gast.BitXor, gast.RShift, gast.LShift)
 
 
 class NotALoopRegion(Exception):
@@ -260,8 +265,6 @@ class LoopChecker:
             self.expr(e.left)
             self.expr(e.right)
         elif isinstance(e, gast.UnaryOp):
-            if isinstance(e.op, gast.Invert):
-                self.refuse("the operator ~", e)
             self.expr(e.operand)
         elif isinstance(e, gast.BoolOp | gast.Compare):
             for v in (e.values if isinstance(e, gast.BoolOp) else [e.left, *e.comparators]):
@@ -285,8 +288,10 @@ class LoopChecker:
             self.call(e)
         elif isinstance(e, gast.Attribute) and e.attr in ("size", "ndim") and isinstance(e.value, gast.Name):
             return                                                # x.size, x.ndim of an array
+        elif isinstance(e, gast.Attribute):
+            self.refuse(f"the attribute .{e.attr}", e)
         else:
-            self.refuse(f"a {type(e).__name__} expression", e)
+            self.refuse(f"an expression of kind {type(e).__name__}", e)
 
     def call(self, e) -> None:
         method = isinstance(e.func, gast.Attribute) and not e.keywords and not (

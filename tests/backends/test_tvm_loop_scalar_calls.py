@@ -213,3 +213,136 @@ def test_powers_of_floats_call_pow_and_raise_as_python():
     assert "a power of numpy.float32 (only float64 bases" in str(jitted.explain())
     jitted = check(power_of_a_float_exponent, [(finite, 0.5), (-finite, 2.0)], compiled=False)
     assert "a power whose exponent is not an int" in str(jitted.explain())
+
+
+def narrow_int_casts(k, x, a, out):
+    for i in range(len(a)):
+        out[i] = np.int32(k + i) + np.int8(a[i]) * np.uint16(x * i)
+    return out
+
+
+def test_narrow_int_casts_as_numpy_does():
+    """``np.int32(k)`` of a Python int out of range raises numpy's OverflowError, of a numpy int wraps
+    (``np.int8(np.int64(300))``), of a Python float truncates as ``int()`` and raises out of range
+    (NaN: ValueError, inf: OverflowError) with numpy's own messages."""
+    small = rng.integers(-1000, 1000, 20)
+    calls = [(5, 3.7, small, np.zeros(20, np.int64)), (-7, 0.2, small.astype(np.int16), np.zeros(20, np.int64)),
+             (2**31 - 3, 1.0, small, np.zeros(20, np.int64)),                 # np.int32 out of range
+             (0, -0.5, small, np.zeros(20, np.int64)),                        # np.uint16(-0.5 * i): -0.0 then < 0
+             (0, math.nan, small, np.zeros(20, np.int64)), (0, math.inf, small, np.zeros(20, np.int64)),
+             (0, 7000.9, small, np.zeros(20, np.int64)), (1, 2.0, np.array([True, False, True]), np.zeros(3, np.int64))]
+    check(narrow_int_casts, calls)
+
+
+def narrow_int_of_numpy_floats(a, out):
+    for i in range(len(a)):
+        out[i] = np.int32(a[i] * 3)         # a C cast: out of range, the machine decides
+    return out
+
+
+def test_narrow_int_cast_of_a_numpy_float_runs_as_python():
+    jitted = check(narrow_int_of_numpy_floats, [(np.array([1.5, -2.5]), np.zeros(2, np.int64))], compiled=False)
+    assert "np.int32() of a numpy float" in str(jitted.explain())
+
+
+def classified(a):
+    nans = infs = 0
+    total = 0.0
+    for i in range(len(a)):
+        if math.isnan(a[i]):
+            nans += 1
+        elif math.isinf(a[i]):
+            infs += 1
+        if math.isfinite(a[i]):
+            total += math.degrees(a[i]) - math.radians(a[i])
+    return nans, infs, total
+
+
+def test_math_predicates_degrees_and_radians():
+    calls = [(a,) for n in (1, 6, 40) for a in arrays(n)]
+    calls += [(rng.integers(-9, 9, 10),), (np.array([True, False]),), (np.array([1e308, -1e308]),)]
+    check(classified, calls)
+
+
+def numpy_exact_functions(a, b, out):
+    for i in range(len(a)):
+        x, y = a[i], b[i]
+        out[i, 0] = np.sign(x)
+        out[i, 1] = np.trunc(x) + np.rint(y)
+        out[i, 2] = np.fmax(x, y) - np.fmin(y, x)
+        out[i, 3] = np.hypot(x, y)
+        out[i, 4] = np.copysign(x, y)
+        out[i, 5] = np.degrees(x) + np.deg2rad(y)
+    return out
+
+
+def numpy_library_functions(a, b, out):
+    for i in range(len(a)):
+        x, y = a[i], b[i]
+        out[i, 0] = np.arcsin(x)
+        out[i, 1] = np.arccos(y)
+        out[i, 2] = np.arcsinh(x)
+        out[i, 3] = np.arctanh(y)
+        out[i, 4] = np.arccosh(x + 2)
+        out[i, 5] = np.cbrt(x)
+        out[i, 6] = np.arctan2(y, x)
+        out[i, 7] = np.exp2(x)
+        out[i, 8] = np.log2(y)
+        out[i, 9] = np.log10(x)
+    return out
+
+
+def test_numpy_library_functions_are_the_c_librarys_within_a_few_ulp():
+    """The C library's functions, where numpy may use its own vectorized loops (AVX-512): the same
+    special values and types, the same numbers within 4 ulp (docs/semantics.md)."""
+    jitted = jit(numpy_library_functions)
+    for dtype in (np.float64, np.float32):
+        unit = (rng.random(200) * 2 - 1).astype(dtype)
+        for a, b in ((unit, unit[::-1].copy()), (EDGES.astype(dtype), EDGES[::-1].astype(dtype))):
+            expected = numpy_library_functions(a, b, np.zeros((len(a), 10), dtype))
+            got = jitted(a, b, np.zeros((len(a), 10), dtype))
+            assert got.dtype == expected.dtype
+            assert np.array_equal(np.isnan(got), np.isnan(expected))
+            assert np.array_equal(np.isinf(got), np.isinf(expected)) and np.array_equal(
+                got[np.isinf(got)], expected[np.isinf(expected)])
+            finite = np.isfinite(expected)
+            np.testing.assert_array_max_ulp(got[finite], expected[finite], maxulp=4)
+    loops = [e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
+    assert loops and all(e.mode == "tvm" for e in loops)
+
+
+def clipped(a, lo, hi):
+    s = 0.0
+    for i in range(len(a)):
+        s += np.clip(a[i], lo, hi)
+    return s
+
+
+def clipped_items(a, out):
+    for i in range(len(a)):
+        out[i] = np.clip(a[i], -0.5, a[len(a) - 1 - i])
+    return out
+
+
+def int_signs(a):
+    s = 0
+    for i in range(len(a)):
+        s += np.sign(a[i]) * np.fmax(a[i], 3)
+    return s
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numpy_ufuncs_on_scalars_follow_numpy(dtype):
+    """NaN, infinities, -0.0 and ties: numpy's ufuncs called on elements, in the elements' dtype. Which
+    zero ``np.fmax(-0.0, 0.0)`` gives is not numpy's to promise: its scalar and array loops differ."""
+    def pair(n):
+        return (rng.standard_normal(n) * 3).astype(dtype), (rng.standard_normal(n) * 3).astype(dtype)
+    edges = EDGES.astype(dtype)
+    calls = [(*pair(n), np.zeros((n, 6), dtype)) for n in (1, 9, 50)]
+    calls += [(edges, edges[::-1].copy(), np.zeros((12, 6), dtype)),
+              (edges, np.full(12, -3.0, dtype), np.zeros((12, 6), dtype))]   # (no 0.0 against -0.0: below)
+    check(numpy_exact_functions, calls)
+    check(clipped, [(pair(30)[0], -0.5, 0.5), (edges, 0.0, 1.0), (edges, -0.0, 0.0), (edges, math.nan, 1.0),
+                    (pair(20)[0], 2.0, -1.0), (edges, -math.inf, math.inf)])
+    check(clipped_items, [(pair(25)[0], np.zeros(25, dtype)), (edges, np.zeros(12, dtype))])
+    check(int_signs, [(rng.integers(-5, 5, 30),), (rng.integers(-5, 5, 30).astype(np.int8),)])

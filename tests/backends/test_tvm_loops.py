@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_checks import check, kernels_for_tiny_loops, run_both  # noqa: F401 - a fixture
 from loop_programs import affine_rows, crc16, histogram, jacobi, pairwise, recurrence, row_sums, weighted_sum
 
 from astjit import jit
@@ -839,6 +839,76 @@ def test_right_shifts_of_python_and_numpy_ints():
     check(shifts_by_items, [(12345, np.arange(-3, 100)), (-77, np.arange(70)),
                             (np.uint8(200), np.arange(40, dtype=np.uint8)),
                             (np.int8(-100), np.arange(40, dtype=np.int8)), (True, np.arange(40, dtype=np.int32))])
+
+
+def hashed(a, k):
+    h = 0
+    for i in range(len(a)):
+        h = ((h << k) ^ int(a[i])) & 0xFFFFFFFF
+    return h
+
+
+def grown(x, n):
+    for i in range(n):
+        x = x << (i % 3)
+    return x
+
+
+def shifts_of_items(a, out):
+    for i in range(len(a)):
+        out[i] = (a[i] << 3) | (a[i] >> 1)
+    return out
+
+
+def test_left_shifts_of_python_and_numpy_ints():
+    """Python ints shift as Python's: a negative count raises ValueError, 0 shifted by any count is 0,
+    and a result beyond int64 stops with the documented OverflowError (Python's int would grow); numpy
+    ints wrap as numpy's left_shift does."""
+    data = np.random.default_rng(5).integers(0, 1000, 200)
+    check(hashed, [(data, 5), (data[:30], 0), (data[::-1].copy(), 31), (data, -1), (np.zeros(20, np.int64), 70)])
+    check(grown, [(3, 50), (-3, 50), (0, 500), (1, 60), (-1, 64), (5, 0)])
+    assert "beyond the int64 range" in str(run_both(grown, jit(grown), (1, 200))[1][1])
+    check(shifts_of_items, [(np.arange(-50, 50), np.zeros(100, np.int64)),
+                            (np.arange(200, dtype=np.uint8), np.zeros(200, np.uint8)),
+                            (np.arange(-64, 64, dtype=np.int8), np.zeros(128, np.int16)),
+                            (np.array([2**62, -2**63, 2**63 - 1] * 10), np.zeros(30, np.int64))])
+
+
+def inverted(a, out):
+    for i in range(len(a)):
+        out[i] = ~a[i]
+    return out
+
+
+def inverted_python_ints(n):
+    s = 0
+    for i in range(n):
+        s += ~(i * 3) + ~s
+    return s
+
+
+def test_invert_of_numpy_bools_and_ints_and_python_ints():
+    """``~`` of a numpy bool is ``not``, of a numpy int its bits flipped in its dtype, of a Python int
+    -x - 1; of a Python bool it stays Python (``~True`` is -2)."""
+    bools = np.random.default_rng(6).random(40) > 0.5
+    check(inverted, [(bools, np.zeros(40, bool)), (bools[:3].copy(), np.zeros(3, np.int64)),
+                     (np.arange(-20, 20, dtype=np.int8), np.zeros(40, np.int8)),
+                     (np.arange(250, 256, dtype=np.uint8), np.zeros(6, np.int64)),
+                     (np.array([-2**63, 2**63 - 1, 0]), np.zeros(3, np.int64))])
+    check(inverted_python_ints, [(10,), (57,), (0,)])
+
+
+def inverted_flag(n):
+    t = True
+    c = 0
+    for i in range(n):
+        c += ~t
+    return c
+
+
+def test_invert_of_a_python_bool_stays_python():
+    jitted = check(inverted_flag, [(5,), (40,)], compiled=False)
+    assert "~ of a Python bool" in str(jitted.explain())
 
 
 def test_a_while_loop_gets_twice_the_tiny_loop_work_before_the_kernel(monkeypatch):

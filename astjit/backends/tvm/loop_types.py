@@ -137,14 +137,16 @@ def possible_results(fn, operands, what) -> dict:
 
 BINARY = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul, "Div": operator.truediv,
           "FloorDiv": operator.floordiv, "Mod": operator.mod, "BitAnd": operator.and_,
-          "BitOr": operator.or_, "BitXor": operator.xor, "Pow": operator.pow, "RShift": operator.rshift}
+          "BitOr": operator.or_, "BitXor": operator.xor, "Pow": operator.pow, "RShift": operator.rshift,
+          "LShift": operator.lshift}
 COMPARE = {"Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge,
            "Eq": operator.eq, "NotEq": operator.ne}
 UFUNC_OF_COMPARE = {"Lt": "less", "LtE": "less_equal", "Gt": "greater", "GtE": "greater_equal",
                     "Eq": "equal", "NotEq": "not_equal"}
 UFUNC_OF_BINARY = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "divide",
                    "FloorDiv": "floor_divide", "Mod": "remainder", "BitAnd": "bitwise_and",
-                   "BitOr": "bitwise_or", "BitXor": "bitwise_xor", "RShift": "right_shift"}
+                   "BitOr": "bitwise_or", "BitXor": "bitwise_xor", "RShift": "right_shift",
+                   "LShift": "left_shift"}
 
 
 def storage_dtype(types) -> str:

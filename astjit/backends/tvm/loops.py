@@ -1058,7 +1058,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return self.call(e)
         if isinstance(e, gast.Attribute) and e.attr in ("size", "ndim") and isinstance(e.value, gast.Name):
             return self.array_attribute(e)
-        raise _no(f"a {type(e).__name__} expression", e)
+        raise _no(f"an expression of kind {type(e).__name__}", e)
 
     def shape_of(self, name, node) -> list:
         """The extents of an array or of a named row (loop_named_rows)."""
@@ -1121,6 +1121,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             self.check_python_division(op, a, b, node, raising)
         if op == "RShift" and r.python:
             return self.python_right_shift(a, b, r, node)
+        if op == "LShift" and r.python:
+            return self.python_left_shift(a, b, r, node)
         if r.kind in "iu" and op in ("Add", "Sub", "Mult"):
             return self.int_arithmetic(op, a, b, r, node)
         x, y = _cast(a.expr, a.dtype, loop), _cast(b.expr, b.dtype, loop)
@@ -1165,6 +1167,22 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             self.fail(n < zero, node, lambda v: _raised(operator.rshift, 1, -1))
         count = tirx.Min(tirx.Max(n, zero), tirx.const(63, I64))    # (a shift by 64 or more is undefined in LLVM)
         return Val(self.bind(tirx.shift_right(x, count), I64), (r,), bits=a.bits)
+
+    def python_left_shift(self, a, b, r, node) -> Val:
+        """``x << n`` of Python ints (and bools): a negative count raises Python's ValueError; a result
+        beyond int64 stops the loop with the documented OverflowError (Python's int would grow); 0
+        shifted by any count is 0."""
+        x, n = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
+        zero = tirx.const(0, I64)
+        if not (b.span is not None and b.span[0] >= 0):
+            self.fail(n < zero, node, lambda v: _raised(operator.lshift, 1, -1))
+        count = self.bind(tirx.Min(tirx.Max(n, zero), tirx.const(63, I64)), I64)
+        # through uint64: a shift that drops bits is defined there (TVM assumes a signed one exact)
+        shifted = self.bind(tirx.reinterpret(I64, tirx.shift_left(tirx.reinterpret("uint64", x), tirx.reinterpret(
+            "uint64", count))), I64)
+        lost = tirx.Or(n > tirx.const(63, I64), tirx.NE(tirx.shift_right(shifted, count), x))
+        self.fail(tirx.And(tirx.NE(x, zero), lost), node, _int_overflow(node.lineno))
+        return Val(shifted, (r,))
 
     def float_of_either_kind(self, op, a, b, types, tag, node) -> Val:
         """``s * w`` where ``s`` is a Python float on some iterations and a numpy float on others
@@ -1342,12 +1360,25 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
     def unary_value(self, op, v: Val, e) -> Val:
         if op == "Not":
             return Val(tirx.Not(self.truth(v)), (Scalar("bool", True),))
+        if op == "Invert":
+            return self.invert(v, e)
         if any(t.kind == "b" for t in v.types):
             raise _no(f"unary {op} of a bool", e)
         if all(t.kind == "f" for t in v.types):      # a float keeps its type (and tag), exactly
             return Val(UFUNC_RULES["negative"](v.dtype)(v.expr) if op == "USub" else v.expr, v.types, v.tag)
         zero = Val(tirx.const(0, I64), (Scalar(I64, True),), bits=0)
         return self.binary("Sub" if op == "USub" else "Add", zero, v, e)
+
+    def invert(self, v: Val, e) -> Val:
+        """``~x``: of a Python int ``-x - 1`` (never beyond int64), of a numpy bool ``not x``, of a numpy
+        int its bits flipped in its dtype. A Python bool (``~True`` is -2, deprecated) and floats (a
+        TypeError) are left to Python."""
+        if any(t.kind == "b" and t.python for t in v.types):
+            raise _no("~ of a Python bool", e)
+        r = self.common(operator.invert, (v,), "the operator ~", e)
+        x = _cast(v.expr, v.dtype, r.dtype)
+        return Val(self.bind(UFUNC_RULES["invert"](r.dtype)(x), r.dtype), (r,),
+                   bits=v.bits + 1 if r.python and v.bits is not None else None)     # |~x| = |x + 1|
 
     def compare(self, e) -> Val:
         """``a < b < c``: ``c`` is evaluated only if ``a < b``; the value is the last comparison made.
@@ -1499,6 +1530,11 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 raise _no("len() of something other than an array", e)
             return self.extent(e.args[0].id, 0, e)
         args = [self.expr(a) for a in e.args]
+        if name == "np.clip":
+            return self.clip(args, e)
+        if name in MATH_PREDICATES_BY_NAME and len(args) == 1:
+            x = _cast(args[0].expr, args[0].dtype, "float64")       # (``float(x)`` first, as CPython's)
+            return Val(MATH_PREDICATES_BY_NAME[name](x), (Scalar("bool", True),))
         if name in ("min", "max"):
             if len(args) < 2:
                 raise _no(f"{name}() of one iterable", e)
@@ -1693,6 +1729,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if "uint64" in (t.dtype for t in v.types):
             raise _no(f"np.{dtype}() of a uint64", e)
         result = (Scalar(dtype, False),)
+        if dtype != I64 and np.dtype(dtype).kind in "iu":
+            return self.narrow_int_cast(dtype, v, e)
         if dtype == I64:
             if kinds <= {"b", "i", "u"}:
                 return Val(_cast(v.expr, v.dtype, I64), result, bits=v.bits)
@@ -1706,6 +1744,37 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return Val(_cast(_cast(v.expr, I64, "float64"), "float64", dtype), result)   # through a Python float
         return Val(_cast(v.expr, v.dtype, dtype), result)
 
+    def narrow_int_cast(self, dtype, v: Val, e) -> Val:
+        """``np.int32(x)``, ``np.uint8(x)``...: a Python int (or bool) out of the dtype's range raises
+        numpy's OverflowError, a numpy int wraps (a C conversion), a Python float is made an int as
+        ``int()`` makes it and then range checked (numpy's errors, from numpy itself). A numpy float's
+        out-of-range conversion depends on the machine: left to Python."""
+        kinds = {t.kind for t in v.types}
+        fn = getattr(np, dtype)
+        if kinds <= {"b", "i", "u"}:
+            self.check_int_fits(v, dtype, e)
+            return Val(_cast(v.expr, v.dtype, dtype), (Scalar(dtype, False),))
+        if any(not t.python for t in v.types if t.kind == "f") or kinds - {"f"}:
+            raise _no(f"np.{dtype}() of a numpy float or of a value that is not always a Python float", e)
+        whole = self.float_to_int(v.expr, sm.te.trunc, fn, e, bounded=True).expr
+        info = np.iinfo(dtype)
+        beyond = tirx.Or(whole > tirx.const(int(info.max), I64), whole < tirx.const(int(info.min), I64))
+        self.fail(beyond, e, lambda vals: _raised(fn, _float_of_bits(vals[0])), (v.expr,))
+        return Val(_cast(whole, I64, dtype), (Scalar(dtype, False),))
+
+    def clip(self, args, e) -> Val:
+        """``np.clip(x, lo, hi)`` of numbers: numpy's result type; NaN in any operand propagates, a tie
+        keeps ``x`` (``clip(-0.0, 0.0, 1.0)`` is -0.0); of floats only (numpy drops an int bound beyond
+        the dtype's range)."""
+        if len(args) != 3:
+            raise _no(f"np.clip with {len(args)} arguments", e)
+        r = self.common(np.clip, args, "np.clip", e)
+        if r.python or r.kind != "f":
+            raise _no("np.clip other than of floats", e)
+        x, lo, hi = (_cast(v.expr, v.dtype, r.dtype) for v in args)
+        rule = lambda x, lo, hi: sm.clip_bound(r.dtype, sm.clip_bound(r.dtype, x, lo, True), hi, False)  # noqa: E731
+        return Val(self.bind(sm.apply_once(rule, [x, lo, hi]), r.dtype), (r,))
+
     def ufunc(self, name, args, e) -> Val:
         ufunc = getattr(np, name)
         if len(args) != ufunc.nin:
@@ -1718,7 +1787,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             loop = args[0].dtype if kinds == {"f"} else "float64"
         else:
             loop = r.dtype
-            if r.kind in "iu" and name not in ("absolute", "minimum", "maximum"):
+            if r.kind in "iu" and name not in ("absolute", "minimum", "maximum", "fmax", "fmin", "sign"):
                 raise _no(f"np.{name} of integers", e)
         xs = [_cast(v.expr, v.dtype, loop) for v in args]
         if name == "absolute" and loop == I64:
@@ -1763,6 +1832,7 @@ def _no(reason, node=None) -> Unsupported:
 MATH_FUNCTIONS_BY_NAME = {name: fn for fn, name in MATH_FUNCTIONS.items()}
 MATH_BINARY_BY_NAME = {name: fn for fn, name in MATH_BINARY.items()}
 MATH_TO_INT_BY_NAME = {name: fn for fn, name in MATH_TO_INT.items()}
+MATH_PREDICATES_BY_NAME = {"math.isnan": sm.te.isnan, "math.isinf": sm.te.isinf, "math.isfinite": sm.te.isfinite}
 # CPython's checks of a C library result (domain: NaN from a number; range: infinity from a finite
 # number), where the input alone tells; "result": from the result (_c_math_error)
 MATH_CHECKS = {

@@ -199,6 +199,21 @@ for _name in sm.LIBM2:
     UFUNC_RULES[_name] = _libm2(_name)
 
 
+def _scaled(numerator, denominator):
+    """numpy's npy_degrees and npy_radians (and CPython's math.degrees, math.radians): one product by
+    the constant rounded in the loop's own type, as they compute it."""
+    def rule(dt, x):
+        kind = np.dtype(dt).type
+        return x * sm.const(float(kind(numerator) / kind(denominator)), dt)
+    return _float_only(rule)
+
+
+for _name in ("degrees", "rad2deg"):
+    UFUNC_RULES[_name] = _scaled(180.0, np.pi)
+for _name in ("radians", "deg2rad"):
+    UFUNC_RULES[_name] = _scaled(np.pi, 180.0)
+
+
 def _static_number(ctx, node):
     t = ctx.types[node]
     if isinstance(t, Static) and isinstance(t.value, int | float | np.integer | np.floating) \

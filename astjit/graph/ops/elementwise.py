@@ -54,6 +54,7 @@ UFUNCS = [
     np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
     np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift,
     np.isnan, np.isinf, np.isfinite, np.signbit, np.copysign,
+    np.degrees, np.radians, np.deg2rad, np.rad2deg,
 ]
 
 

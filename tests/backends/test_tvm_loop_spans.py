@@ -64,6 +64,12 @@ def search_from(a, x, lo):
     return lo
 
 
+def overflow_lines(jitted) -> list:
+    """The lines of the int64 overflow checks a compiled loop kernel kept."""
+    (kernel,) = [e.loop for f in jitted.fragments for e in f.entries if getattr(e, "loop", None)]
+    return sorted(site.line for site in kernel.sites if site.raise_.__qualname__.startswith("_int_overflow"))
+
+
 def checked_lines(jitted) -> list:
     """The lines of the checks a compiled loop kernel kept (where it may stop)."""
     (kernel,) = [e.loop for f in jitted.fragments for e in f.entries if getattr(e, "loop", None)]
@@ -216,3 +222,89 @@ def test_numpy_int64_products_wrap_in_a_loop():
     check(fnv_hashes, [(big, np.zeros(5, np.int64), np.array([1469598103934665603], np.int64)),
                        (big[::-1].copy(), np.zeros(5, np.int64), np.array([-1], np.int64)),
                        (big[:2], np.zeros(2, np.int64), np.array([2**63 - 1], np.int64))])
+
+
+def count_and_sum(m):
+    c = 0
+    t = 0
+    for i in range(len(m)):
+        if m[i]:
+            c += 1                     # a Python int counter
+        t += m[i]                      # a Python int, then a numpy int64 (int + numpy bool)
+    return c, t
+
+
+def pairs_within(x, r):
+    total = 0
+    for i in range(len(x)):
+        near = 0                       # reset: a counter's other values stay small
+        for j in range(i + 1, len(x)):
+            if abs(x[i] - x[j]) < r:
+                near = near + 1
+        if near > 2:
+            total -= 1
+    return total
+
+
+def test_counters_need_no_overflow_check():
+    """A variable that only steps by at most 8 per statement from small values cannot leave int64 in
+    any feasible time (loop_spans.COUNTER_SPAN): its steps are neither checked nor wrapped."""
+    m = rng.random(300) > 0.4
+    jitted = check(count_and_sum, [(m,), (m[:7],), (m[:0],), (np.ones(50, bool),), (rng.random(40) > 0.9,)])
+    assert overflow_lines(jitted) == []
+    x = rng.random(60)
+    jitted = check(pairs_within, [(x, 0.05), (x, 2.0), (x[:1], 0.1), (x[::-1].copy(), 0.3)])
+    assert overflow_lines(jitted) == []
+
+
+def count_from(start, m):
+    c = start
+    for i in range(len(m)):
+        c += m[i] * 3
+    return c
+
+
+def count_after_a_large_reset(m):
+    c = 0
+    for i in range(len(m)):
+        if i == 5:
+            c = 9223372036854775788     # 2**63 - 20, beyond COUNTER_BASE: each step checked
+        if m[i]:
+            c += 2
+    return c
+
+
+def steps_of_a_parameter(m, k):
+    c = 0
+    for i in range(len(m)):
+        if m[i]:
+            c += k                      # a step of unknown size: checked
+    return c
+
+
+def test_a_counter_far_from_zero_or_with_large_steps_keeps_its_check():
+    m = np.ones(30, bool)
+    check(count_from, [(0, m), (-5, m), (2**40, m)])
+    jitted = check(count_after_a_large_reset, [(m[:12],), (np.zeros(30, bool),), (m[:4],)])
+    assert overflow_lines(jitted) != []
+    with pytest.raises(OverflowError, match="int64"):
+        jitted(m)
+    jitted = check(steps_of_a_parameter, [(m, 1), (m, 2**40), (m[:3], -7)])
+    assert overflow_lines(jitted) != []
+
+
+def test_counting_steps_are_found_by_their_statements():
+    import gast
+
+    tree = gast.parse("c += 1\nc = c + 2\nc = 3 + c\nc = c - 8\nd = d + 9\ne = e * 2\nf -= x\ng = g + k")
+    steps = spans.counting_steps([tree])
+    assert {name: sorted(map(str, s.values())) for name, s in steps.items()} == {
+        "c": ["(-8, -8)", "(2, 2)", "(3, 3)", "None"], "f": ["None"]}
+    assert spans.step_of("Add", (0, 1)) == (0, 1) and spans.step_of("Sub", (0, 1)) == (-1, 0)
+    assert spans.step_of("Add", (-8, 8)) == (-8, 8) and spans.step_of("Add", (0, 9)) is None
+    assert spans.step_of("Add", None) is None and spans.step_of("Mult", (1, 1)) is None
+    assert spans.COUNTER_SPAN[1] < 2**62
+    # a count up keeps its guess's lower side (>= 0 where it starts at 0), a count down its upper side
+    assert spans.counter_span((0, 2**50), (0, 1)) == (0, spans.COUNTER_SPAN[1])
+    assert spans.counter_span((-5, 2**50), (-2, -1)) == (spans.COUNTER_SPAN[0], 2**50)
+    assert spans.counter_span((0, 2**50), (-1, 1)) == spans.COUNTER_SPAN

@@ -13,12 +13,97 @@ and the kernel is built again. A guess that holds for every assignment holds thr
 induction over the assignments it executes), so the last build may rely on it. A binary search
 ``mid = (lo + hi) // 2; lo = mid + 1 or hi = mid`` under ``while lo < hi`` then needs no overflow
 check of ``lo + hi`` nor a wrap of ``mid`` as a negative index.
+
+Counters (``c += 1`` under a test, ``t += mask[i]``) never settle that way: each guess is left by one
+more step. Their bound comes from time instead (``counting_steps``): a variable whose other values
+stay within ``COUNTER_BASE`` and which otherwise only steps by at most ``COUNTER_STEP`` per statement
+cannot leave ``COUNTER_SPAN`` before ``2**COUNTER_STEPS_BITS`` such statements have run, over three
+months of one kernel call at 32 billion steps a second. Its steps then need no overflow check, and a
+numpy int64 counter no wrapping add, which LLVM cannot vectorize.
 """
+
+import gast
 
 INT64_LO, INT64_HI = -2**63, 2**63 - 1
 EXTENT = (0, 2**48 - 1)                   # an array extent or len()
 FIRST_GUESS = (0, 2**48)
 WIDEST_BITS = 62                          # a guess beyond 2**62 is given up: the checks stay
+
+
+COUNTER_STEP = 8
+COUNTER_STEPS_BITS = 58
+COUNTER_BASE = (-2**60, 2**60)
+COUNTER_SPAN = (COUNTER_BASE[0] - COUNTER_STEP * 2**COUNTER_STEPS_BITS,
+                COUNTER_BASE[1] + COUNTER_STEP * 2**COUNTER_STEPS_BITS)
+
+
+def counting_steps(bodies) -> dict:
+    """name -> {id of a statement that may step it: its increment's span, or None where the kernel's
+    build tells}: ``c += x`` and ``c -= x`` (None: a step where the span of ``x`` lies within
+    COUNTER_STEP of 0), ``c = c + 1``, ``c = 1 + c``, ``c = c - 1`` (an int constant of 1 to
+    COUNTER_STEP)."""
+    steps = {}
+    for node in (n for b in bodies for n in gast.walk(b)):
+        found = _step_of(node)
+        if found is not None:
+            steps.setdefault(found[0], {})[id(node)] = found[1]
+    return steps
+
+
+def _step_of(node):
+    def small(e):
+        return isinstance(e, gast.Constant) and type(e.value) is int and 1 <= e.value <= COUNTER_STEP
+
+    def named(e):
+        return e.id if isinstance(e, gast.Name) else None
+
+    if isinstance(node, gast.AugAssign) and isinstance(node.op, gast.Add | gast.Sub):
+        name = named(node.target)
+        return None if name is None else (name, None)
+    if not (isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.value, gast.BinOp)):
+        return None
+    target, e = named(node.targets[0]), node.value
+    if target is None or not isinstance(e.op, gast.Add | gast.Sub):
+        return None
+    if named(e.left) == target and small(e.right):
+        k = e.right.value if isinstance(e.op, gast.Add) else -e.right.value
+        return target, (k, k)
+    if isinstance(e.op, gast.Add) and named(e.right) == target and small(e.left):
+        return target, (e.left.value, e.left.value)
+    return None
+
+
+def counter_span(guess, increments):
+    """A counter's span: COUNTER_SPAN on the side its increments go, its guess on the other (a count
+    up from 0 stays >= 0)."""
+    lo, hi = COUNTER_SPAN
+    if increments is not None and increments[0] >= 0:
+        lo = guess[0]
+    if increments is not None and increments[1] <= 0:
+        hi = guess[1]
+    return lo, hi
+
+
+def widen_counter(guess, seen, increments):
+    """The next guess of a counter: widened where a value leaves it on the side its steps do not go
+    (only values other than steps can: the steps' side is COUNTER_SPAN's); None to give up."""
+    if seen is None:
+        return None
+    lo, hi = guess
+    up = increments is not None and increments[0] >= 0
+    down = increments is not None and increments[1] <= 0
+    return widen(guess, (seen[0] if up else lo, seen[1] if down else hi))
+
+
+def step_of(op: str, span):
+    """The increment of ``c += x`` (``op`` "Add") or ``c -= x`` ("Sub") for ``x`` of this span, if it is
+    a counter's step; else None."""
+    if op not in ("Add", "Sub") or not within(span, (-COUNTER_STEP, COUNTER_STEP)):
+        return None
+    return span if op == "Add" else (-span[1], -span[0])
+
+
+COUNTER_AFTER = 2        # a stepped variable whose guess must widen this often is taken as a counter
 
 
 def fits_int64(span) -> bool:
@@ -36,6 +121,10 @@ def join(a, b):
     if a is None or b is None:
         return None
     return min(a[0], b[0]), max(a[1], b[1])
+
+
+def within(span, bound) -> bool:
+    return span is not None and bound[0] <= span[0] and span[1] <= bound[1]
 
 
 def meet(a, b):

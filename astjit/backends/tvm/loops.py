@@ -206,6 +206,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.var_bits = {}                         # name -> bound on an int variable's magnitude
         self.var_spans = {}                        # name -> (lo, hi) of an int64 variable (loop_spans)
         self.var_ubs = {}                          # name -> its bound by an extent (loop_spans)
+        self.counting_steps = spans.counting_steps(bodies)   # name -> {id of ``c += 1``: increment}
+        self.counters = set()                      # names whose span is a counter's (loop_spans)
         self.final = False                         # the last build: the bounds seen are trusted
         self.scratch_wanted = set()                # arrays a row statement copies through scratch
         self.locals_grown = False                  # a pass found a new local array (loop_arrays)
@@ -279,24 +281,40 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 return
             self.var_bits = dict(self.seen_bits)
 
-    def infer_spans(self, passes=8) -> None:
+    def infer_spans(self, passes=10) -> None:
         """Spans of the int64 variables, guessed and checked (loop_spans): each build reads the guesses
         and records what is assigned; a guess every assignment keeps to holds throughout the loop."""
         guesses = {n: spans.FIRST_GUESS for n, var in self.variables.items() if _int64_variable(var)}
+        counters, increments, widened = set(), {}, {}
         for _ in range(passes):
-            self.var_spans = dict(guesses)
+            self.counters = set(counters)
+            self.var_spans = {**guesses, **{n: spans.counter_span(guesses[n], increments.get(n)) for n in counters}}
             self.build_pass()
             wider = {}
             for name, guess in guesses.items():
                 seen = self.seen_spans.get(name)
-                new = guess if seen is not None and spans.meet(seen, guess) == seen else spans.widen(guess, seen)
+                if name in counters:
+                    new = spans.widen_counter(guess, seen, increments.get(name))
+                else:
+                    new = guess if seen is not None and spans.meet(seen, guess) == seen else spans.widen(guess, seen)
+                if name not in counters and new != guess:
+                    widened[name] = widened.get(name, 0) + 1
+                    if (name in self.counting_steps and new is not None and self.seen_increments.get(name)
+                            and widened[name] >= spans.COUNTER_AFTER):
+                        counters.add(name)        # it keeps growing by its steps: a counter from now on
+                        new = guess
                 if new is not None:
                     wider[name] = new
-            if wider == guesses:
+            # a counter whose other values leave COUNTER_BASE is one no more (from the next build)
+            kept = {n for n in counters if n in wider and spans.within(
+                self.seen_base_spans.get(n, spans.COUNTER_BASE), spans.COUNTER_BASE)}
+            seen_increments = {n: self.seen_increments.get(n) for n in kept}
+            if wider == guesses and kept == counters and seen_increments == {n: increments.get(n) for n in kept}:
                 self.infer_extent_bounds()
                 return
-            guesses = wider
+            guesses, counters, increments = wider, kept, seen_increments
         self.var_spans = {}
+        self.counters = set()
 
     def infer_extent_bounds(self, passes=4) -> None:
         """Bounds of int64 variables by an extent (loop_spans), with the spans settled: the first guess
@@ -322,6 +340,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.seen = {n: set() for n in self.assigned}
         self.seen_bits = {}
         self.seen_spans = {}
+        self.seen_base_spans = {}          # of a counter: the span of its values other than its steps
+        self.seen_increments = {}          # of a stepped variable: the span of its steps' increments
         self.seen_ub_terms = {}
         try:
             return self.build(), None
@@ -624,7 +644,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.store_at(s.target, buf, index, self.binary(op, old, value, s))
             else:
                 old = self.read(s.target.id, s)
-                self.assign(s.target.id, self.binary(op, old, self.expr(s.value), s), s)
+                value = self.expr(s.value)
+                step = spans.step_of(op, value.span) if id(s) in self.counting_steps.get(s.target.id, ()) else None
+                self.assign(s.target.id, self.binary(op, old, value, s), s, step=step or False)
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
             self.call(s.value)
         elif isinstance(s, gast.Return):
@@ -860,12 +882,16 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         return Val(_leaf(var.buffer[0], var.dtype), var.types, var.tag[0] if var.tag is not None else None,
                    _tighter(bits, spans.bits(span)), span, ub)
 
-    def assign(self, name, value: Val, node) -> None:
+    def assign(self, name, value: Val, node, step=None) -> None:
+        """``step``: the increment's span where this is one of a counter's steps (loop_spans), False
+        where it is not; None: the statement says (``c = c + 1``)."""
         var = self.variables[name]
         self.seen[name].update(value.types)
         self.note_bits(name, value.bits)
         ints = all(t.kind in "iu" for t in value.types)
-        self.note_span(name, value.span if ints else None, value.ub if ints else None)
+        if step is None:
+            step = self.counting_steps.get(name, {}).get(id(node)) if isinstance(node, gast.Assign) else None
+        self.note_span(name, value.span if ints else None, value.ub if ints else None, step=step)
         if not set(value.types) <= set(var.types):
             return                                   # this pass's layout is stale; the next one fits
         self.exact_in(value, var.dtype, node)
@@ -881,9 +907,20 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if value.bits is None or value.bits > EXACT_FLOAT_BITS:
             raise _no("an int that may reach 2**53, in a variable that also holds floats", node)
 
-    def note_span(self, name, span, ub=None) -> None:
+    def note_span(self, name, span, ub=None, step=None) -> None:
         """Record the span and extent bound of what ``name`` is assigned (joined with the others): they
-        hold for its reads from here until it is assigned again or control flow joins."""
+        hold for its reads from here until it is assigned again or control flow joins. ``step``: the
+        increment's span where this is a step of a counter (loop_spans): a counter's span holds the
+        result, and its other values are recorded apart (they must stay in COUNTER_BASE)."""
+        if step:
+            seen = self.seen_increments
+            seen[name] = step if name not in seen else spans.join(seen[name], step)
+        if name in self.counters:
+            if step:
+                span = spans.meet(span, self.var_spans[name])
+            else:
+                seen = self.seen_base_spans
+                seen[name] = span if name not in seen else spans.join(seen[name], span)
         self.refined[name] = (span, ub)
         self.seen_spans[name] = span if name not in self.seen_spans else spans.join(self.seen_spans[name], span)
         self.seen_ub_terms.setdefault(name, []).append((ub, span))

@@ -57,6 +57,8 @@ class Block:
     tiny_work: int = 0                                  # loop regions: the work at or below which the loop
     #                                                     runs as written (frontend/loop_guard.tiny_work)
     numbers_at_entry: frozenset = frozenset()           # loop regions: live-ins known to hold numbers on entry
+    hoisted_locals: frozenset = frozenset()             # loop regions: hoisted attributes of local objects
+    #                                                     (read through runtime/plain_attribute)
 
     @property
     def is_while(self) -> bool:
@@ -145,7 +147,7 @@ class BlockFinder:
         checker = LoopChecker(self.resolver, self.liveness.local_names, self.local_functions)
         kernel_loop = copy.deepcopy(loop)      # what the kernel is lowered from, before the body is rewritten
         written_loop = copy.deepcopy(loop)
-        hoisted = hoist_attribute_reads(kernel_loop, self.resolver, self.liveness.local_names)
+        hoisted, hoisted_locals = hoist_attribute_reads(kernel_loop, self.resolver, self.liveness.local_names)
         try:
             checker.check(kernel_loop)
         except NotALoopRegion as exc:
@@ -173,7 +175,8 @@ class BlockFinder:
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
                       entry_facts=facts, returns=checker.return_arity, in_loop=self.loop_depth > 0,
                       tiny_work=tiny_work(kernel_loop, live_in, live_out, checker.calls),
-                      numbers_at_entry=frozenset(numbers_at_entry(stmts[:i], facts)))
+                      numbers_at_entry=frozenset(numbers_at_entry(stmts[:i], facts)),
+                      hoisted_locals=frozenset(hoisted_locals))
         block.resume_at = resume_position(loop, kernel_loop, weighed_names(block), maybe_unbound, block.tiny_work)
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))

@@ -15,6 +15,7 @@ import types
 import astor
 import gast
 
+from ..runtime.plain_attribute import NAME as PLAIN_ATTRIBUTE_NAME
 from .blocks import is_docstring
 from .loop_guard import SHOWN, result_name, tiny_loop_guard
 
@@ -112,7 +113,8 @@ def fragment_call(block) -> list:
         w = __astjit_fragment_0(a, __astjit_in_v)
         del __astjit_in_v
     """
-    hoisted = {n: copy.deepcopy(block.hoisted[n]) for n in block.live_in if n in block.hoisted}
+    hoisted = {n: _plain_attribute_read(block.hoisted[n]) if n in block.hoisted_locals
+               else copy.deepcopy(block.hoisted[n]) for n in block.live_in if n in block.hoisted}
     checked = set(block.maybe_unbound)
     args = [hoisted[n] if n in hoisted else load(checked_name(n) if n in checked else n)
             for n in block.live_in]
@@ -148,6 +150,19 @@ def fragment_call(block) -> list:
                 n.end_lineno, n.end_col_offset = getattr(anchor, "end_lineno", None), getattr(
                     anchor, "end_col_offset", None)
     return stmts
+
+
+def _plain_attribute_read(node):
+    """``self.grid.u`` as ``plain(plain(self, 'grid'), 'u')`` (runtime/plain_attribute): the value, or
+    NOT_PLAIN where Python must read it itself."""
+    from .lower import attribute_chain
+
+    chain = attribute_chain(node)
+    expr = gast.copy_location(load(chain[0]), node)
+    for attr in chain[1:]:
+        expr = gast.Call(func=load(PLAIN_ATTRIBUTE_NAME), args=[expr, gast.Constant(value=attr, kind=None)],
+                         keywords=[])
+    return expr
 
 
 def _loop_result(block, call) -> list:
@@ -208,8 +223,9 @@ def fallback_def(block, stmts=None, name=None):
     body = [copy.deepcopy(s) for s in (block.stmts if stmts is None else stmts)]
     if block.kind == "loop" and block.returns is not False:
         body = [_WrappedReturns().visit(s) for s in body]
-    if block.hoisted:
-        body = [_HoistedToNames(block.hoisted).visit(s) for s in body]
+    passed = {n: e for n, e in block.hoisted.items() if n not in block.hoisted_locals}
+    if passed:          # (an object's attribute is read by the loop itself: Python's reads, where they are)
+        body = [_HoistedToNames(passed).visit(s) for s in body]
     # a live-in passed as UNBOUND is deleted: the statement reading it raises UnboundLocalError itself
     unbind = [gast.copy_location(gast.If(
         test=gast.Compare(left=load(n), ops=[gast.Is()], comparators=[load(UNBOUND_NAME)]),

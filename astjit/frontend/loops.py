@@ -398,16 +398,20 @@ def _hashable(obj) -> bool:
     return True
 
 
-def hoist_attribute_reads(loop, resolver, local_names) -> dict:
+def hoist_attribute_reads(loop, resolver, local_names) -> tuple[dict, set]:
     """Replace, in ``loop`` (the kernel's copy), each read of a global object's attribute holding a
     number, an array, a tuple or a list (``math.pi``, ``np.inf``, ``settings.DT``, ``grid.cells[i]``) by a name, and
     return {name: the attribute expression}: the rewritten function reads it right before the loop's
     Fragment call and passes it in, so each call sees its current value, as the kernel's other
-    arguments. An attribute of a local (``self.alpha``) stays: Python would not read it where the loop
-    runs no iteration."""
+    arguments. Attributes of a local object (``self.alpha``, ``grid.u[i]``) are replaced too, and
+    their names returned apart: the rewritten function reads them through
+    runtime/plain_attribute, which gives NOT_PLAIN, and so the loop as written, wherever a read
+    could differ from Python's (a property, a missing attribute). Attributes that numbers and arrays
+    have (``a.shape``, ``x.real``) are not taken for an object's."""
     from .resolve import MISSING
 
-    hoisted = {}
+    hoisted, of_locals = {}, set()
+    assigned = assigned_names(loop)
 
     class Hoist(gast.NodeTransformer):
         def visit_Call(self, node):               # (a called chain is a function: frontend/resolve)
@@ -417,17 +421,28 @@ def hoist_attribute_reads(loop, resolver, local_names) -> dict:
 
         def visit_Attribute(self, node):
             chain = attribute_chain(node)
-            if chain is None or chain[0] in local_names or not isinstance(node.ctx, gast.Load):
+            if chain is None or not isinstance(node.ctx, gast.Load):
                 return self.generic_visit(node)
-            obj = resolver.resolve_chain(chain)
-            if obj is MISSING or not isinstance(obj, PASSED_VALUES):
-                return self.generic_visit(node)
+            if chain[0] in local_names:
+                if chain[0] in assigned or any(attr in VALUE_ATTRIBUTES for attr in chain[1:]):
+                    return self.generic_visit(node)
+                of_locals.add(hoisted_name(chain))
+            else:
+                obj = resolver.resolve_chain(chain)
+                if obj is MISSING or not isinstance(obj, PASSED_VALUES):
+                    return self.generic_visit(node)
             name = hoisted_name(chain)
             hoisted.setdefault(name, copy.deepcopy(node))
             return gast.copy_location(_name(name), node)
 
     Hoist().visit(loop)
-    return hoisted
+    return hoisted, of_locals
+
+
+# attributes of arrays and numbers: read where they stand (``a.shape[0]``, ``x.real``), never taken for
+# an object's attribute to pass in
+VALUE_ATTRIBUTES = frozenset(dir(np.ndarray)) | frozenset(dir(np.generic)) | frozenset(dir(float)) | frozenset(
+    dir(int))
 
 
 def constant_items(node):

@@ -14,6 +14,8 @@ import gast
 from ..errors import AstjitError, SourceUnavailableError
 from ..runtime.fragment import UNBOUND, Fragment
 from ..runtime.loop_fragment import DECLINED, LoopFragment, Returned
+from ..runtime.plain_attribute import NAME as PLAIN_ATTRIBUTE_NAME
+from ..runtime.plain_attribute import plain_attribute
 from ..runtime.records import Record
 from .blocks import BlockFinder
 from .emit import (
@@ -132,8 +134,8 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     if any(b.maybe_unbound for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
     if any(b.kind == "loop" for b in blocks):
-        cells.update({**BUILTIN_CELLS, **ARRAY_WORK_CELLS, DECLINED_NAME: DECLINED,
-                      RETURNED_NAME: Returned, TYPE_NAME: type})
+        cells.update({**BUILTIN_CELLS, **ARRAY_WORK_CELLS, DECLINED_NAME: DECLINED, RETURNED_NAME: Returned,
+                      TYPE_NAME: type, PLAIN_ATTRIBUTE_NAME: plain_attribute})
     guarded = guard_failed is not None and takes_prologue(fn)
     if guarded:
         prologue, guard_cells = guard_prologue(resolver, fndef, guard_failed, missing_arguments)

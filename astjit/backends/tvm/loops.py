@@ -38,6 +38,7 @@ from ...frontend.loops import (
     rebound_names,
     return_values,
 )
+from ...runtime.plain_attribute import NOT_PLAIN
 from . import loop_spans as spans
 from . import scalar_math as sm
 from .loop_arrays import LocalArray, LocalArrays, written_in_place
@@ -169,9 +170,14 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.find_appended_lists(live_in, args)
         self.status_fixed = STATUS_SIZE + 2 * len(self.live_out)   # (then the lists' counts and values)
         local_callees = {c.name for c in calls.values() if isinstance(c, Inlined)}
+        read = {n.id for b in [loop] + [s for c in calls.values() if isinstance(c, Inlined) for s in c.body]
+                for n in gast.walk(b) if isinstance(n, gast.Name)}
         for name, value in zip(live_in, args):
             if name in self.list_names():
                 continue
+            if value is NOT_PLAIN:
+                raise _no(f"{name.removeprefix('__astjit_attr_').replace('_', '.')} is not a plain attribute "
+                          "here (a property, a missing attribute or a proxy object): Python reads it as written")
             seq = type_of_sequence(value)
             if seq is not None:
                 self.sequences[name] = seq
@@ -180,6 +186,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             t = type_of_value(value)
             if t is None and name in local_callees and callable(value):
                 continue                       # a function defined in the caller, inlined where called
+            if t is None and name not in read:
+                continue                       # an object whose attributes come in read (plain_attribute)
             if t is None:
                 raise _no(f"{name!r} is a {type(value).__name__}"
                                   + (f" of {value.dtype}" if isinstance(value, np.ndarray) else "")

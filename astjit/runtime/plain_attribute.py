@@ -1,0 +1,59 @@
+"""Reading an object's attribute once for a loop that reads it at every iteration (``self.dt``,
+``grid.u[i]``): the rewritten function passes the value to the loop's kernel, which is the same as
+Python's reads only where reading it has no effect and gives the same value each time.
+
+That holds for a value stored on the instance (its ``__dict__`` or a ``__slots__`` slot, a namedtuple
+field) or a plain class attribute, looked up the way ``object.__getattribute__`` looks it up. Anything
+else (a property or another descriptor, a class with its own ``__getattribute__`` such as a module or
+a proxy, an attribute that is missing) gives NOT_PLAIN, whose type no kernel takes: the loop then runs
+as written, and Python reads the attribute where and when the loop does (or never, where it runs no
+iteration).
+"""
+
+import collections
+import types
+
+
+class NotPlain:
+    """The marker of an attribute that must be read by Python itself (see the module's docstring)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<an attribute read as Python reads it>"
+
+
+NOT_PLAIN = NotPlain()
+NAME = "__astjit_plain_attribute"          # the rewritten function's cell holding plain_attribute
+
+# descriptors that only read what the instance stores: slots, namedtuple fields
+_STORED = (types.MemberDescriptorType, type(collections.namedtuple("_Pair", "a").a))
+_ABSENT = object()
+# CPython's generic attribute lookup, as ``object`` and ``tuple`` (namedtuples) expose it
+_GENERIC = (object.__getattribute__, tuple.__getattribute__)
+
+
+def plain_attribute(obj, name: str):
+    """``obj.name`` where reading it once is reading it at each use, else NOT_PLAIN."""
+    kind = type(obj)
+    if not any(kind.__getattribute__ is generic for generic in _GENERIC):
+        return NOT_PLAIN
+    on_class = _ABSENT
+    for klass in kind.__mro__:
+        on_class = klass.__dict__.get(name, _ABSENT)
+        if on_class is not _ABSENT:
+            break
+    if on_class is not _ABSENT and hasattr(type(on_class), "__get__"):
+        if type(on_class) in _STORED:
+            try:
+                return on_class.__get__(obj, kind)
+            except AttributeError:                   # an empty slot
+                return NOT_PLAIN
+        if hasattr(type(on_class), "__set__") or hasattr(type(on_class), "__delete__"):
+            return NOT_PLAIN                         # a property or another data descriptor
+    stored = getattr(obj, "__dict__", None)
+    if type(stored) is dict and name in stored:
+        return stored[name]
+    if on_class is _ABSENT or hasattr(type(on_class), "__get__"):
+        return NOT_PLAIN                             # missing (``__getattr__`` would run), or a method
+    return on_class

@@ -1,0 +1,168 @@
+"""Attributes of objects read by a compiled loop (runtime/plain_attribute): ``self.dt`` and
+``grid.u[i]`` are read once and passed to the kernel where that is what Python's reads give; a
+property, a missing attribute or a dynamic one leaves the loop to Python, which reads it where the
+loop does."""
+
+import collections
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from loop_checks import kernels_for_tiny_loops  # noqa: F401 - a fixture
+
+from astjit import jit
+from astjit.runtime.plain_attribute import NOT_PLAIN, plain_attribute
+
+pytestmark = pytest.mark.usefixtures("kernels_for_tiny_loops")
+rng = np.random.default_rng(11)
+
+
+class Grid:
+    scale = 2.0                                   # a class attribute
+
+    def __init__(self, n, dx):
+        self.n = n
+        self.dx = dx
+        self.u = rng.random(n)
+
+    def double(self):
+        return 2
+
+
+@dataclass
+class Settings:
+    steps: int
+    dt: float
+
+
+class Slotted:
+    __slots__ = ("n", "w")
+
+    def __init__(self, n, w):
+        self.n, self.w = n, w
+
+
+Pair = collections.namedtuple("Pair", "lo hi")
+
+
+class Measured:
+    """An attribute that is a property counting its reads."""
+
+    def __init__(self, dx):
+        self._dx = dx
+        self.reads = 0
+        self.u = rng.random(20)
+
+    @property
+    def dx(self):
+        self.reads += 1
+        return self._dx
+
+
+class Dynamic:
+    def __getattr__(self, name):
+        return 0.5
+
+
+def test_plain_attribute_reads_what_python_reads_once():
+    g = Grid(5, 0.1)
+    assert plain_attribute(g, "dx") == 0.1 and plain_attribute(g, "u") is g.u
+    assert plain_attribute(g, "scale") == 2.0                       # from the class
+    g.scale = 3.0
+    assert plain_attribute(g, "scale") == 3.0                       # the instance's own first
+    assert plain_attribute(Settings(3, 0.5), "dt") == 0.5
+    assert plain_attribute(Slotted(4, 1.5), "w") == 1.5
+    assert plain_attribute(Pair(1, 9), "hi") == 9
+    for obj, name in [(g, "missing"), (g, "double"), (Measured(1.0), "dx"), (Dynamic(), "dx"), (math, "pi"),
+                      (Slotted.__new__(Slotted), "n"), (Grid, "scale"), (NOT_PLAIN, "x")]:
+        assert plain_attribute(obj, name) is NOT_PLAIN, (obj, name)
+
+
+def laplacian(grid, out):
+    for i in range(1, grid.n - 1):
+        out[i] = (grid.u[i + 1] - 2 * grid.u[i] + grid.u[i - 1]) / (grid.dx * grid.dx) * grid.scale
+    return out
+
+
+def integrate(s, x):
+    for k in range(s.steps):
+        x = x + s.dt * (1.0 - x)
+    return x
+
+
+def weighted(p, a):
+    total = 0.0
+    for i in range(p.lo, p.hi):
+        total += a[i] * p.hi
+    return total
+
+
+def slotted_sum(s, a):
+    total = 0.0
+    for i in range(s.n):
+        total += s.w * a[i]
+    return total
+
+
+def compiled(jitted) -> list:
+    return [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
+
+
+def test_loops_reading_plain_attributes_compile_and_see_each_calls_values():
+    jitted = jit(laplacian)
+    for n, dx in ((30, 0.1), (200, 0.02), (3, 1.0), (50, 0.5)):
+        g = Grid(n, dx)
+        want = laplacian(g, np.zeros(n))
+        assert np.array_equal(jitted(g, np.zeros(n)), want)
+        g.dx, g.scale = dx * 3, -1.0               # new values: the next call reads them
+        assert np.array_equal(jitted(g, np.zeros(n)), laplacian(g, np.zeros(n)))
+    assert set(compiled(jitted)) == {"tvm"}
+    jitted = jit(integrate)
+    for steps, dt in ((10, 0.1), (0, 0.5), (100, 0.01)):
+        got, want = jitted(Settings(steps, dt), 0.25), integrate(Settings(steps, dt), 0.25)
+        assert got == want and type(got) is type(want)
+    jitted = jit(weighted)
+    a = rng.random(40)
+    for lo, hi in ((0, 40), (5, 9), (30, 10)):
+        assert jitted(Pair(lo, hi), a) == weighted(Pair(lo, hi), a)
+    jitted = jit(slotted_sum)
+    for n, w in ((40, 0.5), (3, -2.0)):
+        assert jitted(Slotted(n, w), a) == slotted_sum(Slotted(n, w), a)
+    assert set(compiled(jitted)) == {"tvm"}
+
+
+def scaled(m, out):
+    for i in range(len(out)):
+        out[i] = m.u[i] * m.dx
+    return out
+
+
+def test_a_property_is_read_by_python_at_each_iteration():
+    jitted = jit(scaled)
+    for n in (20, 0, 7):
+        plain, jm = Measured(0.5), Measured(0.5)
+        jm.u = plain.u
+        assert np.array_equal(jitted(jm, np.zeros(n)), scaled(plain, np.zeros(n)))
+        assert jm.reads == plain.reads == n
+    assert "dx is not a plain attribute" in str(jitted.explain())
+
+
+def reads_missing(obj, a):
+    total = 0.0
+    for i in range(len(a)):
+        total += a[i] * obj.weight
+    return total
+
+
+def test_a_missing_or_dynamic_attribute_is_read_only_where_python_reads_it():
+    jitted = jit(reads_missing)
+    assert jitted(Grid(3, 0.1), np.zeros(0)) == 0.0         # no iteration: Python never reads it
+    with pytest.raises(AttributeError, match="weight"):
+        jitted(Grid(3, 0.1), np.ones(4))
+    assert jitted(Dynamic(), np.ones(4)) == reads_missing(Dynamic(), np.ones(4))
+    g = Grid(3, 0.1)
+    g.weight = 3
+    assert jitted(g, np.arange(5.0)) == reads_missing(g, np.arange(5.0))
+    g.weight = 0.25                                             # another type: another kernel
+    assert jitted(g, np.arange(5.0)) == reads_missing(g, np.arange(5.0))

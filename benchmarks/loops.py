@@ -85,6 +85,9 @@ def cases():
         ("for p in points: 20^2 x 50", p.density, (rng.random(20), rng.random(20), rng.random((50, 3)), 0.3)),
         ("rows to helper: nearest 2k", p.nearest_center, (rng.random((2000, 4)), rng.random((8, 4)),
                                                           np.zeros(2000, np.int64))),
+        # counters (no overflow check), attributes of an object
+        ("count: bools 100k", p.count_true, (rng.random(100_000) > 0.5,)),
+        ("attributes: rod 100k", p.rod_step, (p.Rod(rng.random(100_000), 0.1),)),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -144,6 +147,8 @@ def cases():
         ("for p in points: 2^2 x 3", p.density, (rng.random(2), rng.random(2), rng.random((3, 3)), 0.3)),
         ("rows to helper: nearest 8", p.nearest_center, (rng.random((8, 4)), rng.random((3, 4)), np.zeros(8, np.int64))),
         ("round/divmod/local def 8", p.quantize, (rng.standard_normal(8) * 10, 0.25, np.zeros(8, np.float32))),
+        ("count: bools 8", p.count_true, (rng.random(8) > 0.5,)),
+        ("attributes: rod 8", p.rod_step, (p.Rod(rng.random(8), 0.1),)),
     ]
 
 

@@ -486,3 +486,31 @@ def nearest_center(X, C, out):
                 best = dist
                 out[i] = c
     return out
+
+
+def count_true(mask):
+    """A count under a test (a Python int) and a sum of bools (a Python int, then a numpy int64)."""
+    c = 0
+    t = 0
+    for i in range(len(mask)):
+        if mask[i]:
+            c += 1
+        t += mask[i]
+    return c, t
+
+
+class Rod:
+    """State kept on an object, as a simulation class keeps it."""
+
+    def __init__(self, u, alpha):
+        self.n = len(u)
+        self.alpha = alpha
+        self.u = u
+        self.v = np.zeros_like(u)
+
+
+def rod_step(rod):
+    """A loop reading the attributes of an object (``rod.alpha``, ``rod.u[i]``)."""
+    for i in range(1, rod.n - 1):
+        rod.v[i] = rod.u[i] + rod.alpha * (rod.u[i - 1] - 2 * rod.u[i] + rod.u[i + 1])
+    return rod.v

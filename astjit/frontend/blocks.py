@@ -174,7 +174,7 @@ class BlockFinder:
         block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
                       entry_facts=facts, returns=checker.return_arity, in_loop=self.loop_depth > 0,
-                      tiny_work=tiny_work(kernel_loop, live_in, live_out, checker.calls),
+                      tiny_work=tiny_work(kernel_loop, live_in, live_out, checker.calls, hoisted_locals),
                       numbers_at_entry=frozenset(numbers_at_entry(stmts[:i], facts)),
                       hoisted_locals=frozenset(hoisted_locals))
         block.resume_at = resume_position(loop, kernel_loop, weighed_names(block), maybe_unbound, block.tiny_work)

@@ -29,15 +29,17 @@ OVERLAP_NS = 100              # a written array and another array: may_share_mem
 NUMBER_NS = 70                # a number passed in
 LIVE_OUT_NS = 100             # a live-out value read back from the status buffer and boxed
 LIST_NS = 700                 # a list the loop appends to: its values handed over after the call
+ATTRIBUTE_NS = 170            # an object's attribute read before the call (runtime/plain_attribute)
 UNIT_NS = 7                   # one unit of Python work on Python numbers, at the fast end
 ELEMENT_UNIT_NS = 20          # one unit of a loop that reads elements of arrays (12-36 ns measured)
 SHAPE_ATTRIBUTES = ("shape", "size", "ndim", "strides", "dtype")
 
 
-def kernel_call_units(loop, live_in, live_out, loop_calls) -> int:
+def kernel_call_units(loop, live_in, live_out, loop_calls, object_attributes=()) -> int:
     """The kernel call's estimated price, in units of Python work, for the loop region ``loop`` (its
     kernel form) with these live-in and live-out names; ``loop_calls``: call node -> scalar op name
-    (frontend/loops.LoopChecker.calls: ``"append"`` for a list's append)."""
+    (frontend/loops.LoopChecker.calls: ``"append"`` for a list's append); ``object_attributes``: the
+    live-ins read from objects before the call (``rod.u``)."""
     names = set(live_in)
     lists = appended_lists(loop_calls)
     arrays, written, reads = set(), set(), False
@@ -62,5 +64,5 @@ def kernel_call_units(loop, live_in, live_out, loop_calls) -> int:
     overlaps = sum(len(arrays - {w}) for w in written)
     numbers = len(names - arrays - lists)
     price = (CALL_NS + ARRAY_NS * len(arrays) + OVERLAP_NS * overlaps + NUMBER_NS * numbers
-             + LIVE_OUT_NS * len(live_out) + LIST_NS * len(lists))
+             + LIVE_OUT_NS * len(live_out) + LIST_NS * len(lists) + ATTRIBUTE_NS * len(object_attributes))
     return price // (ELEMENT_UNIT_NS if reads else UNIT_NS)

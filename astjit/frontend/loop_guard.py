@@ -126,13 +126,14 @@ def result_name(block) -> str:
     return f"__astjit_result_{block.index}"
 
 
-def tiny_work(loop, live_in, live_out, loop_calls) -> int:
+def tiny_work(loop, live_in, live_out, loop_calls, object_attributes=()) -> int:
     """The work at or below which the loop region runs as written: the price of its kernel call in
     units (frontend/loop_call_cost), or ASTJIT_TINY_LOOP's where it is an integer, more for a loop
-    whose kernel call hands values to lists (none where ASTJIT_TINY_LOOP is 0: kernels always)."""
+    whose kernel call hands values to lists (none where ASTJIT_TINY_LOOP is 0: kernels always).
+    ``object_attributes``: the live-ins that are attributes of objects, read before the call."""
     tiny = tiny_loop_work()
     if tiny is None:
-        return kernel_call_units(loop, live_in, live_out, loop_calls)
+        return kernel_call_units(loop, live_in, live_out, loop_calls, object_attributes)
     return tiny + LIST_HANDOFF_WORK * len(appended_lists(loop_calls)) if tiny > 0 else tiny
 
 

@@ -30,20 +30,40 @@ NAME = "__astjit_plain_attribute"          # the rewritten function's cell holdi
 _STORED = (types.MemberDescriptorType, type(collections.namedtuple("_Pair", "a").a))
 _ABSENT = object()
 # CPython's generic attribute lookup, as ``object`` and ``tuple`` (namedtuples) expose it
-_GENERIC = (object.__getattribute__, tuple.__getattribute__)
+_OBJECT_LOOKUP, _TUPLE_LOOKUP = object.__getattribute__, tuple.__getattribute__
+
+
+# (class, name) whose lookup found no attribute of that name on the class or its bases, and the
+# generic lookup: the instance's ``__dict__`` alone answers. A descriptor later added to a base class
+# under that name is not seen (one added to the class itself is)
+_ON_INSTANCE = set()
 
 
 def plain_attribute(obj, name: str):
     """``obj.name`` where reading it once is reading it at each use, else NOT_PLAIN."""
     kind = type(obj)
-    if not any(kind.__getattribute__ is generic for generic in _GENERIC):
+    if (kind, name) in _ON_INSTANCE and name not in kind.__dict__:
+        stored = obj.__dict__
+        return stored[name] if name in stored else NOT_PLAIN
+    return _looked_up(obj, name, kind)
+
+
+def _looked_up(obj, name, kind):
+    lookup = kind.__getattribute__
+    if lookup is not _OBJECT_LOOKUP and lookup is not _TUPLE_LOOKUP:
         return NOT_PLAIN
     on_class = _ABSENT
     for klass in kind.__mro__:
         on_class = klass.__dict__.get(name, _ABSENT)
         if on_class is not _ABSENT:
             break
-    if on_class is not _ABSENT and hasattr(type(on_class), "__get__"):
+    if on_class is _ABSENT:
+        stored = getattr(obj, "__dict__", None)
+        if type(stored) is not dict:
+            return NOT_PLAIN
+        _ON_INSTANCE.add((kind, name))
+        return stored[name] if name in stored else NOT_PLAIN
+    if hasattr(type(on_class), "__get__"):
         if type(on_class) in _STORED:
             try:
                 return on_class.__get__(obj, kind)

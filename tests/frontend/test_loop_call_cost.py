@@ -62,6 +62,12 @@ def test_the_price_grows_with_arrays_written_arrays_and_reads_of_elements():
                 + 3 * cost.LIVE_OUT_NS) // cost.ELEMENT_UNIT_NS
     assert units(run_lengths) == expected
     assert units(run_lengths) * cost.ELEMENT_UNIT_NS > scalar * cost.UNIT_NS
+    # attributes of objects read before the call (runtime/plain_attribute) add their reads
+    _, fndef = parse_function(scalar_sum)
+    loop = fndef.body[1]
+    with_attributes = cost.kernel_call_units(loop, ["n", "s"], ["s"], {}, ["__astjit_attr_p_n", "__astjit_attr_p_k"])
+    assert with_attributes == (cost.CALL_NS + 2 * cost.NUMBER_NS + cost.LIVE_OUT_NS
+                               + 2 * cost.ATTRIBUTE_NS) // cost.UNIT_NS
 
 
 def test_a_short_loop_over_several_arrays_runs_as_written_and_a_long_one_calls_its_kernel():

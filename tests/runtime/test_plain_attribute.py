@@ -79,6 +79,17 @@ def test_plain_attribute_reads_what_python_reads_once():
         assert plain_attribute(obj, name) is NOT_PLAIN, (obj, name)
 
 
+def test_a_property_added_to_the_class_later_is_seen():
+    class Box:
+        def __init__(self):
+            self.w = 2.0
+
+    box = Box()
+    assert plain_attribute(box, "w") == 2.0 and plain_attribute(box, "w") == 2.0     # (the second: cached)
+    Box.w = property(lambda self: 5.0)
+    assert plain_attribute(box, "w") is NOT_PLAIN and box.w == 5.0
+
+
 def laplacian(grid, out):
     for i in range(1, grid.n - 1):
         out[i] = (grid.u[i + 1] - 2 * grid.u[i] + grid.u[i - 1]) / (grid.dx * grid.dx) * grid.scale

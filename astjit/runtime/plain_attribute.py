@@ -42,7 +42,7 @@ _ON_INSTANCE = set()
 def plain_attribute(obj, name: str):
     """``obj.name`` where reading it once is reading it at each use, else NOT_PLAIN."""
     kind = type(obj)
-    if (kind, name) in _ON_INSTANCE and name not in kind.__dict__:
+    if (kind, name) in _ON_INSTANCE and name not in kind.__dict__ and kind.__getattribute__ is _OBJECT_LOOKUP:
         stored = obj.__dict__
         return stored[name] if name in stored else NOT_PLAIN
     return _looked_up(obj, name, kind)

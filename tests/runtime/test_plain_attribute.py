@@ -88,6 +88,10 @@ def test_a_property_added_to_the_class_later_is_seen():
     assert plain_attribute(box, "w") == 2.0 and plain_attribute(box, "w") == 2.0     # (the second: cached)
     Box.w = property(lambda self: 5.0)
     assert plain_attribute(box, "w") is NOT_PLAIN and box.w == 5.0
+    box.z = 1.0
+    assert plain_attribute(box, "z") == 1.0 and plain_attribute(box, "z") == 1.0
+    Box.__getattribute__ = lambda self, name: 7.0
+    assert plain_attribute(box, "z") is NOT_PLAIN and box.z == 7.0
 
 
 def laplacian(grid, out):

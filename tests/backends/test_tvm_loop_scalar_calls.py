@@ -346,3 +346,49 @@ def test_numpy_ufuncs_on_scalars_follow_numpy(dtype):
                     (pair(20)[0], 2.0, -1.0), (edges, -math.inf, math.inf)])
     check(clipped_items, [(pair(25)[0], np.zeros(25, dtype)), (edges, np.zeros(12, dtype))])
     check(int_signs, [(rng.integers(-5, 5, 30),), (rng.integers(-5, 5, 30).astype(np.int8),)])
+
+
+def alternating_series(n):
+    s = 0.0
+    for k in range(n):
+        s += (-1) ** k / (2 * k + 1)
+    return 4 * s
+
+
+def int_powers(a, out):
+    for i in range(len(a)):
+        out[i] = a[i] ** 3 + 2 ** (i % 5) + a[i] ** 0 + (i % 3) ** 5 + 0 ** (i % 2) + 1 ** i + a[i] ** 1
+    return out
+
+
+def python_int_powers(n, b):
+    s = 0
+    for k in range(n):
+        s += b ** 7 + k ** 4 + True ** 3
+    return s
+
+
+def test_int_powers_as_python_and_numpy_compute_them():
+    """Ints to a constant power (Python ints exact or the documented OverflowError, numpy ints
+    wrapping) and -1, 0, 1, 2 to a counter's power (``(-1) ** k``)."""
+    check(alternating_series, [(10,), (1000,), (0,), (1,)])
+    check(int_powers, [(np.arange(-5, 5), np.zeros(10, np.int64)),
+                       (np.arange(-50, 50, dtype=np.int8), np.zeros(100, np.int64)),   # int8 cubes wrap
+                       (np.arange(10, dtype=np.uint8), np.zeros(10, np.int64)),
+                       (np.array([2**30, -2**40]), np.zeros(2, np.int64)),             # int64 cubes wrap
+                       (np.array([True, False]), np.zeros(2, np.int64))])
+    jitted = check(python_int_powers, [(10, 3), (100, -7), (5, 400), (0, 10**6)])
+    with pytest.raises(OverflowError, match="int64"):
+        jitted(5, 600)                  # 600 ** 7 is beyond int64: Python's int would grow
+
+
+def power_of_a_variable(a, e):
+    s = 0
+    for i in range(len(a)):
+        s += a[i] ** e + 3 ** (i - 2)   # a negative exponent gives a float in Python
+    return s
+
+
+def test_int_powers_of_unknown_sign_stay_python():
+    jitted = check(power_of_a_variable, [(np.arange(5), 2)], compiled=False)
+    assert "a power of ints other than" in str(jitted.explain())

@@ -1357,7 +1357,58 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if id(node) in self.row_op_nodes:
             raise _no("a power of array elements other than x ** 2 (numpy's array power may take other "
                       "paths than the C library's pow)", node)
+        if all(t.kind in "biu" for t in a.types + b.types):
+            return self.int_power(a, b, node)
         return self.float_power(a, b, node)
+
+    def int_power(self, a, b, node) -> Val:
+        """``x ** e`` of ints (and bools). To a constant exponent from 0 to 64: products by squaring,
+        each as ``*`` computes it (Python ints checked against int64, the documented OverflowError;
+        numpy ints wrapping, as numpy's power does); an intermediate power's magnitude is at most the
+        result's, so a check fails only where the result leaves int64. To a Python int exponent known
+        to be at least 0: the constant bases -1, 0, 1 and 2 (``(-1) ** k``, ``2 ** k``). A negative
+        exponent gives a float in Python and an error in numpy: left to Python."""
+        right = node.right if isinstance(node, gast.BinOp) else None
+        if isinstance(right, gast.Constant) and type(right.value) is int:
+            if not 0 <= right.value <= 64:
+                raise _no("an int to a constant power outside 0 to 64", node)
+            return self.power_by_squaring(a, right.value, node)
+        left = node.left if isinstance(node, gast.BinOp) else None
+        negative_base = isinstance(left, gast.UnaryOp) and isinstance(left.op, gast.USub) and isinstance(
+            left.operand, gast.Constant) and left.operand.value == 1 and type(left.operand.value) is int
+        base = -1 if negative_base else left.value if (isinstance(left, gast.Constant) and type(left.value) is int
+                                                       and left.value in (0, 1, 2)) else None
+        python_exponent = all(t.python and t.kind == "i" for t in b.types)
+        if base is None or not python_exponent or b.span is None or b.span[0] < 0:
+            raise _no("a power of ints other than to a constant exponent or of -1, 0, 1 or 2 to an exponent "
+                      "known to be at least 0", node)
+        r = Scalar(I64, True)
+        e = _cast(b.expr, b.dtype, I64)
+        one, zero = tirx.const(1, I64), tirx.const(0, I64)
+        if base == 2:
+            return self.python_left_shift(Val(one, (r,), bits=1, span=(1, 1)), b, r, node)
+        if base == -1:
+            value = tirx.Select(tirx.EQ(tirx.bitwise_and(e, one), one), tirx.const(-1, I64), one)
+            return Val(self.bind(value, I64), (r,), bits=1, span=(-1, 1))
+        if base == 0:
+            return Val(self.bind(tirx.Select(tirx.EQ(e, zero), one, zero), I64), (r,), bits=1, span=(0, 1))
+        return Val(one, (r,), bits=1, span=(1, 1))
+
+    def power_by_squaring(self, a, exponent: int, node) -> Val:
+        """``a ** exponent`` for a constant ``exponent`` >= 0, by ``*`` (its checks and wrapping)."""
+        r = self.common(lambda x: x ** exponent, (a,), "the operator **", node)
+        if exponent == 0:
+            return Val(tirx.const(1, r.dtype), (r,), bits=1, span=(1, 1) if r.dtype == I64 else None)
+        result, base = None, self.settled(a)
+        while exponent:
+            if exponent & 1:
+                result = base if result is None else self.settled(self.binary("Mult", result, base, node))
+            exponent >>= 1
+            if exponent:
+                base = self.settled(self.binary("Mult", base, base, node))
+        if set(result.types) != {r}:          # (a bool to the first power: its type is the base's)
+            result = Val(_cast(result.expr, result.dtype, r.dtype), (r,), bits=result.bits, span=result.span)
+        return result
 
     def square(self, a, node) -> Val:
         if any(t.kind == "b" for t in a.types):

@@ -50,11 +50,12 @@ NUMPY_CASTS = {getattr(np, name): f"cast.{name}" for name in (
     "float32", "float64", "int64", "int32", "int16", "int8", "uint32", "uint16", "uint8")}
 SCALAR_CALLS = {**SCALAR_BUILTINS, **MATH_FUNCTIONS, **MATH_BINARY, **MATH_TO_INT, **MATH_PREDICATES,
                 **NUMPY_CASTS, np.clip: "np.clip", **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
-# reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``; and the dot
-# product of two (``np.dot(a[i, :j], x[:j])``, ``a[i].dot(x)``, ``a[i] @ x``)
-REDUCTIONS = ("sum", "mean")
-REDUCTION_FUNCTIONS = {**{getattr(np, name): f"reduce.{name}" for name in REDUCTIONS}, np.dot: "reduce.dot"}
-REDUCTION_ARITY = {"reduce.sum": 1, "reduce.mean": 1, "reduce.dot": 2}
+# reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``, ``a[i].max()``,
+# ``np.argmin(d[i])``; and the dot product of two (``np.dot(a[i, :j], x[:j])``, ``a[i].dot(x)``, ``a[i] @ x``)
+REDUCTIONS = ("sum", "mean", "max", "min", "argmax", "argmin")
+REDUCTION_FUNCTIONS = {**{getattr(np, name): f"reduce.{name}" for name in REDUCTIONS}, np.dot: "reduce.dot",
+                       np.amax: "reduce.max", np.amin: "reduce.min"}
+REDUCTION_ARITY = {**{f"reduce.{name}": 1 for name in REDUCTIONS}, "reduce.dot": 2}
 
 # what a global or a global's attribute read in a loop may hold to be passed in as an argument (the
 # kernel takes numbers, arrays, and tuples and lists of numbers; anything else fails its types)

@@ -87,3 +87,48 @@ def test_reductions_that_stay_python_say_why():
     # (small integers: exact in any order, as the block's Fragment may add them in another order)
     jitted = check(row_sums, [(rng.integers(0, 9, (2, 3, 4)).astype(float), np.zeros(2))], compiled=False)
     assert "a row of 2 axes" in str(jitted.explain())
+
+
+def pivots(A):
+    n = A.shape[0]
+    out = np.zeros(n, np.int64)
+    for k in range(n):
+        out[k] = np.argmax(np.abs(A[k:, k])) + k
+    return out
+
+
+def row_extremes(X, out):
+    for i in range(X.shape[0]):
+        out[i, 0] = X[i].max()
+        out[i, 1] = np.min(X[i, 1:])
+        out[i, 2] = X[i].argmin()
+        out[i, 3] = np.amax(X[i, ::2])
+        out[i, 4] = np.argmax(X[i, ::-1])
+    return out
+
+
+def shrinking_rows(X):
+    s = 0.0
+    for i in range(X.shape[0]):
+        s += X[i, i:].max()
+    return s
+
+
+EXTREME_EDGES = np.array([[np.nan, 1.0, 2.0], [1.0, np.nan, 3.0], [-0.0, 0.0, -1.0], [np.inf, -np.inf, 5.0],
+                          [2.0, 2.0, 1.0], [0.0, -0.0, 0.5]])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_])
+def test_maxima_minima_and_their_indices_of_rows(dtype):
+    """numpy's: the first NaN wins, else the extreme (argmax/argmin: the first one's index; max/min of
+    a short row: the zero numpy's scalar loop keeps); the elements' type, an int64 index."""
+    calls = [((rng.standard_normal((n, 6)) * 10).astype(dtype), np.zeros((n, 5))) for n in (1, 8)]
+    if np.dtype(dtype).kind == "f":
+        calls.append((EXTREME_EDGES.astype(dtype), np.zeros((6, 5))))
+    check(row_extremes, calls)
+
+
+def test_argmax_pivots_and_an_empty_row():
+    check(pivots, [(rng.random((5, 5)),), (rng.standard_normal((30, 30)),), (np.zeros((1, 1)),)])
+    # X[3, 3:] is empty: numpy's ValueError at the line, after the rows before it
+    check(shrinking_rows, [(rng.random((3, 3)),), (rng.random((3, 5)),), (rng.random((4, 3)),)])

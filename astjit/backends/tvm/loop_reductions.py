@@ -14,12 +14,15 @@ them as uint64) stay Python.
 """
 
 import gast
+import numpy as np
 from tvm import tirx
 from tvm.script.ir_builder import tirx as T
 
+from . import scalar_math as sm
 from .loop_rows import I64, ONE, ZERO, RowLeaf, RowOp
 from .loop_types import Scalar
 
+EXTREMES = ("max", "min", "argmax", "argmin")
 BLOCK = 128                 # numpy's PW_BLOCKSIZE
 BUFFER = 8192              # numpy's default ufunc buffer size, in elements
 STACK = 64                  # splits halve the length: 64 levels cover any int64 length
@@ -41,6 +44,8 @@ class RowReductions:
         if len(types) != 1 or types[0].python:
             raise self.refusal(f"{kind}() of elements of type {'/'.join(map(str, types))}", e)
         elem = types[0]
+        if kind in EXTREMES:
+            return self.extreme(kind, self.broadcast_steps(tree), elem, e)
         if elem.kind == "u":
             raise self.refusal(f"{kind}() of {elem.dtype} elements (numpy sums them as uint64)", e)
         if kind == "mean" or elem.kind == "f":
@@ -70,6 +75,45 @@ class RowReductions:
             return Val(result, (Scalar(acc, False),))
         count = self.bind(n.astype(acc), acc)
         return Val(self.bind(result / count, acc), (Scalar(acc, False),))
+
+    def extreme(self, kind, tree, elem, e):
+        """``max``/``min`` (a numpy scalar of the elements' type) or ``argmax``/``argmin`` (an int64 index)
+        of a row, as numpy gives them: the first NaN wins (its value, its index), else the extreme
+        element (the first one's index; of equal values, the zero numpy's scalar loop keeps, which its
+        vectorized loop over longer rows need not); an empty row raises numpy's ValueError at the line."""
+        from .loops import Val, _raised
+
+        n = tree.shape[0]
+        x = lambda k: self.row_element(tree, [k], 1).expr          # noqa: E731
+        numpy_fn = getattr(np, kind)
+        self.fail(tirx.EQ(n, ZERO), e, lambda vals: _raised(numpy_fn, np.zeros(0, elem.dtype)))
+        sites = len(self.sites)
+        best = T.alloc_buffer((1,), elem.dtype, scope="global")
+        at = T.alloc_buffer((1,), I64, scope="global")
+        with T.If(n > ZERO):
+            with T.Then(), self.scope():
+                T.buffer_store(best, x(ZERO), [0])
+                T.buffer_store(at, ZERO, [0])
+                with T.serial(ONE, n) as k, self.scope():
+                    v = self.bind(x(k), elem.dtype)
+                    if elem.dtype == "bool":
+                        beats = tirx.And(v, tirx.Not(best[0])) if kind.endswith("max") else tirx.And(
+                            tirx.Not(v), best[0])
+                    elif kind.startswith("arg"):            # the first extreme element's index
+                        beats = v > best[0] if kind == "argmax" else v < best[0]
+                    else:                                    # a tie takes the later (-0.0, 0.0: maxsd's)
+                        beats = v >= best[0] if kind == "max" else v <= best[0]
+                    if elem.kind == "f":         # a NaN seen stays; a NaN beats any number
+                        beats = tirx.And(tirx.Not(sm.te.isnan(best[0])), tirx.Or(sm.te.isnan(v), beats))
+                    with T.If(beats):
+                        with T.Then():
+                            T.buffer_store(best, v, [0])
+                            T.buffer_store(at, k, [0])
+        if len(self.sites) != sites:
+            raise self.refusal(f"{kind}() of elements that need checks", e)
+        if kind.startswith("arg"):
+            return Val(self.bind(at[0], I64), (Scalar(I64, False),), span=(0, 2**48 - 1))
+        return Val(self.bind(best[0], elem.dtype), (Scalar(elem.dtype, False),))
 
     def pairwise_sum(self, x, n, dtype, chunk=None):
         """numpy's sum of ``x(0) ... x(n - 1)`` (int64 indices) in ``dtype``: ``0.0 + pairwise(x)``; with

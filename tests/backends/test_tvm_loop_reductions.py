@@ -114,8 +114,9 @@ def shrinking_rows(X):
     return s
 
 
-EXTREME_EDGES = np.array([[np.nan, 1.0, 2.0], [1.0, np.nan, 3.0], [-0.0, 0.0, -1.0], [np.inf, -np.inf, 5.0],
-                          [2.0, 2.0, 1.0], [0.0, -0.0, 0.5]])
+# (no -0.0 against 0.0 for an extreme: which zero numpy gives depends on its vectorized loop and the CPU)
+EXTREME_EDGES = np.array([[np.nan, 1.0, 2.0], [1.0, np.nan, 3.0], [-0.0, -2.0, 1.0], [np.inf, -np.inf, 5.0],
+                          [2.0, 2.0, 1.0], [0.0, 3.0, 0.5]])
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.uint8, np.bool_])

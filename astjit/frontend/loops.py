@@ -36,7 +36,8 @@ MATH_FUNCTIONS = {math.degrees: "degrees", math.radians: "radians", math.sqrt: "
                   math.atanh: "arctanh", math.log2: "log2", math.log10: "log10", math.cbrt: "cbrt",
                   math.exp2: "exp2", math.erf: "erf", math.erfc: "erfc"}
 # of two floats, from the C library as CPython calls them; of one float to a Python int
-MATH_BINARY = {math.atan2: "atan2", math.copysign: "copysign", math.pow: "pow", math.fmod: "fmod"}
+MATH_BINARY = {math.atan2: "atan2", math.copysign: "copysign", math.pow: "pow", math.fmod: "fmod",
+               math.hypot: "hypot"}
 MATH_TO_INT = {math.floor: "floor", math.ceil: "ceil", math.trunc: "trunc"}
 # of one number to a Python bool
 MATH_PREDICATES = {math.isnan: "math.isnan", math.isinf: "math.isinf", math.isfinite: "math.isfinite"}

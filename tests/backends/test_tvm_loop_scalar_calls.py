@@ -392,3 +392,22 @@ def power_of_a_variable(a, e):
 def test_int_powers_of_unknown_sign_stay_python():
     jitted = check(power_of_a_variable, [(np.arange(5), 2)], compiled=False)
     assert "a power of ints other than" in str(jitted.explain())
+
+
+def distances(x, y, out):
+    for i in range(len(x)):
+        out[i] = math.hypot(x[i], y[i]) + math.hypot(i, 3)
+    return out
+
+
+def test_math_hypot_is_cpythons_to_the_last_bit():
+    """CPython computes hypot with its own algorithm (different before and after 3.12), not the C
+    library's: the kernel follows the running interpreter's, subnormals, infinities and NaN included."""
+    big = 2.0 ** rng.integers(-1074, 1023, 4000)
+    calls = [(rng.standard_normal(4000), rng.standard_normal(4000), np.zeros(4000)),
+             (rng.random(4000) * big, rng.random(4000) * big[::-1], np.zeros(4000)),
+             ((rng.random(4000) + 1) * 2.0 ** -1050, rng.random(4000) * 2.0 ** -1060, np.zeros(4000)),
+             (EDGES, EDGES[::-1].copy(), np.zeros(12)), (np.array([5e-324, 1e-310]), np.array([5e-324, 2e-310]),
+                                                         np.zeros(2)),
+             ((rng.random(50) * 100).astype(np.float32), np.arange(50, dtype=np.int64), np.zeros(50))]
+    check(distances, calls)

@@ -18,6 +18,7 @@ import functools
 import operator
 import os
 import struct
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -1802,6 +1803,10 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         NaN is a domain error, an infinity from finite numbers a range error (which exception and
         message: Python's own call with the same values)."""
         x, y = (self.bind(_cast(v.expr, v.dtype, "float64"), "float64") for v in args)
+        if name == "hypot":              # CPython's own algorithm, which never raises
+            value = sm.python_hypot(x, y, lambda expr: self.bind(expr, sm.dtype_of(expr)),
+                                    before_312=sys.version_info < (3, 12))
+            return Val(self.bind(value, "float64"), (Scalar("float64", True),))
         r = self.bind(sm.libm(name, "float64", x, y), "float64")
         fn = MATH_BINARY_BY_NAME[name]
         self.fail(_c_math_error(r, x, y), e,

@@ -241,7 +241,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
 
 def _readable(expr, block):
     """``expr`` (an estimate of the region's kernel form) as the rewritten function can evaluate it
-    before the loop: each attribute read the region takes as an argument (``__astjit_attr_self_n``,
+    before the loop: each attribute read the region takes as an argument (``__astjit_attr_4self_1n``,
     frontend/loops.hoist_attribute_reads) read where it stands (``self.n``); the name is not bound
     there, and an estimate that raised NameError ran every such loop one way whatever its size."""
     return substituted(expr, block.hoisted) if block.hoisted else expr

@@ -269,9 +269,25 @@ class BlockLowering:
         return self.env[key]
 
 
+HOISTED_PREFIX = "__astjit_attr_"
+
+
 def hoisted_name(chain) -> str:
-    """The input name of an attribute the caller reads and passes in (``settings.dt``)."""
-    return "__astjit_attr_" + "_".join(chain)
+    """The input name of an attribute the caller reads and passes in (``settings.dt``): each part
+    after its length (``__astjit_attr_8settings_2dt``), so that no two chains share a name (joined
+    plainly, ``p.x_y`` and ``p_x.y`` would, and one would be read for the other)."""
+    return HOISTED_PREFIX + "_".join(f"{len(part)}{part}" for part in chain)
+
+
+def attribute_of(name: str) -> str:
+    """``settings.dt`` of ``hoisted_name(("settings", "dt"))``."""
+    rest, parts = name.removeprefix(HOISTED_PREFIX), []
+    while rest:
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        size = int(rest[:digits])
+        parts.append(rest[digits:digits + size])
+        rest = rest[digits + size + 1:]
+    return ".".join(parts)
 
 
 def _is_data(obj) -> bool:

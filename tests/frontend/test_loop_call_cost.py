@@ -65,7 +65,7 @@ def test_the_price_grows_with_arrays_written_arrays_and_reads_of_elements():
     # attributes of objects read before the call (runtime/plain_attribute) add their reads
     _, fndef = parse_function(scalar_sum)
     loop = fndef.body[1]
-    with_attributes = cost.kernel_call_units(loop, ["n", "s"], ["s"], {}, ["__astjit_attr_p_n", "__astjit_attr_p_k"])
+    with_attributes = cost.kernel_call_units(loop, ["n", "s"], ["s"], {}, ["__astjit_attr_1p_1n", "__astjit_attr_1p_1k"])
     assert with_attributes == (cost.CALL_NS + 2 * cost.NUMBER_NS + cost.LIVE_OUT_NS
                                + 2 * cost.ATTRIBUTE_NS) // cost.UNIT_NS
 

@@ -181,3 +181,23 @@ def test_a_missing_or_dynamic_attribute_is_read_only_where_python_reads_it():
     assert jitted(g, np.arange(5.0)) == reads_missing(g, np.arange(5.0))
     g.weight = 0.25                                             # another type: another kernel
     assert jitted(g, np.arange(5.0)) == reads_missing(g, np.arange(5.0))
+
+
+def colliding(p, p_x, a):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * p.x_y + p_x.y
+    return s
+
+
+def colliding_block(p, p_x, a):
+    return a * p.x_y + p_x.y
+
+
+def test_attributes_whose_names_join_alike_are_read_apart():
+    """``p.x_y`` and ``p_x.y`` once shared one passed-in name, and the second read the first's value."""
+    p, q = Grid(3, 0.1), Grid(3, 0.2)
+    p.x_y, q.y = 1.0, 2.0
+    a = np.arange(10.0)
+    assert jit(colliding)(p, q, a) == colliding(p, q, a)
+    assert np.array_equal(jit(colliding_block)(p, q, a), colliding_block(p, q, a))

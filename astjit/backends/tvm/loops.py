@@ -39,6 +39,7 @@ from ...frontend.loops import (
     rebound_names,
     return_values,
 )
+from ...frontend.lower import attribute_of
 from ...runtime.plain_attribute import NOT_PLAIN
 from . import loop_spans as spans
 from . import scalar_math as sm
@@ -177,7 +178,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             if name in self.list_names():
                 continue
             if value is NOT_PLAIN:
-                raise _no(f"{name.removeprefix('__astjit_attr_').replace('_', '.')} is not a plain attribute "
+                raise _no(f"{attribute_of(name)} is not a plain attribute "
                           "here (a property, a missing attribute or a proxy object): Python reads it as written")
             seq = type_of_sequence(value)
             if seq is not None:

@@ -74,6 +74,6 @@ def _looked_up(obj, name, kind):
     stored = getattr(obj, "__dict__", None)
     if type(stored) is dict and name in stored:
         return stored[name]
-    if on_class is _ABSENT or hasattr(type(on_class), "__get__"):
-        return NOT_PLAIN                             # missing (``__getattr__`` would run), or a method
+    if hasattr(type(on_class), "__get__"):
+        return NOT_PLAIN                             # a method (or another non-data descriptor)
     return on_class

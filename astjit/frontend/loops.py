@@ -29,13 +29,15 @@ from .lower import attribute_chain, hoisted_name
 SCALAR_BUILTINS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max", builtins.int: "int",
                    builtins.float: "float", builtins.len: "len", builtins.bool: "bool",
                    builtins.round: "round", builtins.divmod: "divmod"}
-MATH_FUNCTIONS = {math.degrees: "degrees", math.radians: "radians", math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin: "sin", math.cos: "cos",
+MATH_FUNCTIONS = {math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin: "sin", math.cos: "cos",
                   math.tan: "tan", math.tanh: "tanh", math.fabs: "fabs", math.atan: "arctan",
                   math.sinh: "sinh", math.cosh: "cosh", math.log1p: "log1p", math.expm1: "expm1",
                   math.asin: "arcsin", math.acos: "arccos", math.asinh: "arcsinh", math.acosh: "arccosh",
                   math.atanh: "arctanh", math.log2: "log2", math.log10: "log10", math.cbrt: "cbrt",
-                  math.exp2: "exp2", math.erf: "erf", math.erfc: "erfc"}
-# of two floats, from the C library as CPython calls them; of one float to a Python int
+                  math.exp2: "exp2", math.erf: "erf", math.erfc: "erfc", math.degrees: "degrees",
+                  math.radians: "radians"}
+# of two floats: from the C library as CPython calls them (hypot: CPython's own algorithm); of one
+# float to a Python int
 MATH_BINARY = {math.atan2: "atan2", math.copysign: "copysign", math.pow: "pow", math.fmod: "fmod",
                math.hypot: "hypot"}
 MATH_TO_INT = {math.floor: "floor", math.ceil: "ceil", math.trunc: "trunc"}
@@ -425,15 +427,15 @@ def hoist_attribute_reads(loop, resolver, local_names) -> tuple[dict, set]:
             chain = attribute_chain(node)
             if chain is None or not isinstance(node.ctx, gast.Load):
                 return self.generic_visit(node)
+            name = hoisted_name(chain)
             if chain[0] in local_names:
                 if chain[0] in assigned or any(attr in VALUE_ATTRIBUTES for attr in chain[1:]):
                     return self.generic_visit(node)
-                of_locals.add(hoisted_name(chain))
+                of_locals.add(name)
             else:
                 obj = resolver.resolve_chain(chain)
                 if obj is MISSING or not isinstance(obj, PASSED_VALUES):
                     return self.generic_visit(node)
-            name = hoisted_name(chain)
             hoisted.setdefault(name, copy.deepcopy(node))
             return gast.copy_location(_name(name), node)
 

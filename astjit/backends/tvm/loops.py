@@ -172,8 +172,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.find_appended_lists(live_in, args)
         self.status_fixed = STATUS_SIZE + 2 * len(self.live_out)   # (then the lists' counts and values)
         local_callees = {c.name for c in calls.values() if isinstance(c, Inlined)}
-        read = {n.id for b in [loop] + [s for c in calls.values() if isinstance(c, Inlined) for s in c.body]
-                for n in gast.walk(b) if isinstance(n, gast.Name)}
+        bodies = [loop] + [s for c in calls.values() if isinstance(c, Inlined) for s in c.body]
+        read = {n.id for b in bodies for n in gast.walk(b) if isinstance(n, gast.Name)}
         for name, value in zip(live_in, args):
             if name in self.list_names():
                 continue
@@ -208,7 +208,6 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.local_types = {n: (self.array_types[n].dtype, self.array_types[n].ndim) for n in self.incoming_locals}
         self.assigned = assigned - set(self.array_types)
         self.var_types = {n: {t} for n, t in self.incoming.items()}
-        bodies = [loop] + [s for c in calls.values() if isinstance(c, Inlined) for s in c.body]
         self.check_sequence_uses(bodies)
         for n in (n for b in bodies for n in gast.walk(b)):   # range() gives Python ints, a tuple its items' type
             if isinstance(n, gast.For):
@@ -1208,22 +1207,24 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
     def python_right_shift(self, a, b, r, node) -> Val:
         """``x >> n`` of Python ints (and bools): a negative count raises Python's ValueError; a count of
         63 or more leaves the sign (0 or -1), as Python's unbounded ints do; |x >> n| <= |x|."""
-        x, n = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
-        zero = tirx.const(0, I64)
-        if not (b.span is not None and b.span[0] >= 0):
-            self.fail(n < zero, node, lambda v: _raised(operator.rshift, 1, -1))
-        count = tirx.Min(tirx.Max(n, zero), tirx.const(63, I64))    # (a shift by 64 or more is undefined in LLVM)
+        x = _cast(a.expr, a.dtype, I64)
+        _, count = self.shift_count(b, operator.rshift, node)
         return Val(self.bind(tirx.shift_right(x, count), I64), (r,), bits=a.bits)
+
+    def shift_count(self, b, fn, node):
+        """(the count as an int64, the count clamped to 0..63) of a shift of Python ints by ``b``: a
+        negative count raises Python's ValueError (``fn``'s); a shift by 64 or more is undefined in LLVM."""
+        n, zero = _cast(b.expr, b.dtype, I64), tirx.const(0, I64)
+        if not (b.span is not None and b.span[0] >= 0):
+            self.fail(n < zero, node, lambda v: _raised(fn, 1, -1))
+        return n, self.bind(tirx.Min(tirx.Max(n, zero), tirx.const(63, I64)), I64)
 
     def python_left_shift(self, a, b, r, node) -> Val:
         """``x << n`` of Python ints (and bools): a negative count raises Python's ValueError; a result
         beyond int64 stops the loop with the documented OverflowError (Python's int would grow); 0
         shifted by any count is 0."""
-        x, n = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
-        zero = tirx.const(0, I64)
-        if not (b.span is not None and b.span[0] >= 0):
-            self.fail(n < zero, node, lambda v: _raised(operator.lshift, 1, -1))
-        count = self.bind(tirx.Min(tirx.Max(n, zero), tirx.const(63, I64)), I64)
+        x, zero = _cast(a.expr, a.dtype, I64), tirx.const(0, I64)
+        n, count = self.shift_count(b, operator.lshift, node)
         # through uint64: a shift that drops bits is defined there (TVM assumes a signed one exact)
         shifted = self.bind(tirx.reinterpret(I64, tirx.shift_left(tirx.reinterpret("uint64", x), tirx.reinterpret(
             "uint64", count))), I64)

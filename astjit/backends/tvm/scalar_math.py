@@ -519,6 +519,12 @@ def _exact_product(s, x, y):
     return z, zz
 
 
+def _fast_sum(s, a, b):
+    """(a + b rounded, its exact error) for |a| >= |b| (CPython's ``dl_fast_sum``)."""
+    total = s(a + b)
+    return total, s(s(a - total) + b)
+
+
 def _split(s, a):
     t = s(a * const(VELTKAMP, "float64"))
     hi = s(t - s(t - a))
@@ -569,10 +575,8 @@ def python_hypot(x, y, step, before_312: bool):
         # below 2**-1024: each coordinate divided by the larger, squared and summed (compensated)
         csum, frac = c(1.0), zero
         for v in (vx, vy):
-            q = s(s(v / top) * s(v / top))
-            total = s(csum + q)
-            frac = s(frac + s(s(csum - total) + q))
-            csum = total
+            csum, err = _fast_sum(s, csum, s(s(v / top) * s(v / top)))
+            frac = s(frac + err)
         norm = s(tirx.Select(tiny, s(top * s(tirx.sqrt(s(s(csum - c(1.0)) + frac)))), norm))
     else:
         norm = s(pre * _norm_312(s, c, zero, vx, vy, scale))
@@ -588,16 +592,13 @@ def _norm_312(s, c, zero, vx, vy, scale):
     for v in (vx, vy):
         xs = s(v * scale)
         hi, lo = _exact_product(s, xs, xs)
-        total = s(csum + hi)
-        err = s(s(csum - total) + hi)
-        csum = total
+        csum, err = _fast_sum(s, csum, hi)
         frac1, frac2 = s(frac1 + lo), s(frac2 + err)
     h = s(tirx.sqrt(s(s(csum - c(1.0)) + s(frac1 + frac2))))
     hi, lo = _exact_product(s, s(zero - h), h)
-    total = s(csum + hi)
-    err = s(s(csum - total) + hi)
+    csum, err = _fast_sum(s, csum, hi)
     frac1, frac2 = s(frac1 + lo), s(frac2 + err)
-    r = s(s(total - c(1.0)) + s(frac1 + frac2))
+    r = s(s(csum - c(1.0)) + s(frac1 + frac2))
     h = s(h + s(r / s(c(2.0) * h)))
     return s(h / scale)
 
@@ -606,8 +607,8 @@ def _norm_311(s, c, zero, vx, vy, scale):
     csum, frac1, frac2, frac3 = c(1.0), zero, zero, zero
 
     def add(csum, frac, p):
-        total = s(csum + p)
-        return total, s(frac + s(s(csum - total) + p))
+        csum, err = _fast_sum(s, csum, p)
+        return csum, s(frac + err)
 
     for v in (vx, vy):
         hi, lo = _split(s, s(v * scale))

@@ -50,6 +50,8 @@ def parse_args(description, json_output=False):
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help=f"{QUICK_REPEATS} repeats instead of {REPEATS}")
     parser.add_argument("--repeats", type=int, default=None, help="repeats per peer (overrides --quick)")
+    parser.add_argument("--only", nargs="*", default=None,
+                        help="only the cases whose names contain one of these texts (where a benchmark has cases)")
     if json_output:
         parser.add_argument("--json", default=None, help="also write the results to this JSON file")
     args = parser.parse_args()

@@ -1,6 +1,6 @@
 """Loop nests (scalar-indexed, on rows and slices): plain Python vs astjit (default ``@jit``) vs numba ``njit``, in one run.
 
-    python benchmarks/loops.py [--quick]
+    python benchmarks/loops.py [--quick] [--only TEXT ...]
 
 The programs are those of examples/loop_programs.py; each is the same Python source for all three (numba when installed: ``pip install -e .[bench]``).
 Results are checked against plain Python first. Ratios are plain Python time / peer time (above 1:
@@ -88,6 +88,12 @@ def cases():
         # counters (no overflow check), attributes of an object
         ("count: bools 100k", p.count_true, (rng.random(100_000) > 0.5,)),
         ("attributes: rod 100k", p.rod_step, (p.Rod(rng.random(100_000), 0.1),)),
+        # scalar functions and operators, int powers, extremes of rows
+        ("hypot/isnan/clip 100k", p.polar_bins, (rng.standard_normal(100_000), rng.standard_normal(100_000),
+                                                 np.zeros(4, np.int64))),
+        ("<< ^ ~: hash 100k", p.hash_codes, (rng.integers(0, 1000, 100_000),)),
+        ("(-1) ** k: pi 100k", p.alternating_pi, (100_000,)),
+        ("argmax rows: pivots 300", p.pivot_rows, (rng.standard_normal((300, 300)), np.zeros(300, np.int64))),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -149,6 +155,10 @@ def cases():
         ("round/divmod/local def 8", p.quantize, (rng.standard_normal(8) * 10, 0.25, np.zeros(8, np.float32))),
         ("count: bools 8", p.count_true, (rng.random(8) > 0.5,)),
         ("attributes: rod 8", p.rod_step, (p.Rod(rng.random(8), 0.1),)),
+        ("hypot/isnan/clip 8", p.polar_bins, (rng.standard_normal(8), rng.standard_normal(8), np.zeros(4, np.int64))),
+        ("<< ^ ~: hash 8", p.hash_codes, (rng.integers(0, 1000, 8),)),
+        ("(-1) ** k: pi 8", p.alternating_pi, (8,)),
+        ("argmax rows: pivots 4", p.pivot_rows, (rng.standard_normal((4, 4)), np.zeros(4, np.int64))),
     ]
 
 
@@ -168,6 +178,8 @@ def main():
     print(f"   numba {numba.__version__ if numba else 'not installed'}")
     rows = []
     for name, fn, args in cases():
+        if options.only and not any(part in name for part in options.only):
+            continue
         want = fn(*copies(args))
         peers = [("python", fn), ("astjit", jit(fn))]
         if numba is not None:

@@ -514,3 +514,36 @@ def rod_step(rod):
     for i in range(1, rod.n - 1):
         rod.v[i] = rod.u[i] + rod.alpha * (rod.u[i - 1] - 2 * rod.u[i] + rod.u[i + 1])
     return rod.v
+
+
+def polar_bins(x, y, counts):
+    """math.isnan, math.hypot and np.clip on elements, an int() index."""
+    for i in range(len(x)):
+        if math.isnan(x[i]) or math.isnan(y[i]):
+            continue
+        r = np.clip(math.hypot(x[i], y[i]), 0.0, 3.5)
+        counts[int(r)] += 1
+    return counts
+
+
+def hash_codes(a):
+    """Shifts, xor and ~ of Python ints, kept to 32 bits."""
+    h = 0
+    for i in range(len(a)):
+        h = ((h << 5) ^ int(a[i]) ^ ~i) & 0xFFFFFFFF
+    return h
+
+
+def alternating_pi(n):
+    """An int power of -1 to a counter's power."""
+    s = 0.0
+    for k in range(n):
+        s += (-1) ** k / (2 * k + 1)
+    return 4 * s
+
+
+def pivot_rows(A, p):
+    """The index of a column's largest magnitude below the diagonal, as a pivoting step finds it."""
+    for k in range(A.shape[0]):
+        p[k] = np.argmax(np.abs(A[k:, k])) + k
+    return p

@@ -196,8 +196,11 @@ def colliding_block(p, p_x, a):
 
 def test_attributes_whose_names_join_alike_are_read_apart():
     """``p.x_y`` and ``p_x.y`` once shared one passed-in name, and the second read the first's value."""
-    p, q = Grid(3, 0.1), Grid(3, 0.2)
-    p.x_y, q.y = 1.0, 2.0
-    a = np.arange(10.0)
-    assert jit(colliding)(p, q, a) == colliding(p, q, a)
-    assert np.array_equal(jit(colliding_block)(p, q, a), colliding_block(p, q, a))
+    loop, block = jit(colliding), jit(colliding_block)
+    for x_y, y, n in ((1.0, 2.0, 10), (-3.5, 0.25, 40), (np.nan, -0.0, 3)):
+        p, q = Grid(3, 0.1), Grid(3, 0.2)
+        p.x_y, q.y = x_y, y
+        a = np.arange(float(n))
+        got, want = loop(p, q, a), colliding(p, q, a)
+        assert got == want or (np.isnan(got) and np.isnan(want))
+        np.testing.assert_array_equal(block(p, q, a), colliding_block(p, q, a))

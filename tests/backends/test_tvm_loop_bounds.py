@@ -302,3 +302,78 @@ def test_python_ints_are_exact_up_to_both_ends_of_int64(a, b, fits):
             jitted(62, a, b)
     with pytest.raises(OverflowError, match="int64"):
         jitted(63, a, b)                      # p = 2**63
+
+
+def band_sums(a, out, w):
+    """A nest proven at the outer loop's entry: ``a[i, j]`` with ``j`` from ``i - w`` to ``i + w``."""
+    n = a.shape[0]
+    for i in range(w, n - w):
+        s = 0.0
+        for j in range(i - w, i + w + 1):
+            s += a[i, j] * (j - i)
+        out[i] = s
+    return out
+
+
+def test_a_nest_proven_at_the_outer_entry_and_where_it_fails():
+    """In bounds for a square ``a``; a narrow ``a`` sends ``j`` past its columns (IndexError after the
+    earlier rows were written); a negative ``w`` wraps ``j`` as Python's; a short ``out`` fails on
+    the outer index."""
+    sq = rng.random((9, 9))
+    check(band_sums, [(sq, np.zeros(9), 2), (sq, np.zeros(9), 0), (rng.random((9, 5)), np.zeros(9), 1),
+                      (sq, np.zeros(9), -1), (sq, np.zeros(4), 1), (rng.random((3, 3)), np.zeros(3), 2)])
+
+
+def nest_kernel_text(jitted) -> str:
+    fragment = next(f for f in jitted.fragments if f.block.kind == "loop")
+    return fragment.entries[0].segments[0].compiled.artifacts["tir"]()
+
+
+def test_a_proven_nest_runs_as_counted_loops():
+    """One test at the outer loop's entry, then plain ``for`` loops all the way in: no ``while`` (the
+    checked form) before the fallback branch."""
+    sq = rng.random((9, 9))
+    jitted = check(band_sums, [(sq, np.zeros(9), 2), (rng.random((30, 30)), np.zeros(30), 3)])
+    text = nest_kernel_text(jitted)
+    proven = text[:text.index("else:")]
+    assert proven.count("for ") >= 2 and "while" not in proven
+
+
+def counter_reused(a, out):
+    """``j`` is bound again after the inner loop (and may not run): its range says nothing there."""
+    for i in range(a.shape[0]):
+        j = out.shape[0]
+        for j in range(i):
+            out[j] += a[i, j]
+        out[j - 1] += 1.0
+    return out
+
+
+def stepped_down(a, out, step):
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1] - 1, -1, -2):
+            out[i] += a[i, j]
+        for k in range(i, -1, step):
+            out[k] += 0.5
+    return out
+
+
+def offsets(grid, out):
+    n, m = grid.shape
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            t = 0.0
+            for di in (-1, 0, 1):
+                for dj in (-1, 1):
+                    t += grid[i + di, j + dj]
+            out[i, j] = t
+    return out
+
+
+def test_inner_counters_rebound_stepped_down_and_over_tuples():
+    check(counter_reused, [(rng.random((5, 5)), np.zeros(5)), (rng.random((5, 5)), np.zeros(3)),
+                           (rng.random((1, 1)), np.zeros(1)), (rng.random((6, 6)), np.zeros(0))])
+    check(stepped_down, [(rng.random((4, 5)), np.zeros(4), -1), (rng.random((4, 6)), np.zeros(4), -3),
+                         (rng.random((4, 6)), np.zeros(2), -1), (rng.random((4, 6)), np.zeros(4), 0)])
+    check(offsets, [(rng.random((6, 7)), np.zeros((6, 7))), (rng.random((3, 3)), np.zeros((3, 3))),
+                    (rng.random((8, 5)).T, np.zeros((5, 8))), (rng.random((6, 7)), np.zeros((4, 4)))])

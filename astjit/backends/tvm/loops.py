@@ -44,7 +44,16 @@ from ...runtime.plain_attribute import NOT_PLAIN
 from . import loop_spans as spans
 from . import scalar_math as sm
 from .loop_arrays import LocalArray, LocalArrays, written_in_place
-from .loop_bounds import IndexBounds, Interval, element_accesses, has_jumps, innermost
+from .loop_bounds import (
+    IndexBounds,
+    Interval,
+    element_accesses,
+    has_jumps,
+    has_nested_loops,
+    has_while,
+    nested_counters,
+    walk_nest,
+)
 from .loop_dots import RowDots
 from .loop_lists import AppendedLists
 from .loop_named_rows import NamedRows, named_row_sites
@@ -362,6 +371,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.stores = set()
         self.array_origin = {}                 # an inlined function's array parameter -> the loop's array
         self.unchecked = set()                 # (access node id, axis) proven in bounds
+        self.clean_loops = {}                  # counted_if_clean's answers in this build
         self.positive_divisors = set()         # ids of ``x % d`` nodes with d proven positive
         self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
         self.refined = {}                      # name -> (span, ub) of its value here: from its assignment
@@ -731,11 +741,14 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
     def run_loop(self, loop, start, step, count, counter_bits, span) -> None:
         """The loop over ``count`` positions from ``start`` by ``step``: counted where its accesses are
         proven in bounds at its entry (``span``: the interval of its variable, None if not an int
-        counter), checked otherwise."""
+        counter) or by an enclosing loop's entry, checked otherwise."""
         if self.var_types.get(loop.target.id, set()) - {counter_type(loop)}:
             raise _no(f"the loop variable {loop.target.id!r} also holds other types", loop)
         self.forget_refinements(assigned_names(loop))
-        proven = self.proven_in_bounds(loop, span) if span is not None else None
+        if self.accesses_unchecked(loop):
+            self.counted_if_clean(loop, start, step, count, counter_bits)
+            return
+        proven = self.proven_in_bounds(loop, span)
         if proven is None:
             self.checked_loop(loop, start, step, count, counter_bits)
             return
@@ -745,15 +758,38 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 saved = self.unchecked, self.positive_divisors
                 self.unchecked = saved[0] | unchecked
                 self.positive_divisors = saved[1] | positive
-                clean = not has_jumps(loop) and not self.dry_run(
-                    lambda: self.counted_loop(loop, start, step, count, counter_bits))
-                if clean:
-                    self.counted_loop(loop, start, step, count, counter_bits)
-                else:
-                    self.checked_loop(loop, start, step, count, counter_bits)
+                self.counted_if_clean(loop, start, step, count, counter_bits)
                 self.unchecked, self.positive_divisors = saved
             with T.Else(), self.scope():
                 self.checked_loop(loop, start, step, count, counter_bits)
+
+    def accesses_unchecked(self, loop) -> bool:
+        """Whether every element access in the loop is proven in bounds already (by an enclosing
+        loop's entry), or it has none."""
+        for node in element_accesses(loop.body):
+            buf = self.arrays.get(node.value.id)
+            items = index_items(node.slice)
+            if buf is None or len(items) != len(buf.shape):
+                continue
+            if any((id(node), axis) not in self.unchecked for axis in range(len(items))):
+                return False
+        return True
+
+    def counted_if_clean(self, loop, start, step, count, counter_bits) -> None:
+        """The counted loop where its body adds no check and has no jump, else the checked one. (Whether
+        it adds one is found by emitting it once, unseen; the answer is kept for the build, as the
+        same loop in the same context is emitted again within an enclosing loop's own trial.)"""
+        key = (id(loop), frozenset(self.unchecked), frozenset(self.positive_divisors),
+               repr(sorted(self.refined.items())), self.rotation_phase)
+        clean = self.clean_loops.get(key)
+        if clean is None:
+            clean = not has_jumps(loop) and not self.dry_run(
+                lambda: self.counted_loop(loop, start, step, count, counter_bits))
+            self.clean_loops[key] = clean
+        if clean:
+            self.counted_loop(loop, start, step, count, counter_bits)
+        else:
+            self.checked_loop(loop, start, step, count, counter_bits)
 
     def set_counter(self, loop, value, counter_bits) -> None:
         """Assign the loop variable its value at position ``value`` (the range's int, or the tuple's
@@ -830,26 +866,35 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                     self.sites, self.refined = sites, refined
 
     def proven_in_bounds(self, loop, span):
-        """(condition, accesses): the element indices of an innermost loop that lie in their arrays
-        on every iteration when ``condition`` holds at the loop's entry (loop_bounds)."""
-        if not innermost(loop) or span.bits > SAFE_BITS:
+        """(condition, accesses, divisors): the element indices of the loop, and of the ``for`` loops
+        nested in it, that lie in their arrays on every iteration when ``condition`` holds at the
+        loop's entry (loop_bounds); None where none is proven."""
+        if span is not None and span.bits > SAFE_BITS:
             return None
-        in_body = assigned_in_body(loop)
-        counter = loop.target.id if loop.target.id not in in_body else None    # ``i += 1`` in the body
-        bounds = IndexBounds(counter, span, assigned_names(loop), self.pure_leaf)
+        nested = has_nested_loops(loop)
+        if nested and has_while(loop):
+            return None
+        assigned = assigned_names(loop)
+        counters = {loop.target.id: span} if span is not None and loop.target.id not in assigned_in_body(loop) else {}
+        bounds = IndexBounds(counters, assigned, self.pure_leaf)
         conditions, unchecked = [], set()
-        for node in element_accesses(loop.body):
+
+        def visit(node):
             buf = self.arrays.get(node.value.id)
             items = index_items(node.slice)
             if buf is None or len(items) != len(buf.shape):
-                continue
+                return
+            if nested and node.value.id in assigned:
+                return          # (a name the nest rebinds: its buffer's extents may change inside)
             for axis, item in enumerate(items):
                 interval = bounds.of(item)
                 if interval is None:
                     continue
-                conditions += [*interval.conditions, interval.lo >= tirx.const(0, I64),
-                               interval.hi < buf.shape[axis]]
+                conditions.extend([*interval.conditions, interval.lo >= tirx.const(0, I64),
+                                   interval.hi < buf.shape[axis]])
                 unchecked.add((id(node), axis))
+
+        walk_nest(loop.body, bounds, visit, nested_counters(loop))
         if not unchecked:
             return None
         condition = conditions[0]

@@ -11,6 +11,7 @@ import functools
 import numpy as np
 
 from .fpstate import current_state, last_quiet
+from .keys import TupleOfLength
 
 try:           # numpy's C function itself: np.may_share_memory's dispatch layer doubles its cost
     from numpy._core._multiarray_umath import may_share_memory
@@ -31,7 +32,7 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     ``promote(key, runner)`` is told of each hit while ``promoting[0]`` holds (``make_hot_dispatch``)."""
     from ..devices import device_key, device_types
     from .fpstate import current_state, kernels_allowed, last_quiet
-    from .keys import KEY_CODE
+    from .keys import KEY_CODE, tuple_key
 
     names = _names(n)
     params = ", ".join(names)
@@ -52,7 +53,7 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     namespace = {"ndarray": np.ndarray, "cache_get": cache.get, "miss": miss, "counter": counter,
                  "fp_state": current_state, "fp_quiet": last_quiet, "fp_allowed": kernels_allowed,
                  "as_python": as_python, "promote": promote, "promoting": promoting,
-                 "device_key": device_key, "device_types": device_types}
+                 "device_key": device_key, "device_types": device_types, "tuple_key": tuple_key}
     exec(compile(src, "<astjit dispatch>", "exec"), namespace)
     return namespace["dispatch"]
 
@@ -83,6 +84,9 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
                  "fp_state": current_state, "fp_quiet": last_quiet}
     terms = []
     for i, (x, part) in enumerate(zip(names, key)):
+        if isinstance(part, TupleOfLength):
+            terms.append(f"type({x}) is tuple and len({x}) == {part.length:d}")
+            continue
         if not isinstance(part, tuple):
             namespace[f"t{i}"] = part
             terms.append(f"type({x}) is t{i}")

@@ -6,6 +6,37 @@ from ..devices import device_key
 
 _ndarray = np.ndarray
 
+SHORT_TUPLE = 8      # items: a tuple up to this long keys a loop by its length
+
+
+class TupleOfLength:
+    """The key part of a tuple argument of a compiled loop, at most SHORT_TUPLE items: the kernel knows
+    its length, so a loop over it (``for c in coeffs``) has a constant trip count LLVM can unroll
+    (then the loop around it vectorizes). A longer tuple keys as ``tuple``, its length a parameter."""
+
+    __slots__ = ("length", "__name__")
+
+    def __init__(self, length):
+        self.length = length
+        self.__name__ = f"tuple of {length}"
+
+    def __eq__(self, other):
+        return type(other) is TupleOfLength and other.length == self.length
+
+    def __hash__(self):
+        return hash((TupleOfLength, self.length))
+
+    def __repr__(self):
+        return f"<{self.__name__}>"
+
+
+_TUPLE_KEYS = [TupleOfLength(n) for n in range(SHORT_TUPLE + 1)]
+
+
+def tuple_key(value: tuple):
+    """A tuple's key part for a compiled loop: its length, where short."""
+    return _TUPLE_KEYS[len(value)] if len(value) <= SHORT_TUPLE else tuple
+
 
 def make_key(args) -> tuple:
     """(dtype, shape) for each ndarray, (dtype, shape, device) for an array on a CUDA device
@@ -15,16 +46,18 @@ def make_key(args) -> tuple:
 
 
 def make_rank_key(args) -> tuple:
-    """(dtype, ndim, C-contiguous) for each ndarray, the exact type for anything else: compiled loops
-    take extents as parameters, so a new length reuses the kernel; a C-contiguous array gets a kernel
-    that knows its strides."""
-    return tuple([(a.dtype, a.ndim, a.flags.c_contiguous) if type(a) is _ndarray else type(a) for a in args])
+    """(dtype, ndim, C-contiguous) for each ndarray, the exact type for anything else (a short tuple:
+    its length, TupleOfLength): compiled loops take extents as parameters, so a new length reuses the
+    kernel; a C-contiguous array gets a kernel that knows its strides."""
+    return tuple([(a.dtype, a.ndim, a.flags.c_contiguous) if type(a) is _ndarray else
+                  (tuple_key(a) if type(a) is tuple else type(a)) for a in args])
 
 
 KEYS = {"shape": make_key, "ndim": make_rank_key}
 KEY_CODE = {"shape": "(({x}.dtype, {x}.shape) if type({x}) is ndarray else "
                       "(device_key({x}) if type({x}) in device_types else type({x})))",
-            "ndim": "(({x}.dtype, {x}.ndim, {x}.flags.c_contiguous) if type({x}) is ndarray else type({x}))"}
+            "ndim": "(({x}.dtype, {x}.ndim, {x}.flags.c_contiguous) if type({x}) is ndarray else "
+                    "(tuple_key({x}) if type({x}) is tuple else type({x})))"}
 
 
 def _dims(k) -> str:

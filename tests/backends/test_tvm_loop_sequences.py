@@ -129,3 +129,17 @@ def test_a_tuple_of_bools():
 def test_other_uses_of_a_tuple_keep_the_loop_in_python_and_say_why():
     jitted = check(repeated, [((1.0, 2.0), 3), ((1.0,), 0)], compiled=False)
     assert "'c' is a tuple, which a compiled loop only reads by an index" in str(jitted.explain())
+
+
+def test_a_short_tuple_compiles_for_its_length():
+    """A tuple of up to 8 items keys the kernel by its length (the loop over it has a known trip count,
+    unrolled by LLVM): another length is another kernel, a longer tuple one kernel for any length."""
+    x = rng.random(50)
+    calls = [((1.0, -2.0, 0.5), x, np.zeros(50)), ((0.5, 1.5, -1.0), x, np.zeros(50)),
+             ((1.0, 2.0, 3.0, 4.0, 5.0), x, np.zeros(50)), ((2.0,), x[:7], np.zeros(7)),
+             (tuple(rng.random(9)), x, np.zeros(50)), (tuple(rng.random(12)), x, np.zeros(50)),
+             ((1.0, 2.0), x, np.zeros(10))]
+    jitted = check(horner, calls)
+    keys = [e.key[0] for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
+    assert sorted(getattr(k, "length", 99) for k in keys) == [1, 2, 3, 5, 99]
+    assert tuple in keys

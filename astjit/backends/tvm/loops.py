@@ -40,6 +40,7 @@ from ...frontend.loops import (
     return_values,
 )
 from ...frontend.lower import attribute_of
+from ...runtime.keys import TupleOfLength, tuple_key
 from ...runtime.plain_attribute import NOT_PLAIN
 from . import loop_spans as spans
 from . import scalar_math as sm
@@ -178,6 +179,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.incoming = {}
         self.array_types = {}
         self.sequences = {}                        # name -> Sequence (loop_types): taken as a 1-d array
+        self.sequence_lengths = {}                 # name -> length of a short tuple (runtime/keys)
         self.find_appended_lists(live_in, args)
         self.status_fixed = STATUS_SIZE + 2 * len(self.live_out)   # (then the lists' counts and values)
         local_callees = {c.name for c in calls.values() if isinstance(c, Inlined)}
@@ -192,6 +194,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             seq = type_of_sequence(value)
             if seq is not None:
                 self.sequences[name] = seq
+                if isinstance(tuple_key(value) if type(value) is tuple else None, TupleOfLength):
+                    self.sequence_lengths[name] = len(value)      # (the kernel's key holds it)
                 self.array_types[name] = Array(seq.dtype, 1, True)
                 continue
             t = type_of_value(value)
@@ -392,7 +396,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                                                      for n, t in self.array_types.items()
                                                      if n not in self.incoming_locals] + [
                         (n, (dtype, ndim, False)) for n, (dtype, ndim) in sorted(self.local_types.items())]:
-                    shape = [tirx.Var(f"{name}_n{k}", I64) for k in range(ndim)]
+                    shape = ([tirx.const(self.sequence_lengths[name], I64)] if name in self.sequence_lengths
+                             else [tirx.Var(f"{name}_n{k}", I64) for k in range(ndim)])
                     strides = [tirx.Var(f"{name}_s{k}", I64) for k in range(ndim)]
                     if compact:
                         # C-contiguous: unit steps along the last axis, which LLVM then knows (vector

@@ -305,7 +305,7 @@ def test_python_ints_are_exact_up_to_both_ends_of_int64(a, b, fits):
 
 
 def band_sums(a, out, w):
-    """A nest proven at the outer loop's entry: ``a[i, j]`` with ``j`` from ``i - w`` to ``i + w``."""
+    """``a[i, j]`` with ``j`` from ``i - w`` to ``i + w``: proven at each inner loop's entry."""
     n = a.shape[0]
     for i in range(w, n - w):
         s = 0.0
@@ -315,13 +315,26 @@ def band_sums(a, out, w):
     return out
 
 
-def test_a_nest_proven_at_the_outer_entry_and_where_it_fails():
-    """In bounds for a square ``a``; a narrow ``a`` sends ``j`` past its columns (IndexError after the
-    earlier rows were written); a negative ``w`` wraps ``j`` as Python's; a short ``out`` fails on
+def band_of_five(a, out, k):
+    """An inner loop of a known trip count: the nest is proven at the outer loop's entry."""
+    for i in range(2, a.shape[0] - 2):
+        s = 0.0
+        for d in range(-2, 3):
+            s += a[i, i + d + k] * d
+        out[i] = s
+    return out
+
+
+def test_nests_proven_in_bounds_and_where_they_fail():
+    """In bounds for a square ``a``; a narrow ``a`` sends the column past its end (IndexError after
+    the earlier rows were written); a negative offset wraps as Python's; a short ``out`` fails on
     the outer index."""
     sq = rng.random((9, 9))
     check(band_sums, [(sq, np.zeros(9), 2), (sq, np.zeros(9), 0), (rng.random((9, 5)), np.zeros(9), 1),
                       (sq, np.zeros(9), -1), (sq, np.zeros(4), 1), (rng.random((3, 3)), np.zeros(3), 2)])
+    check(band_of_five, [(sq, np.zeros(9), 0), (sq, np.zeros(9), 1), (sq, np.zeros(9), -2),
+                         (rng.random((9, 5)), np.zeros(9), 0), (sq, np.zeros(4), 0), (sq, np.zeros(9), -9),
+                         (rng.random((3, 3)), np.zeros(3), 0)])
 
 
 def nest_kernel_text(jitted) -> str:
@@ -329,11 +342,11 @@ def nest_kernel_text(jitted) -> str:
     return fragment.entries[0].segments[0].compiled.artifacts["tir"]()
 
 
-def test_a_proven_nest_runs_as_counted_loops():
+def test_a_nest_of_a_known_inner_count_runs_as_counted_loops():
     """One test at the outer loop's entry, then plain ``for`` loops all the way in: no ``while`` (the
     checked form) before the fallback branch."""
     sq = rng.random((9, 9))
-    jitted = check(band_sums, [(sq, np.zeros(9), 2), (rng.random((30, 30)), np.zeros(30), 3)])
+    jitted = check(band_of_five, [(sq, np.zeros(9), 0), (rng.random((30, 30)), np.zeros(30), 1)])
     text = nest_kernel_text(jitted)
     proven = text[:text.index("else:")]
     assert proven.count("for ") >= 2 and "while" not in proven

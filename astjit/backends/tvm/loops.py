@@ -768,6 +768,23 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             with T.Else(), self.scope():
                 self.checked_loop(loop, start, step, count, counter_bits)
 
+    def known_count(self, loop) -> bool:
+        """Whether a ``for`` has a trip count known as the kernel compiles (a tuple's items, ``range``
+        of int constants, ``len()`` of a short tuple): LLVM unrolls such a loop, and the loop around
+        it can then vectorize where the whole nest is proven in bounds at its entry."""
+        if isinstance(loop.iter, gast.Tuple):
+            return True
+        for a in loop.iter.args:
+            if isinstance(a, gast.UnaryOp) and isinstance(a.op, gast.USub):
+                a = a.operand
+            if isinstance(a, gast.Constant) and type(a.value) is int:
+                continue
+            if (isinstance(a, gast.Call) and self.calls.get(a) == "len" and len(a.args) == 1
+                    and isinstance(a.args[0], gast.Name) and a.args[0].id in self.sequence_lengths):
+                continue
+            return False
+        return True
+
     def accesses_unchecked(self, loop) -> bool:
         """Whether every element access in the loop is proven in bounds already (by an enclosing
         loop's entry), or it has none."""
@@ -781,16 +798,19 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         return True
 
     def counted_if_clean(self, loop, start, step, count, counter_bits) -> None:
-        """The counted loop where its body adds no check and has no jump, else the checked one. (Whether
-        it adds one is found by emitting it once, unseen; the answer is kept for the build, as the
-        same loop in the same context is emitted again within an enclosing loop's own trial.)"""
-        key = (id(loop), frozenset(self.unchecked), frozenset(self.positive_divisors),
-               repr(sorted(self.refined.items())), self.rotation_phase)
-        clean = self.clean_loops.get(key)
-        if clean is None:
-            clean = not has_jumps(loop) and not self.dry_run(
-                lambda: self.counted_loop(loop, start, step, count, counter_bits))
-            self.clean_loops[key] = clean
+        """The counted loop where its body adds no check and has no jump, else the checked one. Whether
+        it adds one is found by emitting it once, unseen, in the last build (the earlier ones only
+        gather types and bounds, from the same statements either way); the answer is kept for the
+        build, as the same loop in the same context is emitted again within an enclosing loop's own
+        trial."""
+        clean = not has_jumps(loop)
+        if clean and self.final:
+            key = (id(loop), frozenset(self.unchecked), frozenset(self.positive_divisors),
+                   repr(sorted(self.refined.items())), self.rotation_phase)
+            clean = self.clean_loops.get(key)
+            if clean is None:
+                clean = not self.dry_run(lambda: self.counted_loop(loop, start, step, count, counter_bits))
+                self.clean_loops[key] = clean
         if clean:
             self.counted_loop(loop, start, step, count, counter_bits)
         else:
@@ -877,8 +897,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if span is not None and span.bits > SAFE_BITS:
             return None
         nested = has_nested_loops(loop)
-        if nested and has_while(loop):
-            return None
+        if nested and (has_while(loop) or not all(self.known_count(n) for s in loop.body for n in gast.walk(s)
+                                                  if isinstance(n, gast.For))):
+            return None         # (a nest of loops of any length: proven at each inner entry, compiled faster)
         assigned = assigned_names(loop)
         counters = {loop.target.id: span} if span is not None and loop.target.id not in assigned_in_body(loop) else {}
         bounds = IndexBounds(counters, assigned, self.pure_leaf)

@@ -21,7 +21,15 @@ import math
 import gast
 import numpy as np
 
-from .inline import INLINE_DEPTH, NotInlinable, callee_function, code_path, parse_callee, renamed_callee
+from .inline import (
+    INLINE_DEPTH,
+    Inlined,
+    NotInlinable,
+    callee_function,
+    code_path,
+    parse_callee,
+    renamed_callee,
+)
 from .loop_iteration import LEN_CALL, RANGE_CALL, CountedForm, NotIterable, builtin_name, reversed_range
 from .lower import attribute_chain, hoisted_name
 
@@ -115,7 +123,8 @@ class LoopChecker:
         elif isinstance(s, gast.While):
             self.while_loop(s)
         elif isinstance(s, gast.Return) and self.depth and s.value is not None:
-            self.expr(s.value)
+            for v in return_values(s):            # (a tuple's items: ``a, b = f(x)`` unpacks them)
+                self.expr(v)
         elif isinstance(s, gast.Return) and not self.depth:
             self.loop_return(s)
         elif isinstance(s, gast.If):
@@ -227,6 +236,9 @@ class LoopChecker:
         if isinstance(t, gast.Tuple) and isinstance(stmt, gast.Assign) and all(
                 isinstance(e, gast.Name) for e in t.elts) and self.is_shape(stmt.value):
             return                                                # n, m = x.shape
+        if isinstance(t, gast.Tuple) and isinstance(stmt, gast.Assign) and all(
+                isinstance(e, gast.Name) for e in t.elts) and isinstance(self.calls.get(stmt.value), Inlined):
+            return                                                # dx, dy = rhs(x, y): its return's items
         if isinstance(t, gast.Tuple) and isinstance(stmt, gast.Assign) and all(
                 isinstance(e, gast.Name) or (isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name))
                 for e in t.elts) and (isinstance(stmt.value, gast.Tuple) and len(stmt.value.elts) == len(t.elts)

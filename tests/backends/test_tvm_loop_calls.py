@@ -421,3 +421,75 @@ def test_functions_defined_in_the_caller_that_may_change_run_as_python():
         jitted = check(fn, calls, compiled=False)
         assert "a call of f (only scalar functions run inside a compiled loop) keeps this loop in Python" in str(
             jitted.explain())
+
+
+def lorenz_rhs(x, y, z):
+    return 10.0 * (y - x), x * (28.0 - z) - y, x * y - 8.0 / 3.0 * z
+
+
+def euler_lorenz(x, y, z, h, n):
+    """A helper returning a tuple of values, unpacked at the call: the ODE right-hand side."""
+    for _ in range(n):
+        dx, dy, dz = lorenz_rhs(x, y, z)
+        x += h * dx
+        y += h * dy
+        z += h * dz
+    return x, y, z
+
+
+def split(v, lo):
+    if v < lo:
+        return 0, v - lo                   # an int here, a float below; the same arity on each path
+    return v // 1.0, v % 1.0
+
+
+def split_all(a, lo, out):
+    count = 0
+    for i in range(len(a)):
+        whole, frac = split(a[i], lo)
+        out[i] = whole + frac
+        if whole > 0:
+            count += 1
+    return count
+
+
+def ratio_pair(p, q):
+    return p / q, q / p
+
+
+def ratios(a, b, out):
+    for i in range(len(a)):
+        r, s = ratio_pair(a[i], b[i])
+        out[i] = r - s
+    return out
+
+
+def wrong_arity(v):
+    if v > 0:
+        return v, v
+    return v, v, v
+
+
+def wrong_arity_loop(a, out):
+    for i in range(len(a)):
+        p, q = wrong_arity(a[i])
+        out[i] = p + q
+    return out
+
+
+def test_a_helper_returning_a_tuple_is_unpacked_in_the_kernel():
+    """``dx, dy, dz = rhs(x, y, z)``: each item in its own local, with its own type on each path;
+    errors inside the helper are raised at its line with the effects Python leaves."""
+    check(euler_lorenz, [(1.0, 1.0, 1.0, 1e-3, n) for n in (0, 1, 50, 2000)] + [(0.5, -2.0, 20.0, 1e-2, 300)])
+    check(split_all, [(rng.random(n) * 4 - 2, 0.5, np.zeros(n)) for n in (0, 5, 40)]
+          + [(np.array([1.5, np.nan, -np.inf, 3.0]), 0.0, np.zeros(4))])
+    # ZeroDivisionError of Python floats at the helper's line, after the earlier elements were stored
+    check(ratios, [([1.0, 2.0, 3.0], [2.0, 0.5, 4.0], np.zeros(3)), ([1.0, 2.0, 0.0], [2.0, 0.0, 1.0], np.zeros(3))],
+          compiled=False)
+    check(ratios, [(rng.random(n) + 0.1, rng.random(n) + 0.1, np.zeros(n)) for n in (1, 30)]
+          + [(np.array([1.0, 0.0, 2.0]), np.array([2.0, 3.0, 0.0]), np.zeros(3))])
+
+
+def test_a_helper_returning_tuples_of_other_lengths_stays_python():
+    jitted = check(wrong_arity_loop, [(rng.random(n) - 0.5, np.zeros(n)) for n in (0, 6)], compiled=False)
+    assert "returns something other than a tuple of 2 values" in str(jitted.explain()), str(jitted.explain())

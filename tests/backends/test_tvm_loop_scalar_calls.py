@@ -411,3 +411,22 @@ def test_math_hypot_is_cpythons_to_the_last_bit():
                                                          np.zeros(2)),
              ((rng.random(50) * 100).astype(np.float32), np.arange(50, dtype=np.int64), np.zeros(50))]
     check(distances, calls)
+
+
+def neumaier_sum(x):
+    """``abs`` of ``s``, a Python float on the first iteration and a numpy float after: its type kept."""
+    s = 0.0
+    c = 0.0
+    for i in range(len(x)):
+        t = s + x[i]
+        if abs(s) >= abs(x[i]):
+            c += (s - t) + x[i]
+        else:
+            c += (x[i] - t) + s
+        s = t
+    return s + c, abs(s), abs(c)
+
+
+def test_abs_of_a_float_that_changes_from_python_to_numpy_keeps_its_type():
+    check(neumaier_sum, [(a,) for n in (0, 1, 7, 200) for a in arrays(n)]
+          + [(np.array([1e100, 1.0, -1e100]),), (np.array([-0.0]),), (np.array([np.nan, -np.inf]),)])

@@ -647,6 +647,10 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 values = [self.settled(self.expr(e)) for e in s.value.elts]   # all first (a, b = b, a)
                 self.store_targets(target, values, s)
                 return
+            if isinstance(target, gast.Tuple) and isinstance(self.calls.get(s.value), Inlined) and all(
+                    isinstance(t, gast.Name) for t in target.elts):
+                self.store_targets(target, self.inlined(self.calls[s.value], s.value, len(target.elts)), s)
+                return
             if isinstance(target, gast.Tuple) and is_divmod(s.value, self.calls):
                 x, y = (self.settled(self.expr(a)) for a in s.value.args)
                 self.store_targets(target, [self.binary(op, x, y, s, raising=divmod) for op in ("FloorDiv", "Mod")], s)
@@ -1719,11 +1723,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             v = args[0]
             if any(t.kind == "b" for t in v.types):
                 raise _no("abs() of a bool", e)
+            if all(t.kind == "f" for t in v.types):     # a float keeps its type (and tag), exactly
+                return Val(sm.te.abs(v.expr), v.types, v.tag)
             r = self.common(abs, (v,), "abs", e)
-            if all(t.kind == "f" for t in v.types):
-                if len(v.types) > 1:
-                    raise _no("abs() of a value that is a Python number on some iterations only", e)
-                return Val(sm.te.abs(v.expr), (r,))
             x = _cast(v.expr, v.dtype, r.dtype)
             if r.dtype == I64 and r.python:          # (numpy's int64 wraps: abs(-2**63) is -2**63)
                 self.fail(tirx.EQ(x, tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
@@ -1745,9 +1747,11 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return self.ufunc(name[3:], args, e)
         raise _no(f"the call {name}", e)
 
-    def inlined(self, callee, e) -> Val:
+    def inlined(self, callee, e, arity=None):
         """A call of the user's function: the arguments evaluated in order and bound to its (renamed)
-        parameters, then its body, where ``return value`` stores the call's value and skips the rest."""
+        parameters, then its body, where ``return value`` stores the call's value and skips the rest.
+        With ``arity`` (``a, b = f(x)``), each ``return`` gives a tuple of that many values
+        (``return p, q``): the list of their Vals."""
         values = []
         def assigns(param):
             return any(isinstance(n, gast.Name) and n.id == param and isinstance(n.ctx, gast.Store)
@@ -1778,7 +1782,14 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             T.buffer_store(done, tirx.const(False, "bool"), [0])
 
             def return_(s):
-                v = self.expr(s.value)
+                if arity is None:
+                    v = self.expr(s.value)
+                else:
+                    items = return_values(s)
+                    if items is None or not isinstance(s.value, gast.Tuple) or len(items) != arity:
+                        raise _no(f"{callee.name} returns something other than a tuple of {arity} values "
+                                  "here", s)
+                    v = [self.settled(self.expr(x)) for x in items]       # all first, as a tuple is built
                 returned.append(v)
                 put(v)
                 T.buffer_store(done, tirx.const(True, "bool"), [0])
@@ -1794,9 +1805,27 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.flags.pop()
                 self.returns.pop()
 
-        value = self._twice(produce, returned, e)
+        value = self._twice(produce, returned, e) if arity is None else self._twice_each(produce, arity, e)
         self.go_on_if_ok()          # a check that failed in the callee stops what follows the call too
         return value
+
+    def _twice_each(self, produce, arity, node) -> list:
+        """``_twice`` for ``produce`` putting lists of ``arity`` values: a local for each position."""
+        probes = [[] for _ in range(arity)]
+
+        def collect(values):
+            for probe, v in zip(probes, values):
+                probe.append(v)
+
+        self.dry_run(lambda: produce(collect))
+        choices = [self.choice(probe, node) for probe in probes]
+
+        def put(values):
+            for (put_one, _), v in zip(choices, values):
+                put_one(v)
+
+        produce(put)
+        return [current() for _, current in choices]
 
     def go_on_if_ok(self) -> None:
         """What the current scope emits from here runs only while no check has failed (``fail`` does
@@ -1981,7 +2010,11 @@ def _c_math_error(result, *inputs):
 
 def _c_math(name, x):
     """The C library's function, as CPython's ``math`` calls it (the same bits: numpy's float64 ``exp``
-    and ``log`` rules are vectorized approximations within an ulp), else the ufunc's rule."""
+    and ``log`` rules are vectorized approximations within an ulp), else the ufunc's rule. The square
+    root is correctly rounded by the C library and by the CPU's instruction alike: LLVM's intrinsic,
+    which LLVM hoists out of a loop where its argument is invariant, and vectorizes."""
+    if name == "sqrt":
+        return sm.te.sqrt(x)
     if name in sm.LIBM:
         return sm.libm(sm.LIBM[name], "float64", x)
     if name in ("erf", "erfc"):

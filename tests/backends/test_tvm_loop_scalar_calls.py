@@ -234,6 +234,47 @@ def test_narrow_int_casts_as_numpy_does():
     check(narrow_int_casts, calls)
 
 
+def same_width_uint8(a, t, out):
+    """A signed numpy int made the unsigned type of its width: its bits read anew (-56 as 200)."""
+    big = 0
+    s = 0.0
+    m = 0
+    for i in range(len(a)):
+        if np.uint8(a[i]) > 100:
+            big += 1
+        s += t[np.uint8(a[i])] + int(np.uint8(a[i])) / 2
+        m = max(m, np.uint8(a[i]))
+        out[i] = np.uint8(a[i])
+    return big, s, m
+
+
+def same_width_uint16_uint32(a, b, out):
+    s = 0
+    for i in range(len(a)):
+        v = np.uint16(a[i])
+        w = np.uint32(b[i])
+        s += int(w) - int(v)
+        out[i] = v / 2 + w
+    return s
+
+
+def test_a_signed_int_cast_to_the_unsigned_type_of_its_width_wraps():
+    """``np.uint8(np.int8(-56))`` is 200: compared, indexed (out of bounds at 200), converted, stored
+    (into an int8 array: numpy's OverflowError) as numpy has it."""
+    def ints(dtype, n=12):
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min, info.max, n, endpoint=True).astype(dtype)
+        a[:3] = [-56, -1, 0]
+        return a
+
+    a8 = ints(np.int8)
+    check(same_width_uint8, [(a8 % 100, np.arange(256.0), np.zeros(12)), (a8, np.arange(256.0), np.zeros(12)),
+                             (a8, np.arange(100.0), np.zeros(12)),
+                             (np.array([5, -51], np.int8), np.arange(256.0), np.zeros(2, np.int8))])
+    check(same_width_uint16_uint32, [(ints(np.int16), ints(np.int32), np.zeros(12)),
+                                     (ints(np.int16, 40), ints(np.int32, 40), np.zeros(40))])
+
+
 def narrow_int_of_numpy_floats(a, out):
     for i in range(len(a)):
         out[i] = np.int32(a[i] * 3)         # a C cast: out of range, the machine decides

@@ -5,6 +5,12 @@ returns one PrimExpr. Integer division is guarded (TVM would raise SIGFPE), max/
 counts out of range give numpy's answers, float ``//`` and ``%`` follow numpy's fmod-based algorithm.
 """
 
+import ctypes
+import ctypes.util
+import functools
+
+import numpy as np
+
 from .runtime import tvm_module
 
 tvm = tvm_module()
@@ -101,6 +107,52 @@ def logical_xor(a, b):
 def libm(name, dtype, *args):
     suffix = "f" if dtype == "float32" else ""
     return tirx.call_pure_extern(dtype, name + suffix, *args)
+
+
+# an input outside each function's domain, whose NaN's sign may differ between the C library and numpy
+DOMAIN_PROBES = {"log": -2.0, "log2": -2.0, "log10": -2.0, "log1p": -2.0, "arcsin": 2.0, "arccos": 2.0,
+                 "arccosh": 0.5, "arctanh": 2.0, "sin": float("inf"), "cos": float("inf"), "tan": float("inf")}
+
+
+@functools.cache
+def _numpy_nan_signs(name, dtype):
+    """numpy's signs (-1.0 or 1.0) for the NaN of ``name`` at a NaN input, a -NaN input and an input
+    outside the domain (None where there is none), where one differs from the C library's that the
+    kernels call; None where all agree. Measured once, on this machine: numpy's own loops (on AVX-512,
+    ``log10(-2.0)`` is -nan where glibc gives +nan, and ``arccos`` of a NaN flips its sign)."""
+    inputs = [np.nan, -np.nan] + ([DOMAIN_PROBES[name]] if name in DOMAIN_PROBES else [])
+    try:
+        fn = getattr(ctypes.CDLL(ctypes.util.find_library("m")), LIBM[name] + ("f" if dtype == "float32" else ""))
+    except (OSError, AttributeError, TypeError):
+        return None
+    c_type = ctypes.c_float if dtype == "float32" else ctypes.c_double
+    fn.restype, fn.argtypes = c_type, [c_type]
+    with np.errstate(all="ignore"):
+        theirs = [getattr(np, name)(np.full(16, x, dtype))[0] for x in inputs]
+    ours = [np.dtype(dtype).type(fn(x)) for x in inputs]
+    if not all(np.isnan(t) and np.isnan(o) for t, o in zip(theirs, ours)):
+        return None
+    if [np.signbit(t) for t in theirs] == [np.signbit(o) for o in ours]:
+        return None
+    signs = [-1.0 if np.signbit(t) else 1.0 for t in theirs]
+    return signs[0], signs[1], signs[2] if len(signs) > 2 else None
+
+
+def numpy_nan_sign(name, dtype, x, result):
+    """``result`` of the C library's ``name`` at ``x``, with numpy's sign on a NaN result
+    (_numpy_nan_signs)."""
+    signs = _numpy_nan_signs(name, dtype)
+    if signs is None:
+        return result
+    positive, negative, domain = (None if v is None else const(v, dtype) for v in signs)
+
+    def rule(r, x):
+        at_nan = tirx.copysign(r, te.if_then_else(tirx.copysign(const(1.0, dtype), x) < const(0.0, dtype),
+                                                  negative, positive))
+        outside = tirx.copysign(r, domain) if domain is not None else r
+        return te.if_then_else(te.isnan(x), at_nan, te.if_then_else(te.isnan(r), outside, r))
+
+    return apply_once(rule, [result, x])
 
 
 def is_float(dtype):
@@ -216,7 +268,8 @@ def wrap_int(expr, src, dst):
         return tirx.reinterpret(dst, widen(expr, src, f"int{db}"))
     if db < sb:                   # keep the low bits of the operand's unbounded bit pattern
         expr = tirx.call_intrin(f"uint{sb}", "tirx.reinterpret", expr).astype(f"uint{db}")
-    return expr if dst == f"uint{db}" else tirx.reinterpret(dst, expr)
+    # (of the same width, int8 -> uint8: the bits read as the other type, 200 for -56)
+    return expr if dtype_of(expr) == dst else tirx.reinterpret(dst, expr)
 
 
 def int_floor_divide(dtype, a, b):

@@ -101,7 +101,7 @@ def _float_only(fn):
 
 
 def _libm(name):
-    return _float_only(lambda dt, x: sm.libm(sm.LIBM[name], dt, x))
+    return _float_only(lambda dt, x: sm.numpy_nan_sign(name, dt, x, sm.libm(sm.LIBM[name], dt, x)))
 
 
 def _libm2(name):
@@ -169,7 +169,7 @@ UFUNC_RULES = {
 }
 def _tanh(dt):
     if dt == "float32":                     # vectorized rational approximation: <= 4.1e-7 relative error
-        return sm.tanh_float32
+        return lambda x: sm.numpy_nan_sign("tanh", dt, x, sm.tanh_float32(x))   # (a NaN passes through it)
     return _libm("tanh")(dt)
 
 
@@ -180,7 +180,7 @@ UFUNC_RULES["tanh"] = _tanh
 
 def _exp(dt):
     if dt == "float32":                     # vectorized; at most 1 ulp from the exact value (numpy: 2.4)
-        return lambda x: sm.exp_float32(x)
+        return lambda x: sm.numpy_nan_sign("exp", dt, x, sm.exp_float32(x))     # (a NaN passes through it)
     if dt == "float64":                     # vectorized; below 0.9 ulp from the exact value (numpy: 0.73)
         return sm.exp_float64
     return _libm("exp")(dt)

@@ -148,11 +148,13 @@ def read_before_assigned(fndef, local: set):
 
 
 def always_returns(stmts) -> bool:
-    """Whether every path through ``stmts`` ends in ``return value`` (a loop may end without returning:
-    the statements after it must return)."""
+    """Whether every path through ``stmts`` ends in ``return value`` or a ``raise`` (a loop may end
+    without returning: the statements after it must return)."""
     for s in stmts:
         if isinstance(s, gast.Return):
             return s.value is not None
+        if isinstance(s, gast.Raise):
+            return True
         if isinstance(s, gast.If) and always_returns(s.body) and always_returns(s.orelse):
             return True
     return False

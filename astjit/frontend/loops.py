@@ -154,8 +154,37 @@ class LoopChecker:
             self.expr(s.value.args[0])
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
             self.call(s.value)                                    # ``bump(a, i)``: its value unused
+        elif isinstance(s, gast.Raise):
+            self.raise_statement(s)
         else:
             self.refuse(f"a {type(s).__name__.lower()} statement", s)
+
+    def raise_statement(self, s) -> None:
+        """``raise E(...)`` of an exception class, called with constants, f-strings and values the loop
+        computes: the kernel stops there and its runner raises ``E(...)`` made from those values
+        (backends/tvm/loops.LoopLowering.raise_statement); ``calls[s]`` is the class."""
+        call = s.exc if isinstance(s.exc, gast.Call) else None
+        func = call.func if call is not None else s.exc
+        if s.exc is None or s.cause is not None or (call is not None and call.keywords):
+            self.refuse("a raise other than of an exception class called with values", s)
+        cls = self.resolved(func) if attribute_chain(func) is not None else None
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            self.refuse("a raise of something other than an exception class", s)
+        for a in call.args if call is not None else ():
+            if isinstance(a, gast.Constant):
+                continue                                   # (a str too: it stays Python's)
+            if isinstance(a, gast.JoinedStr):
+                for v in a.values:
+                    if isinstance(v, gast.FormattedValue):
+                        if v.format_spec is not None and not all(isinstance(c, gast.Constant)
+                                                                 for c in v.format_spec.values):
+                            self.refuse("a raise whose f-string has a computed format", v)
+                        self.expr(v.value)
+                continue
+            if isinstance(a, gast.Starred):
+                self.refuse("a raise whose arguments are not values of the loop", a)
+            self.expr(a)
+        self.calls[s] = cls
 
     def is_list_append(self, e) -> bool:
         """``name.append(value)`` as a statement of the loop itself (not of an inlined function), on a

@@ -14,6 +14,8 @@ leave that range, the kernel checks it and stops with an OverflowError that says
 would have gone on with a larger int).
 """
 
+import ast
+import copy
 import functools
 import operator
 import os
@@ -684,11 +686,45 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.loop_return(s)
             else:
                 self.returns[-1](s)
+        elif isinstance(s, gast.Raise):
+            self.raise_statement(s)
         elif isinstance(s, gast.Break | gast.Continue):
             if not self.flags:
                 raise _no("break/continue outside a loop")
             brk, cont = self.flags[-1]
             T.buffer_store(brk if isinstance(s, gast.Break) else cont, tirx.const(True, "bool"), [0])
+
+    def raise_statement(self, s) -> None:
+        """``raise E(args)`` (frontend/loops.LoopChecker.raise_statement): the kernel stops here, its
+        effects kept, with the values of the arguments (and of the f-strings' fields) in its status,
+        evaluated in order; the runner makes ``E(args)`` of them, each the Python value it was (a
+        Python float, a numpy float64...), and raises it at the line."""
+        cls = self.calls[s]
+        args = [copy.deepcopy(a) for a in (s.exc.args if isinstance(s.exc, gast.Call) else [])]
+        computed = []                        # (the expression's node, its Val), in evaluation order
+
+        def value_of(node):
+            v = self.settled(self.expr(node))
+            if len(v.types) != 1:
+                raise _no("a raise of a value that holds values of several types", node)
+            computed.append(v)
+            return gast.Name(id=f"__astjit_v{len(computed) - 1}", ctx=gast.Load(), annotation=None,
+                             type_comment=None)
+
+        for k, a in enumerate(args):
+            if isinstance(a, gast.JoinedStr):
+                for v in a.values:
+                    if isinstance(v, gast.FormattedValue):
+                        v.value = value_of(v.value)
+            elif not isinstance(a, gast.Constant):
+                args[k] = value_of(a)
+        if len(computed) > STATUS_SIZE - 1:
+            raise _no(f"a raise of more than {STATUS_SIZE - 1} computed values", s)
+        types = [v.types[0] for v in computed]
+        slots = [_cast(v.expr, v.dtype, "float64" if v.types[0].kind == "f" else I64) for v in computed]
+        made = python_function([f"__astjit_v{k}" for k in range(len(computed))], args)
+        self.fail(tirx.const(True, "bool"), s, lambda vals: _made_exception(
+            cls, made, [_python_value(t, k) for t, k in zip(types, vals)]), slots)
 
     def loop_return(self, s) -> None:
         """``return`` out of the loop: its values into the return variables (every value first, as a
@@ -2171,6 +2207,32 @@ def _counter_span(args):
     if len(args) == 2:
         return start[0], max(start[0], stop[1] - 1)
     return min(start[0], stop[0]), max(start[1], stop[1])
+
+
+def python_function(params, exprs):
+    """``lambda *params: (exprs,)`` of gast expressions, compiled."""
+    lam = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], kwonlyargs=[],
+                                        kw_defaults=[], defaults=[]),
+                     body=ast.Tuple(elts=[gast.gast_to_ast(copy.deepcopy(e)) for e in exprs], ctx=ast.Load()))
+    return eval(compile(ast.fix_missing_locations(ast.Expression(body=lam)), "<astjit raise>", "eval"))
+
+
+def _python_value(t: Scalar, slot: int):
+    """The value of type ``t`` a status slot holds (a float's bits, an int or a bool)."""
+    if t.kind == "f":
+        x = _float_of_bits(slot)
+        return x if t.python else np.dtype(t.dtype).type(x)
+    if t.kind == "b":
+        return bool(slot) if t.python else np.bool_(slot)
+    return int(slot) if t.python else np.dtype(t.dtype).type(slot)
+
+
+def _made_exception(cls, made, values) -> BaseException:
+    """``cls(*args)`` of the arguments ``made(*values)`` gives; whatever that raises, where it does."""
+    try:
+        return cls(*made(*values))
+    except BaseException as exc:  # noqa: B036 - what Python's own raise statement would meet
+        return exc
 
 
 def _float_of_bits(bits: int) -> float:

@@ -1,0 +1,140 @@
+"""``raise`` inside compiled loops (backends/tvm/loops.LoopLowering.raise_statement): the kernel stops at
+the statement with the effects Python leaves, and the runner raises the same exception, with the same
+message made from the same values, at the user's line."""
+
+import math
+import traceback
+
+import numpy as np
+import pytest
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+
+from astjit import jit
+
+pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
+rng = np.random.default_rng(23)
+
+
+class Singular(Exception):
+    pass
+
+
+def pivots(M):
+    """Partial pivoting that gives up on a zero column, with the column and the pivot in the message."""
+    n = M.shape[0]
+    for k in range(n):
+        p = k
+        best = abs(M[k, k])
+        for r in range(k + 1, n):
+            if abs(M[r, k]) > best:
+                best = abs(M[r, k])
+                p = r
+        if best < 1e-12:
+            raise Singular(f"matrix is singular at column {k} (pivot {best!r}, {best:.3e})")
+        for c in range(n):
+            M[k, c], M[p, c] = M[p, c], M[k, c]
+        for r in range(k + 1, n):
+            f = M[r, k] / M[k, k]
+            for c in range(k, n):
+                M[r, c] -= f * M[k, c]
+    return M
+
+
+def roots(a, out):
+    for i in range(len(a)):
+        if a[i] < 0:
+            raise ValueError("negative value", i, a[i])     # a numpy float64 in the arguments
+        out[i] = math.sqrt(a[i])
+    return out
+
+
+def safe_div(x, y):
+    if y == 0.0:
+        raise ZeroDivisionError(f"y is zero for x={x!r}")
+    return x / y
+
+
+def ratios(a, b, out):
+    for i in range(len(a)):
+        out[i] = safe_div(a[i], b[i])
+    return out
+
+
+def capped(a, cap):
+    total = 0
+    for i in range(len(a)):
+        total += int(a[i])
+        if total > cap:
+            raise OverflowError
+    return total
+
+
+def test_a_raise_stops_the_kernel_with_pythons_effects_and_exception():
+    singular = rng.random((6, 6))
+    singular[4] = singular[1] * 3.0
+    check(pivots, [(rng.random((5, 5)) + 5 * np.eye(5),), (singular,), (np.zeros((3, 3)),),
+                   (rng.random((12, 12)) + np.eye(12),)])
+    check(roots, [(rng.random(40), np.zeros(40)), (np.array([1.0, 4.0, -2.0, 9.0]), np.zeros(4)),
+                  (np.array([1.0, -0.0, np.nan]), np.zeros(3)), (np.array([-1.5], np.float32), np.zeros(1))])
+    check(ratios, [(rng.random(20), rng.random(20) + 0.1, np.zeros(20)),
+                   (np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.0, 2.0]), np.zeros(3))])
+    check(capped, [(np.arange(100), 10**6), (np.arange(100), 100), (np.arange(100.0), 50), (np.zeros(0), -1)])
+
+
+def test_the_raised_exception_points_at_the_users_line():
+    jitted = jit(ratios)
+    for _ in range(2):
+        with pytest.raises(ZeroDivisionError, match="y is zero for x=np.float64") as info:
+            jitted(np.array([1.0, 2.0]), np.array([1.0, 0.0]), np.zeros(2))
+        frame = traceback.extract_tb(info.value.__traceback__)[-1]
+        assert frame.filename == __file__ and frame.line.startswith("raise ZeroDivisionError"), frame
+
+
+def raise_from(a):
+    for i in range(len(a)):
+        if a[i] < 0:
+            raise ValueError("negative") from None
+    return a
+
+
+def raise_starred(a):
+    for i in range(len(a)):
+        if a[i] < 0:
+            raise UnicodeError(f"at {i}", *())
+    return a
+
+
+def raise_of_a_call(a):
+    for i in range(len(a)):
+        if a[i] < 0:
+            raise ValueError(str(i))
+    return a
+
+
+def raise_of_an_instance(a, exc):
+    for i in range(len(a)):
+        if a[i] < 0:
+            raise exc
+    return a
+
+
+def raise_of_two_types(a):
+    s = 0
+    for i in range(len(a)):
+        s += a[i]                            # a Python int, then numpy's type
+        if s < 0:
+            raise ValueError(s)
+    return s
+
+
+@pytest.mark.parametrize("fn, reason", [
+    (raise_from, "a raise other than of an exception class called with values"),
+    (raise_starred, "arguments are not values of the loop"),
+    (raise_of_a_call, "a call of str"),
+    (raise_of_two_types, "holds values of several types"),
+    (raise_of_an_instance, "a raise of something other than an exception class"),
+])
+def test_other_raises_keep_the_loop_in_python_and_say_why(fn, reason):
+    extra = (KeyError("k"),) if fn is raise_of_an_instance else ()
+    jitted = check(fn, [(np.array([1, 2, -3, 4]), *extra), (np.arange(5), *extra)], compiled=False)
+    assert reason in str(jitted.explain()), str(jitted.explain())

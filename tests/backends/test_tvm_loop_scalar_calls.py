@@ -471,3 +471,19 @@ def neumaier_sum(x):
 def test_abs_of_a_float_that_changes_from_python_to_numpy_keeps_its_type():
     check(neumaier_sum, [(a,) for n in (0, 1, 7, 200) for a in arrays(n)]
           + [(np.array([1e100, 1.0, -1e100]),), (np.array([-0.0]),), (np.array([np.nan, -np.inf]),)])
+
+
+def int_horner(coef, x):
+    """``acc`` is a Python int until the first ``+ c`` makes it numpy's int64: ``acc * x`` is either."""
+    acc = 0
+    for c in coef:
+        acc = acc * x + c
+    return acc
+
+
+def test_int_arithmetic_of_a_python_or_numpy_int_wraps_as_numpy_or_stays_exact():
+    """The product is numpy's (wrapping) where ``acc`` is already an int64, exact where both are
+    Python ints; an empty loop returns the Python int 0."""
+    small = rng.integers(-3, 3, 50)
+    check(int_horner, [(small, 1), (small, 3), (small, -2), (small[:1], 5), (np.zeros(0, np.int64), 7),
+                       (rng.integers(-2**40, 2**40, 30), 2**20 + 1)])

@@ -1350,6 +1350,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         (``s = 0.0`` then ``s += a[i]``): computed in each result type's dtype, the tag picks one.
         Ints (Python's grow, numpy's wrap) and ``//``, ``%`` stay refused; ``/`` raises where both
         operands are Python numbers on that iteration."""
+        if op in ("Add", "Sub", "Mult") and set(types) == {Scalar(I64, True), Scalar(I64, False)}:
+            return self.int64_of_either_kind(op, a, b, types, tag, node)
         if op in ("FloorDiv", "Mod") or any(t.kind != "f" for t in types):
             raise _no(f"the operator {op} gives {' or '.join(map(str, types))} depending on the types the "
                       "variables hold", node)
@@ -1367,6 +1369,19 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             if per_type[k] is not per_type[-1]:
                 expr = tirx.Select(tirx.EQ(tag, tirx.const(k, "int8")), per_type[k], expr)
         return Val(expr, types, tag)
+
+    def int64_of_either_kind(self, op, a, b, types, tag, node) -> Val:
+        """``acc * x`` where ``acc`` is a Python int on some iterations and a numpy int64 on others
+        (``acc = 0`` then ``acc = acc * x + c[i]``): the product modulo 2**64, which is numpy's, and
+        Python's where it fits int64; where the Python int would leave int64 (on an iteration whose
+        operands are all Python ints) the documented OverflowError."""
+        x, y = _cast(a.expr, a.dtype, I64), _cast(b.expr, b.dtype, I64)
+        python = [c for c, r in possible_results(BINARY[op], (a, b), f"the operator {op}").items() if r.python]
+        holds = functools.reduce(tirx.Or, [self.combination_holds((a, b), c) for c in python])
+        span = {"Add": spans.add, "Sub": spans.sub, "Mult": spans.mul}[op](a.span, b.span)
+        if not spans.fits_int64(span):
+            self.fail(tirx.And(holds, _exact_int64_overflow(op, x, y)), node, _int_overflow(node.lineno))
+        return Val(self.bind(_wrapping_int64(op, x, y), I64), types, tag)
 
     def check_python_division(self, op, a, b, node, raising=None) -> None:
         """Python numbers divided by zero raise, numpy scalars give inf or nan: on an iteration where

@@ -94,6 +94,11 @@ def cases():
         ("<< ^ ~: hash 100k", p.hash_codes, (rng.integers(0, 1000, 100_000),)),
         ("(-1) ** k: pi 100k", p.alternating_pi, (100_000,)),
         ("argmax rows: pivots 300", p.pivot_rows, (rng.standard_normal((300, 300)), np.zeros(300, np.int64))),
+        # choices on random data, helpers returning tuples, a raise, a compensated sum
+        ("min of 3: dtw 300^2", p.dtw, (rng.standard_normal(300), rng.standard_normal(300))),
+        ("tuple helper: lorenz 20k", p.euler_lorenz, (1.0, 1.0, 1.0, 1e-3, 20_000)),
+        ("raise: solve 100", p.solve_in_place, (spd[:100, :100].copy(), rng.random(100))),
+        ("abs: neumaier 100k", p.neumaier_sum, (rng.standard_normal(100_000),)),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -159,6 +164,10 @@ def cases():
         ("<< ^ ~: hash 8", p.hash_codes, (rng.integers(0, 1000, 8),)),
         ("(-1) ** k: pi 8", p.alternating_pi, (8,)),
         ("argmax rows: pivots 4", p.pivot_rows, (rng.standard_normal((4, 4)), np.zeros(4, np.int64))),
+        ("min of 3: dtw 8^2", p.dtw, (rng.standard_normal(8), rng.standard_normal(8))),
+        ("tuple helper: lorenz 8", p.euler_lorenz, (1.0, 1.0, 1.0, 1e-3, 8)),
+        ("raise: solve 4", p.solve_in_place, (spd[:4, :4].copy(), rng.random(4))),
+        ("abs: neumaier 8", p.neumaier_sum, (rng.standard_normal(8),)),
     ]
 
 

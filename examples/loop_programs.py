@@ -547,3 +547,70 @@ def pivot_rows(A, p):
     for k in range(A.shape[0]):
         p[k] = np.argmax(np.abs(A[k:, k])) + k
     return p
+
+
+def dtw(s, t):
+    """Dynamic time warping: ``min`` of three neighbours, a choice on random data (a select, not a branch)."""
+    n, m = len(s), len(t)
+    D = np.full((n + 1, m + 1), np.inf)
+    D[0, 0] = 0.0
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            D[i, j] = abs(s[i - 1] - t[j - 1]) + min(D[i - 1, j], D[i, j - 1], D[i - 1, j - 1])
+    return D[n, m]
+
+
+def lorenz(x, y, z):
+    return 10.0 * (y - x), x * (28.0 - z) - y, x * y - 8.0 / 3.0 * z
+
+
+def euler_lorenz(x, y, z, h, n):
+    """A helper returning a tuple, unpacked at the call."""
+    for _ in range(n):
+        dx, dy, dz = lorenz(x, y, z)
+        x, y, z = x + h * dx, y + h * dy, z + h * dz
+    return x, y, z
+
+
+class SingularMatrix(ValueError):
+    pass
+
+
+def solve_in_place(A, b):
+    """Gaussian elimination with partial pivoting that raises on a zero pivot, then back substitution."""
+    n = A.shape[0]
+    for k in range(n):
+        p = k
+        for r in range(k + 1, n):
+            if abs(A[r, k]) > abs(A[p, k]):
+                p = r
+        if A[p, k] == 0.0:
+            raise SingularMatrix(f"no pivot in column {k}")
+        for c in range(n):
+            A[k, c], A[p, c] = A[p, c], A[k, c]
+        b[k], b[p] = b[p], b[k]
+        for r in range(k + 1, n):
+            f = A[r, k] / A[k, k]
+            for c in range(k, n):
+                A[r, c] -= f * A[k, c]
+            b[r] -= f * b[k]
+    for k in range(n - 1, -1, -1):
+        s = b[k]
+        for c in range(k + 1, n):
+            s -= A[k, c] * b[c]
+        b[k] = s / A[k, k]
+    return b
+
+
+def neumaier_sum(x):
+    """A compensated sum: ``abs`` of a float that is a Python float first and numpy's after."""
+    s = 0.0
+    c = 0.0
+    for i in range(len(x)):
+        t = s + x[i]
+        if abs(s) >= abs(x[i]):
+            c += (s - t) + x[i]
+        else:
+            c += (x[i] - t) + s
+        s = t
+    return s + c

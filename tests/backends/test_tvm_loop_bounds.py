@@ -390,3 +390,20 @@ def test_inner_counters_rebound_stepped_down_and_over_tuples():
                          (rng.random((4, 6)), np.zeros(2), -1), (rng.random((4, 6)), np.zeros(4), 0)])
     check(offsets, [(rng.random((6, 7)), np.zeros((6, 7))), (rng.random((3, 3)), np.zeros((3, 3))),
                     (rng.random((8, 5)).T, np.zeros((5, 8))), (rng.random((6, 7)), np.zeros((4, 4)))])
+
+
+def huge_constant_ranges(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        for d in range(0, 9223372036854775807, 4611686018427387904):
+            s += a[i]
+        for d in range(-4611686018427387904, 4611686018427387904, 2305843009213693952):
+            s -= a[i] * 0.5
+    return s
+
+
+def test_a_constant_range_bound_near_int64_runs_as_python():
+    """range(0, 2**63 - 1, 2**62) has two positions in Python; the kernel counts in int64, so such a
+    constant keeps the loop in Python instead of stopping with an OverflowError."""
+    jitted = check(huge_constant_ranges, [(np.arange(5.0),), (np.arange(1000.0),)], compiled=False)
+    assert "a range() argument of 2**62 or more" in str(jitted.explain())

@@ -746,6 +746,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             for t in a.types:
                 if t.kind not in "biu":
                     raise _no(f"range() of a {t}", loop.iter)
+            if isinstance(a.expr, tirx.IntImm) and abs(int(a.expr.value)) >= 2**SAFE_BITS:
+                raise _no(f"a range() argument of 2**{SAFE_BITS} or more", loop.iter)
         args = [self.bind(_cast(a.expr, a.dtype, I64), I64) for a in values]    # evaluated once, as range()
         start, stop, step = (tirx.const(0, I64), args[0], tirx.const(1, I64)) if len(args) == 1 else (
             (args[0], args[1], tirx.const(1, I64)) if len(args) == 2 else args)

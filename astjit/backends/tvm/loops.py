@@ -196,7 +196,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             seq = type_of_sequence(value)
             if seq is not None:
                 self.sequences[name] = seq
-                if isinstance(tuple_key(value) if type(value) is tuple else None, TupleOfLength):
+                if type(value) is tuple and isinstance(tuple_key(value), TupleOfLength):
                     self.sequence_lengths[name] = len(value)      # (the kernel's key holds it)
                 self.array_types[name] = Array(seq.dtype, 1, True)
                 continue
@@ -1698,43 +1698,48 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
 
         return put, current
 
-    def merged(self, values, produce, node) -> Val:
-        """A value chosen at run time among ``values``, each emitted by ``produce(put)`` into a local."""
-        put, current = self.choice(values, node)
-        produce(put)
-        return current()
-
     def select(self, e) -> Val:
         test = self.truth(self.expr(e.test))
-        values = []
 
         def produce(put):
             with T.If(test):
                 with T.Then(), self.scope():
-                    v = self.expr(e.body)
-                    values.append(v)
-                    put(v)
+                    put(self.expr(e.body))
                 with T.Else(), self.scope():
-                    v = self.expr(e.orelse)
-                    values.append(v)
-                    put(v)
+                    put(self.expr(e.orelse))
 
-        return self._twice(produce, values, e)
+        return self._twice(produce, e)
 
-    def _twice(self, produce, values, node):
-        """Lower ``produce`` once to learn the values' types, then for real into a local of those."""
-        self.dry_run(lambda: produce(lambda v: None))
-        probe, values[:] = list(values), []
-        return self.merged(probe, produce, node)
+    def _twice(self, produce, node, arity=None):
+        """Lower ``produce(put)`` once, unseen, to learn the types of the values it puts, then for real
+        into a local of those types, chosen at run time among them: the local's value. With ``arity``,
+        ``put`` takes lists of that many values, each position into a local of its own: their values."""
+        probes = [[] for _ in range(arity or 1)]
+
+        def items(value):
+            return [value] if arity is None else value
+
+        def collect(value):
+            for probe, v in zip(probes, items(value)):
+                probe.append(v)
+
+        self.dry_run(lambda: produce(collect))
+        choices = [self.choice(probe, node) for probe in probes]
+
+        def put(value):
+            for (put_one, _), v in zip(choices, items(value)):
+                put_one(v)
+
+        produce(put)
+        values = [current() for _, current in choices]
+        return values[0] if arity is None else values
 
     def bool_op(self, e) -> Val:
         """``a and b`` is a if a is false, else b (the value, not a bool); b is evaluated only then."""
         is_and = isinstance(e.op, gast.And)
-        values = []
 
         def produce(put, k=0):
             v = self.expr(e.values[k])
-            values.append(v)
             put(v)
             if k + 1 < len(e.values):
                 test = self.truth(v)
@@ -1742,7 +1747,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                     with T.Then(), self.scope():
                         produce(put, k + 1)
 
-        return self._twice(produce, values, e)
+        return self._twice(produce, e)
 
     def call(self, e) -> Val:
         name = self.calls.get(e)
@@ -1830,7 +1835,6 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             elif v is not None:
                 self.arrays[param], self.array_origin[param] = v
                 self.named_rows.pop(param, None)
-        returned = []
 
         def produce(put):
             done = T.alloc_buffer((1,), "bool", scope="global")
@@ -1845,7 +1849,6 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                         raise _no(f"{callee.name} returns something other than a tuple of {arity} values "
                                   "here", s)
                     v = [self.settled(self.expr(x)) for x in items]       # all first, as a tuple is built
-                returned.append(v)
                 put(v)
                 T.buffer_store(done, tirx.const(True, "bool"), [0])
                 for brk, _ in self.flags[depth:]:     # a return from the callee's own loops ends them
@@ -1860,27 +1863,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.flags.pop()
                 self.returns.pop()
 
-        value = self._twice(produce, returned, e) if arity is None else self._twice_each(produce, arity, e)
+        value = self._twice(produce, e, arity)
         self.go_on_if_ok()          # a check that failed in the callee stops what follows the call too
         return value
-
-    def _twice_each(self, produce, arity, node) -> list:
-        """``_twice`` for ``produce`` putting lists of ``arity`` values: a local for each position."""
-        probes = [[] for _ in range(arity)]
-
-        def collect(values):
-            for probe, v in zip(probes, values):
-                probe.append(v)
-
-        self.dry_run(lambda: produce(collect))
-        choices = [self.choice(probe, node) for probe in probes]
-
-        def put(values):
-            for (put_one, _), v in zip(choices, values):
-                put_one(v)
-
-        produce(put)
-        return [current() for _, current in choices]
 
     def go_on_if_ok(self) -> None:
         """What the current scope emits from here runs only while no check has failed (``fail`` does
@@ -2236,12 +2221,7 @@ def python_function(params, exprs):
 
 def _python_value(t: Scalar, slot: int):
     """The value of type ``t`` a status slot holds (a float's bits, an int or a bool)."""
-    if t.kind == "f":
-        x = _float_of_bits(slot)
-        return x if t.python else np.dtype(t.dtype).type(x)
-    if t.kind == "b":
-        return bool(slot) if t.python else np.bool_(slot)
-    return int(slot) if t.python else np.dtype(t.dtype).type(slot)
+    return t.type(_float_of_bits(slot) if t.kind == "f" else slot)
 
 
 def _made_exception(cls, made, values) -> BaseException:

@@ -104,9 +104,13 @@ def logical_xor(a, b):
     return tirx.bitwise_xor(a, b)
 
 
+def libm_symbol(name, dtype) -> str:
+    """The C library's function of ``name`` for ``dtype`` (``sinf`` for float32)."""
+    return name + ("f" if dtype == "float32" else "")
+
+
 def libm(name, dtype, *args):
-    suffix = "f" if dtype == "float32" else ""
-    return tirx.call_pure_extern(dtype, name + suffix, *args)
+    return tirx.call_pure_extern(dtype, libm_symbol(name, dtype), *args)
 
 
 # an input outside each function's domain, whose NaN's sign may differ between the C library and numpy
@@ -122,7 +126,7 @@ def _numpy_nan_signs(name, dtype):
     ``log10(-2.0)`` is -nan where glibc gives +nan, and ``arccos`` of a NaN flips its sign)."""
     inputs = [np.nan, -np.nan] + ([DOMAIN_PROBES[name]] if name in DOMAIN_PROBES else [])
     try:
-        fn = getattr(ctypes.CDLL(ctypes.util.find_library("m")), LIBM[name] + ("f" if dtype == "float32" else ""))
+        fn = getattr(ctypes.CDLL(ctypes.util.find_library("m")), libm_symbol(LIBM[name], dtype))
     except (OSError, AttributeError, TypeError):
         return None
     c_type = ctypes.c_float if dtype == "float32" else ctypes.c_double

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
-from loop_programs import neumaier_sum
+from loop_programs import alternating_pi, neumaier_sum
 
 from astjit import jit
 
@@ -390,13 +390,6 @@ def test_numpy_ufuncs_on_scalars_follow_numpy(dtype):
     check(int_signs, [(rng.integers(-5, 5, 30),), (rng.integers(-5, 5, 30).astype(np.int8),)])
 
 
-def alternating_series(n):
-    s = 0.0
-    for k in range(n):
-        s += (-1) ** k / (2 * k + 1)
-    return 4 * s
-
-
 def int_powers(a, out):
     for i in range(len(a)):
         out[i] = a[i] ** 3 + 2 ** (i % 5) + a[i] ** 0 + (i % 3) ** 5 + 0 ** (i % 2) + 1 ** i + a[i] ** 1
@@ -413,7 +406,7 @@ def python_int_powers(n, b):
 def test_int_powers_as_python_and_numpy_compute_them():
     """Ints to a constant power (Python ints exact or the documented OverflowError, numpy ints
     wrapping) and -1, 0, 1, 2 to a counter's power (``(-1) ** k``)."""
-    check(alternating_series, [(10,), (1000,), (0,), (1,)])
+    check(alternating_pi, [(10,), (1000,), (0,), (1,)])       # (examples/loop_programs)
     check(int_powers, [(np.arange(-5, 5), np.zeros(10, np.int64)),
                        (np.arange(-50, 50, dtype=np.int8), np.zeros(100, np.int64)),   # int8 cubes wrap
                        (np.arange(10, dtype=np.uint8), np.zeros(10, np.int64)),

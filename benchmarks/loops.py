@@ -99,6 +99,7 @@ def cases():
         ("tuple helper: lorenz 20k", p.euler_lorenz, (1.0, 1.0, 1.0, 1e-3, 20_000)),
         ("raise: solve 100", p.solve_in_place, (spd[:100, :100].copy(), rng.random(100))),
         ("abs: neumaier 100k", p.neumaier_sum, (rng.standard_normal(100_000),)),
+        ("int or int64: horner 100k", p.int_horner, (rng.integers(-3, 3, 100_000), 1)),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -168,6 +169,7 @@ def cases():
         ("tuple helper: lorenz 8", p.euler_lorenz, (1.0, 1.0, 1.0, 1e-3, 8)),
         ("raise: solve 4", p.solve_in_place, (spd[:4, :4].copy(), rng.random(4))),
         ("abs: neumaier 8", p.neumaier_sum, (rng.standard_normal(8),)),
+        ("int or int64: horner 8", p.int_horner, (rng.integers(-3, 3, 8), 1)),
     ]
 
 

@@ -614,3 +614,11 @@ def neumaier_sum(x):
             c += (x[i] - t) + s
         s = t
     return s + c
+
+
+def int_horner(coef, x):
+    """An int that is a Python int until the first ``+ c`` makes it numpy's int64."""
+    acc = 0
+    for c in coef:
+        acc = acc * x + c
+    return acc

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
-from loop_programs import alternating_pi, neumaier_sum
+from loop_programs import alternating_pi, int_horner, neumaier_sum
 
 from astjit import jit
 
@@ -463,14 +463,6 @@ def test_abs_of_a_float_that_changes_from_python_to_numpy_keeps_its_type():
     cases += [(np.array([1e100, 1.0, -1e100]),), (np.array([-0.0]),), (np.array([np.nan, -np.inf]),)]
     check(neumaier_sum, cases)           # (examples/loop_programs: a compensated sum)
     check(abs_of_a_sum, cases)
-
-
-def int_horner(coef, x):
-    """``acc`` is a Python int until the first ``+ c`` makes it numpy's int64: ``acc * x`` is either."""
-    acc = 0
-    for c in coef:
-        acc = acc * x + c
-    return acc
 
 
 def test_int_arithmetic_of_a_python_or_numpy_int_wraps_as_numpy_or_stays_exact():

@@ -100,6 +100,9 @@ def cases():
         ("raise: solve 100", p.solve_in_place, (spd[:100, :100].copy(), rng.random(100))),
         ("abs: neumaier 100k", p.neumaier_sum, (rng.standard_normal(100_000),)),
         ("int or int64: horner 100k", p.int_horner, (rng.integers(-3, 3, 100_000), 1)),
+        ("complex: mandel 150x100", p.mandelbrot_complex, (np.linspace(-2, 1, 150), np.linspace(-1.5, 1.5, 100), 50,
+                                                     np.zeros((100, 150), np.int64))),
+        ("complex: spectrum 512", p.power_spectrum, (rng.random(512), np.zeros(64))),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -170,6 +173,9 @@ def cases():
         ("raise: solve 4", p.solve_in_place, (spd[:4, :4].copy(), rng.random(4))),
         ("abs: neumaier 8", p.neumaier_sum, (rng.standard_normal(8),)),
         ("int or int64: horner 8", p.int_horner, (rng.integers(-3, 3, 8), 1)),
+        ("complex: mandel 4x4", p.mandelbrot_complex, (np.linspace(-2, 1, 4), np.linspace(-1.5, 1.5, 4), 10,
+                                                 np.zeros((4, 4), np.int64))),
+        ("complex: spectrum 8", p.power_spectrum, (rng.random(8), np.zeros(4))),
     ]
 
 

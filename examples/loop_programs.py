@@ -622,3 +622,29 @@ def int_horner(coef, x):
     for c in coef:
         acc = acc * x + c
     return acc
+
+
+def mandelbrot_complex(xs, ys, limit, out):
+    """Escape times of the Mandelbrot set with Python's complex numbers (pairs of floats in the kernel)."""
+    for i in range(len(ys)):
+        for j in range(len(xs)):
+            c = complex(xs[j], ys[i])
+            z = 0j
+            n = 0
+            while abs(z) <= 2.0 and n < limit:
+                z = z * z + c
+                n += 1
+            out[i, j] = n
+    return out
+
+
+def power_spectrum(x, power):
+    """|DFT|^2 of a real signal, bin by bin: a sum that is a Python complex first and numpy's after."""
+    n = len(x)
+    for k in range(len(power)):
+        s = 0j
+        for t in range(n):
+            angle = -2.0 * math.pi * k * t / n
+            s += x[t] * complex(math.cos(angle), math.sin(angle))
+        power[k] = s.real * s.real + s.imag * s.imag
+    return power

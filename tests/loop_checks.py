@@ -28,11 +28,15 @@ def run_both(fn, jitted, args):
 def same(x, y) -> bool:
     if isinstance(x, tuple | list):
         return type(x) is type(y) and len(x) == len(y) and all(same(a, b) for a, b in zip(x, y))
+    if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        return isinstance(y, np.ndarray) and y.dtype == x.dtype and same(x.real, y.real) and same(x.imag, y.imag)
     if isinstance(x, np.ndarray):
         return isinstance(y, np.ndarray) and x.dtype == y.dtype and x.shape == y.shape and np.array_equal(
             x, y, equal_nan=True) and np.array_equal(np.signbit(x), np.signbit(y))
     if type(x) is not type(y):
         return False
+    if isinstance(x, complex | np.complexfloating):
+        return same(x.real, y.real) and same(x.imag, y.imag)
     if isinstance(x, float | np.floating):
         return (math.isnan(x) and math.isnan(y)) or (x == y and math.copysign(1, x) == math.copysign(1, y))
     return x == y

@@ -36,7 +36,7 @@ from .lower import attribute_chain, hoisted_name
 # Python and math functions a loop body may call on scalars, by the object the name resolves to
 SCALAR_BUILTINS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max", builtins.int: "int",
                    builtins.float: "float", builtins.len: "len", builtins.bool: "bool",
-                   builtins.round: "round", builtins.divmod: "divmod"}
+                   builtins.round: "round", builtins.divmod: "divmod", builtins.complex: "complex"}
 MATH_FUNCTIONS = {math.sqrt: "sqrt", math.exp: "exp", math.log: "log", math.sin: "sin", math.cos: "cos",
                   math.tan: "tan", math.tanh: "tanh", math.fabs: "fabs", math.atan: "arctan",
                   math.sinh: "sinh", math.cosh: "cosh", math.log1p: "log1p", math.expm1: "expm1",
@@ -298,7 +298,7 @@ class LoopChecker:
         if isinstance(e, gast.Name):
             return
         if isinstance(e, gast.Constant):
-            if type(e.value) not in (int, float, bool):
+            if type(e.value) not in (int, float, bool, complex):
                 self.refuse(f"a {type(e.value).__name__} constant", e)
         elif isinstance(e, gast.BinOp) and isinstance(e.op, gast.MatMult):
             self.calls[e] = "reduce.dot"                          # ``a[i] @ x``
@@ -333,6 +333,8 @@ class LoopChecker:
             self.call(e)
         elif isinstance(e, gast.Attribute) and e.attr in ("size", "ndim") and isinstance(e.value, gast.Name):
             return                                                # x.size, x.ndim of an array
+        elif isinstance(e, gast.Attribute) and e.attr in ("real", "imag"):
+            self.expr(e.value)                                    # a number's parts
         elif isinstance(e, gast.Attribute):
             self.refuse(f"the attribute .{e.attr}", e)
         else:
@@ -341,6 +343,10 @@ class LoopChecker:
     def call(self, e) -> None:
         method = isinstance(e.func, gast.Attribute) and not e.keywords and not (
             isinstance(e.func.value, gast.Name) and e.func.value.id not in self.local_names)
+        if method and e.func.attr == "conjugate" and not e.args:
+            self.calls[e] = "conjugate"                             # a number's conjugate
+            self.expr(e.func.value)
+            return
         if method and (e.func.attr in REDUCTIONS and not e.args or e.func.attr == "dot" and len(e.args) == 1):
             self.calls[e] = f"reduce.{e.func.attr}"                 # ``a[i].sum()``, ``a[i].dot(x)``: a row's method
             self.expr(e.func.value)

@@ -197,7 +197,9 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
         lines += [f"    local = allocate({packed})", "    if local is None:", f"        return {on_refusal}({params})"]
         call.append("*local")
     for p in scalars:
-        call.append(f"{names[p]}.item()" if isinstance(args[p], np.generic) else names[p])
+        x = f"{names[p]}.item()" if isinstance(args[p], np.generic) else names[p]
+        # (a complex number goes in as its two parts, Python floats)
+        call.append(f"{x}.real, {x}.imag" if isinstance(args[p], complex | np.complexfloating) else x)
     expression, result_names = result
     if appends.sharing:
         test = " or ".join(f"{names[p]} is {names[q]}" for p, q in appends.sharing)

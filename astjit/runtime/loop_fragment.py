@@ -149,6 +149,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
     from ..backends.tvm.loops import (
         BAIL,
         RETURNED,
+        SLOTS_PER_VALUE,
         STATUS_SIZE,
         result_expressions,
         result_reader,
@@ -164,7 +165,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
     # arrays a BLAS dot reads: numpy copies a misaligned one before handing it to BLAS
     aligned = [live_in.index(n) for n in lowered.blas_arrays if n in live_in]
-    appends = AppendedValues(lowered, live_in, STATUS_SIZE + 2 * len(lowered.outputs), converters)
+    appends = AppendedValues(lowered, live_in, STATUS_SIZE + SLOTS_PER_VALUE * len(lowered.outputs), converters)
     n_out = len(fragment.live_out)          # (then the values a ``return`` gives back: loop_return)
     read_returned = result_reader(lowered, n_out)
     fallback = fragment.fallback
@@ -211,7 +212,11 @@ def make_loop_runner(kernel, lowered, fragment, args):
             v = args[p]
             if type(v) is int and not INT64.min <= v <= INT64.max:
                 return fallback(*args)
-            call.append(v.item() if isinstance(v, np.generic) else v)
+            v = v.item() if isinstance(v, np.generic) else v
+            if type(v) is complex:                # (a complex number goes in as its two parts)
+                call += [v.real, v.imag]
+            else:
+                call.append(v)
         status = np.zeros(appends.size(), np.int64)
         try:
             kernel(*call, status)

@@ -167,17 +167,17 @@ def test_a_clip_loop_collecting_into_a_list_gives_pythons_results():
 def escape_counts(points, c, maxit):
     counts = []
     for p in points:
-        z = complex(p, 0.5)                  # a complex: the outer loop stays Python
+        z = complex(p, 0.5)
         k = 0
-        while k < maxit and abs(z) < 2.0:    # a loop region whose kernel cannot take a complex
-            z = z * z + c
+        while k < maxit and abs(z) < 2.0:    # a loop region whose kernel cannot take a complex power
+            z = z ** 2 + c                   # (nor can the outer loop's: it stays Python)
             k += 1
         counts.append(k)
     return counts
 
 
 def test_a_loop_region_that_falls_back_inside_a_python_loop_runs_inline():
-    """A loop region in a loop that stays Python, whose kernel declines its arguments (a complex), runs
+    """A loop region in a loop that stays Python, whose kernel declines its body (a complex power), runs
     as written where it stands once it settles on Python, as a block does: a Fragment call per entry
     cost more than a short loop (0.8x plain Python)."""
     import math

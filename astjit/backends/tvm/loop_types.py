@@ -14,9 +14,10 @@ import numpy as np
 
 from ...errors import Unsupported
 
-LOOP_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "float32", "float64")
-PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float64"}
-_SAMPLES = {"b": True, "i": 3, "u": 3, "f": 1.5}
+LOOP_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "float32", "float64",
+               "complex64", "complex128")
+PYTHON_DTYPES = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+_SAMPLES = {"b": True, "i": 3, "u": 3, "f": 1.5, "c": 1.5 - 0.5j}
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Scalar:
     @property
     def type(self) -> type:
         if self.python:
-            return {"bool": bool, "int64": int, "float64": float}[self.dtype]
+            return {"bool": bool, "int64": int, "float64": float, "complex128": complex}[self.dtype]
         return np.dtype(self.dtype).type
 
     def sample(self, value=None):
@@ -68,7 +69,7 @@ def type_of_sequence(value) -> Sequence | None:
     if type(value) not in (tuple, list) or not value or len(set(map(type, value))) != 1:
         return None
     item = type_of_value(value[0])
-    if not isinstance(item, Scalar):
+    if not isinstance(item, Scalar) or item.kind == "c":
         return None
     if item.python and item.kind == "i" and not all(-2**63 <= v < 2**63 for v in value):
         return None
@@ -98,8 +99,8 @@ def type_of_value(value):
     if isinstance(value, np.generic) and type(value) is np.dtype(value.dtype).type \
             and value.dtype.name in LOOP_DTYPES:
         return Scalar(value.dtype.name, False)
-    if type(value) is np.ndarray and value.dtype.name in LOOP_DTYPES and value.dtype.isnative \
-            and value.ndim >= 1:
+    if type(value) is np.ndarray and value.dtype.name in LOOP_DTYPES and value.dtype.kind != "c" \
+            and value.dtype.isnative and value.ndim >= 1:
         return Array(value.dtype.name, value.ndim, value.flags.c_contiguous)
     return None
 
@@ -152,8 +153,9 @@ UFUNC_OF_BINARY = {"Add": "add", "Sub": "subtract", "Mult": "multiply", "Div": "
 def storage_dtype(types) -> str:
     """One dtype that holds every value of a variable whose type may change in the loop: its single
     dtype; int64 for a mix of bools and ints up to int64 or uint32 (``c == 2 and grid[i, j]``);
-    float64 for a mix with floats (``total = 0`` then ``total += a[i]``): floats and bools widen
-    exactly, an int is stored only where it is known to be below 2**53 (``exact_in``), and the tag
+    float64 for a mix with floats (``total = 0`` then ``total += a[i]``), complex128 for a mix with
+    complex numbers (``s = 0`` then ``s += w * x[i]``; a real number as ``(x, 0.0)``): floats and bools
+    widen exactly, an int is stored only where it is known to be below 2**53 (``exact_in``), and the tag
     says which type the value has."""
     dtypes = {t.dtype for t in types}
     if len(dtypes) == 1:
@@ -163,6 +165,8 @@ def storage_dtype(types) -> str:
         return "int64"
     if dtypes <= ints | {"float32", "float64"}:
         return "float64"
+    if dtypes <= ints | {"float32", "float64", "complex64", "complex128"}:
+        return "complex128"
     raise Unsupported("a variable takes values of " + " and ".join(sorted(map(str, types))))
 
 

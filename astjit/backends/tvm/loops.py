@@ -44,6 +44,7 @@ from ...frontend.loops import (
 from ...frontend.lower import attribute_of
 from ...runtime.keys import TupleOfLength, tuple_key
 from ...runtime.plain_attribute import NOT_PLAIN
+from . import loop_complex as cx
 from . import loop_spans as spans
 from . import scalar_math as sm
 from .loop_arrays import LocalArray, LocalArrays, written_in_place
@@ -57,6 +58,7 @@ from .loop_bounds import (
     nested_counters,
     walk_nest,
 )
+from .loop_complex import ComplexValues, Pair
 from .loop_dots import RowDots
 from .loop_lists import AppendedLists
 from .loop_named_rows import NamedRows, named_row_sites
@@ -102,6 +104,7 @@ EXACT_FLOAT_INT = 2**EXACT_FLOAT_BITS   # ints below this convert to float64 exa
 # then per live-out name: its value's bits as int64, the index of its type]; one buffer, because each
 # array argument costs a conversion on every call
 STATUS_SIZE = 8                # status[0]: what stopped the kernel; then values for its message
+SLOTS_PER_VALUE = 3            # a live-out value's bits, the index of its type, a complex one's imaginary part
 BAIL = -1
 RETURNED = -2                  # status[0] where the loop executed ``return`` (not an error)
 
@@ -166,7 +169,8 @@ class LoopKernel:
     appended: list = field(default_factory=list)         # (name, Scalar) per list the loop appends to (loop_lists)
 
 
-class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows, AppendedLists):
+class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows, AppendedLists,
+                   ComplexValues):
     def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0, returns=False):
         self.loop = loop
         self.resume_at = resume_at             # positions of the outer ``for`` that ran as Python first
@@ -183,7 +187,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.sequences = {}                        # name -> Sequence (loop_types): taken as a 1-d array
         self.sequence_lengths = {}                 # name -> length of a short tuple (runtime/keys)
         self.find_appended_lists(live_in, args)
-        self.status_fixed = STATUS_SIZE + 2 * len(self.live_out)   # (then the lists' counts and values)
+        self.status_fixed = STATUS_SIZE + SLOTS_PER_VALUE * len(self.live_out)   # (then the lists' counts and values)
         local_callees = {c.name for c in calls.values() if isinstance(c, Inlined)}
         bodies = [loop] + [s for c in calls.values() if isinstance(c, Inlined) for s in c.body]
         read = {n.id for b in bodies for n in gast.walk(b) if isinstance(n, gast.Name)}
@@ -415,14 +419,18 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.rotation_phase = None
                 params = {}
                 for name, t in self.incoming.items():
-                    params[name] = T.arg(name, tirx.Var(name, t.dtype))
+                    if cx.is_complex(t.dtype):          # (the runner passes its two parts)
+                        params[name] = Pair(*(T.arg(f"{name}_{part}", tirx.Var(f"{name}_{part}", cx.part_dtype(t.dtype)))
+                                              for part in cx.PARTS))
+                    else:
+                        params[name] = T.arg(name, tirx.Var(name, t.dtype))
                 status_size = tirx.Var("status_n", I64) if self.lists else self.status_fixed
                 self.status = T.arg("status", T.Buffer((status_size,), I64, align=1))
                 self.variables = {}
                 for name in sorted((set(self.incoming) | self.assigned) - set(self.local_types)):
                     types = ordered(self.var_types.get(name) or {Scalar("float64", True)})
                     dtype = storage_dtype(types)
-                    buf = T.alloc_buffer((1,), dtype, scope="global")
+                    buf = cx.local_buffer(dtype)
                     tag = T.alloc_buffer((1,), "int8", scope="global") if len(types) > 1 else None
                     self.variables[name] = Variable(name, buf, dtype, types, tag)
                 rotated = self.rotated_names()
@@ -442,7 +450,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.start_rotation()
                 for name, t in self.incoming.items():
                     var = self.variables[name]
-                    T.buffer_store(var.buffer, _cast(params[name], t.dtype, var.dtype), [0])
+                    cx.store_local(var.buffer, _cast(params[name], t.dtype, var.dtype), var.dtype)
                     self.note_bits(name, self.incoming_bits(params[name], t))
                     self.note_span(name, *self.incoming_facts(name, t))
                     if var.tag is not None:
@@ -455,7 +463,13 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 for k, var in enumerate(outs):
                     if isinstance(var, LocalArray | RotatedArray):
                         continue                     # its slot says whether it was rebound (loop_arrays)
-                    self.store_slot(k, _bits_as_int64(var.buffer[0], var.dtype))
+                    if cx.is_complex(var.dtype):    # its parts as float64s, the imaginary one after the tag
+                        part = cx.part_dtype(var.dtype)
+                        self.store_slot(k, _bits_as_int64(_cast(var.buffer[0], part, "float64"), "float64"))
+                        T.buffer_store(self.status, _bits_as_int64(_cast(var.buffer[1], part, "float64"),
+                                                                   "float64"), [status_slot(k) + 2])
+                    else:
+                        self.store_slot(k, _bits_as_int64(var.buffer[0], var.dtype))
                     tag = var.tag[0] if var.tag is not None else tirx.const(0, "int8")
                     T.buffer_store(self.status, tag.astype(I64), [status_slot(k) + 1])
         if self.stores & self.rotated_names():   # (a write through a rotated name may reach any of them)
@@ -1003,7 +1017,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             here_span, here_ub = self.refined.get(name, (None, None))
             span = spans.meet(self.var_spans.get(name), here_span)
             ub = spans.ub_meet(here_ub, self.var_ubs.get(name))
-        return Val(_leaf(var.buffer[0], var.dtype), var.types, var.tag[0] if var.tag is not None else None,
+        expr = cx.load_local(var.buffer, var.dtype) or _leaf(var.buffer[0], var.dtype)
+        return Val(expr, var.types, var.tag[0] if var.tag is not None else None,
                    _tighter(bits, spans.bits(span)), span, ub)
 
     def assign(self, name, value: Val, node, step=None) -> None:
@@ -1019,14 +1034,14 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if not set(value.types) <= set(var.types):
             return                                   # this pass's layout is stale; the next one fits
         self.exact_in(value, var.dtype, node)
-        T.buffer_store(var.buffer, _cast(value.expr, value.dtype, var.dtype), [0])
+        cx.store_local(var.buffer, _cast(value.expr, value.dtype, var.dtype), var.dtype)
         if var.tag is not None:
             T.buffer_store(var.tag, self.retag(value, var.types), [0])
 
     def exact_in(self, value: Val, dtype, node) -> None:
         """An int stored in a float64 local (a variable that holds ints and floats) must be exact there:
         known to be below 2**53. Earlier builds only learn the types; the last one knows the bounds."""
-        if not self.final or dtype != "float64" or not any(t.kind in "iu" for t in value.types):
+        if not self.final or dtype not in ("float64", "complex128") or not any(t.kind in "iu" for t in value.types):
             return
         if value.bits is None or value.bits > EXACT_FLOAT_BITS:
             raise _no("an int that may reach 2**53, in a variable that also holds floats", node)
@@ -1070,6 +1085,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         """``v`` computed now into locals: reading a variable gives a load, which a later assignment
         to that variable would change."""
         tag = self.bind(v.tag, "int8") if v.tag is not None else None
+        if isinstance(v.expr, Pair):
+            part = cx.part_dtype(v.dtype)
+            return Val(Pair(self.bind(v.expr.re, part), self.bind(v.expr.im, part)), v.types, tag)
         return Val(self.bind(v.expr, v.dtype), v.types, tag, v.bits, v.span, v.ub)
 
     def unpack_shape(self, target, value) -> None:
@@ -1150,7 +1168,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         dtype = str(buf.dtype)
         kind = np.dtype(dtype).kind
         for t in value.types:
-            if t.kind == "f" and kind in "biu":
+            if t.kind in "fc" and kind in "biu" or t.kind == "c":
                 raise _no(f"storing a {t} into an array of {dtype}", target)
         if kind in "iu":
             self.check_int_fits(value, dtype, target, numpy_ints=kind == "i" and not from_array)
@@ -1174,6 +1192,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
 
     # -- expressions ----------------------------------------------------------------------------
     def truth(self, v: Val):
+        if isinstance(v.expr, Pair):
+            return cx.truth(v.expr)
         return sm.truthy(v.expr, v.dtype)
 
     def expr(self, e) -> Val:
@@ -1182,6 +1202,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if isinstance(e, gast.Constant):
             t = type_of_value(e.value)
             value = e.value
+            if t.kind == "c":
+                return Val(cx.constant(value, t.dtype), (t,))
             if t.kind in "iu" and not -2**63 <= value < 2**63:
                 raise _no("an int constant beyond int64", e)
             return Val(_leaf(tirx.const(value, t.dtype), t.dtype), (t,),
@@ -1219,6 +1241,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return self.call(e)
         if isinstance(e, gast.Attribute) and e.attr in ("size", "ndim") and isinstance(e.value, gast.Name):
             return self.array_attribute(e)
+        if cx.is_part(e):
+            return self.complex_part(e)
         raise _no(f"an expression of kind {type(e).__name__}", e)
 
     def shape_of(self, name, node) -> list:
@@ -1262,6 +1286,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
     def binary(self, op, a: Val, b: Val, node, raising=None) -> Val:
         """``a op b``; a division by zero of Python numbers raises what ``raising`` (default: the
         operator) raises for them (``divmod`` has its own message)."""
+        if any(t.kind == "c" for t in a.types + b.types):
+            return self.complex_binary(op, a, b, node)
         if op == "Pow":
             return self.power(a, b, node)
         fn = BINARY[op]
@@ -1587,6 +1613,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         return self.unary_value(type(e.op).__name__, self.expr(e.operand), e)
 
     def unary_value(self, op, v: Val, e) -> Val:
+        if any(t.kind == "c" for t in v.types):
+            return self.complex_unary(op, v, e)
         if op == "Not":
             return Val(tirx.Not(self.truth(v)), (Scalar("bool", True),))
         if op == "Invert":
@@ -1658,6 +1686,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
 
     def compare_pair(self, op, a: Val, b: Val, node):
         kinds = {t.kind for t in a.types + b.types}
+        if "c" in kinds:
+            return self.complex_compare(op, a, b, node)
         if kinds <= {"b", "i", "u"}:
             if "uint64" in (a.dtype, b.dtype):
                 raise _no("a comparison with uint64", node)
@@ -1680,13 +1710,13 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         where the types differ), ``current()`` reads what was stored last."""
         types = ordered({t for v in values for t in v.types})
         dtype = storage_dtype(types)
-        out = T.alloc_buffer((1,), dtype, scope="global")
+        out = cx.local_buffer(dtype)
         tag = T.alloc_buffer((1,), "int8", scope="global") if len(types) > 1 else None
         int_bits = []                    # bounds of the ints put (floats have none to keep)
 
         def put(v):
             self.exact_in(v, dtype, node)
-            T.buffer_store(out, _cast(v.expr, v.dtype, dtype), [0])
+            cx.store_local(out, _cast(v.expr, v.dtype, dtype), dtype)
             if tag is not None:
                 T.buffer_store(tag, self.retag(v, types), [0])
             if any(t.kind in "iu" for t in v.types):
@@ -1694,7 +1724,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
 
         def current():
             bits = None if not int_bits or None in int_bits else max(int_bits)
-            return Val(_leaf(out[0], dtype), types, tag[0] if tag is not None else None, bits)
+            expr = cx.load_local(out, dtype) or _leaf(out[0], dtype)
+            return Val(expr, types, tag[0] if tag is not None else None, bits)
 
         return put, current
 
@@ -1759,11 +1790,19 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return self.append(e)
         if isinstance(name, str) and name.startswith("reduce."):
             return self.reduction(name.removeprefix("reduce."), reduction_operand(e), e)
+        if name == "conjugate":
+            return self.conjugate(e)
         if name == "len":
             if len(e.args) != 1 or not isinstance(e.args[0], gast.Name):
                 raise _no("len() of something other than an array", e)
             return self.extent(e.args[0].id, 0, e)
         args = [self.expr(a) for a in e.args]
+        if name == "complex":
+            return self.make_complex(args, e)
+        if name == "abs" and len(args) == 1 and any(t.kind == "c" for t in args[0].types):
+            return self.complex_abs(args[0], e)
+        if any(t.kind == "c" for v in args for t in v.types):
+            raise _no(f"{name}() of a complex number", e)
         if name == "np.clip":
             return self.clip(args, e)
         if name in MATH_PREDICATES_BY_NAME and len(args) == 1:
@@ -1959,6 +1998,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                                     before_312=sys.version_info < (3, 12))
             return Val(self.bind(value, "float64"), (Scalar("float64", True),))
         r = self.bind(sm.libm(name, "float64", x, y), "float64")
+        if name == "atan2":              # CPython returns its own NaN for a NaN input
+            r = self.bind(sm.python_nan(r, x, y), "float64")
         fn = MATH_BINARY_BY_NAME[name]
         self.fail(_c_math_error(r, x, y), e,
                   lambda vals, fn=fn: _raised(fn, _float_of_bits(vals[0]), _float_of_bits(vals[1])), (x, y))
@@ -2147,6 +2188,10 @@ def _cast(expr, src, dst):
     (``a[i] * 0`` would fold to 0.0 through the constant 0.0, where numpy gives nan for inf and nan)."""
     if src == dst:
         return expr
+    if cx.is_complex(dst):
+        return cx.as_pair(expr, src, dst, _cast)
+    if cx.is_complex(src):
+        raise Unsupported(f"a {src} value where a {dst} is expected")
     if dst == "bool":
         return sm.truthy(expr, src)
     if src == "bool":
@@ -2251,8 +2296,9 @@ def _index_error(values) -> BaseException:
 
 
 def status_slot(k) -> int:
-    """Where the status buffer holds live-out value ``k`` (the index of its type follows it)."""
-    return STATUS_SIZE + 2 * k
+    """Where the status buffer holds live-out value ``k`` (the index of its type follows it, then a
+    complex value's imaginary part)."""
+    return STATUS_SIZE + SLOTS_PER_VALUE * k
 
 
 def _sequence_index_error(kind):
@@ -2309,7 +2355,10 @@ def result_expressions(kernel: LoopKernel, first=0, count=None, views=False) -> 
             items.append(None)
             continue
         dtype = np.dtype(var.dtype)
-        if dtype == np.float64:            # (Python numbers: the slot's exact value)
+        if dtype.kind == "c":              # (its parts as float64s: Python's complex of them is exact)
+            value = (f"complex(d[{at}], d[{at + 2}])" if views
+                     else f"complex(unpack(pack(s[{at}]))[0], unpack(pack(s[{at + 2}]))[0])")
+        elif dtype == np.float64:          # (Python numbers: the slot's exact value)
             value = f"d[{at}]" if views else f"unpack(pack(s[{at}]))[0]"
         elif dtype.kind in "iub" and dtype != np.uint64:
             value = f"{ints}[{at}]"
@@ -2319,13 +2368,21 @@ def result_expressions(kernel: LoopKernel, first=0, count=None, views=False) -> 
                                   np.array(st[at:at + 1], np.int64).astype(w).view(d)[0]
                                   if w is not None else np.array(st[at:at + 1], np.int64).astype(d)[0])
             value = f"v{k}({ints})"
-        converters = [_converter(t, value.startswith("v")) for t in var.types]
-        if len(converters) == 1 and (converters[0], dtype) in ((float, np.float64), (int, np.int64)):
+        converters = [_converter(t, value.startswith("v")) if dtype.kind != "c" or t.kind == "c"
+                      else _real_part_converter(t) for t in var.types]
+        if len(converters) == 1 and (converters[0], dtype) in ((float, np.float64), (int, np.int64),
+                                                                (complex, np.complex128)):
             items.append(value)            # (already the Python number it reads as)
             continue
         namespace[f"c{k}"] = converters[0] if len(converters) == 1 else converters
         items.append(f"c{k}({value})" if len(converters) == 1 else f"c{k}[{ints}[{at + 1}]]({value})")
     return items, namespace
+
+
+def _real_part_converter(typ: Scalar):
+    """A real value of ``typ`` read from a complex variable's slots (exact: ``exact_in``)."""
+    cls = typ.type
+    return lambda v: cls(v.real)
 
 
 def _converter(typ: Scalar, numpy_value: bool):

@@ -8,6 +8,7 @@ counts out of range give numpy's answers, float ``//`` and ``%`` follow numpy's 
 import ctypes
 import ctypes.util
 import functools
+import math
 
 import numpy as np
 
@@ -111,6 +112,19 @@ def libm_symbol(name, dtype) -> str:
 
 def libm(name, dtype, *args):
     return tirx.call_pure_extern(dtype, libm_symbol(name, dtype), *args)
+
+
+# CPython's own NaN constant (Py_NAN), which some of its functions return for any NaN input where the C
+# library passes the input's sign on (``math.atan2``, ``abs`` of a complex): its sign is the build's
+PYTHON_NAN_SIGN = math.copysign(1.0, math.atan2(-math.nan, 0.0))
+
+
+def python_nan(value, *inputs):
+    """``value`` (a float64 expression), CPython's NaN where one of ``inputs`` is a NaN. By copysign:
+    LLVM takes a select between a NaN constant and the C library's NaN for the same value."""
+    is_nan = functools.reduce(tirx.Or, [te.isnan(x) for x in inputs])
+    sign = shielded(tirx.const(PYTHON_NAN_SIGN, "float64"), "float64")
+    return tirx.Select(is_nan, tirx.copysign(value, sign), value)
 
 
 # an input outside each function's domain, whose NaN's sign may differ between the C library and numpy

@@ -15,10 +15,11 @@ so a list, a dict or a generator keeps Python's own iteration.
 """
 
 import builtins
+import operator
 
 import gast
 
-LEN_CALL, RANGE_CALL, MIN_CALL = "len", "range", "min"
+LEN_CALL, RANGE_CALL, MIN_CALL, INDEX_CALL = "len", "range", "min", "index"
 
 
 def builtin_name(op: str) -> str:
@@ -28,7 +29,8 @@ def builtin_name(op: str) -> str:
     return f"__astjit_{op}"
 
 
-BUILTIN_CELLS = {builtin_name(op): getattr(builtins, op) for op in (LEN_CALL, RANGE_CALL, MIN_CALL)}
+BUILTIN_CELLS = {**{builtin_name(op): getattr(builtins, op) for op in (LEN_CALL, RANGE_CALL, MIN_CALL)},
+                 builtin_name(INDEX_CALL): operator.index}
 # attribute of a generated ``x = a[k]``: the work estimate (frontend/loops.work_expression) leaves it out,
 # as the loop written ``for x in a`` reads the item in the ``for`` statement itself
 ITEM_READ = "astjit_item_read"
@@ -113,8 +115,10 @@ class CountedForm:
                     isinstance(start, gast.Name) and start.id not in self.assigned):
                 raise NotIterable("enumerate() from a start that is not an int constant or a name the "
                                   "loop leaves unchanged", start)
+            # (enumerate takes its start's __index__: a Python int whatever int type it is given)
             count = gast.Assign(targets=[first], type_comment=None,
-                                value=gast.BinOp(left=_name(index), op=gast.Add(), right=start))
+                                value=gast.BinOp(left=_name(index), op=gast.Add(),
+                                                 right=_call(INDEX_CALL, [start], self.calls)))
             return [count] + self.items(source.args[0], rest, index)
         if self.is_call(source, "zip") and source.args:
             if not (isinstance(target, gast.Tuple) and len(target.elts) == len(source.args)):

@@ -471,3 +471,68 @@ def test_int_arithmetic_of_a_python_or_numpy_int_wraps_as_numpy_or_stays_exact()
     small = rng.integers(-3, 3, 50)
     check(int_horner, [(small, 1), (small, 3), (small, -2), (small[:1], 5), (np.zeros(0, np.int64), 7),
                        (rng.integers(-2**40, 2**40, 30), 2**20 + 1)])
+
+
+def floor_clip(img, lo):
+    for i in range(len(img)):
+        img[i] = np.maximum(img[i], lo)
+    return img
+
+
+def ceiling_list(img, hi):
+    kept = []
+    for i in range(len(img)):
+        kept.append(np.fmin(img[i], hi))
+    return kept
+
+
+def test_extremes_of_small_ints_and_python_ints_raise_where_numpy_does():
+    # NEP 50: a Python int beside a numpy uint8 must fit uint8, else OverflowError before any write
+    img = rng.integers(0, 256, 40).astype(np.uint8)
+    cases = [(img, -1), (img, 300), (img, 7), (img.astype(np.int8), 1000), (img.astype(np.int8), -3),
+             (img.astype(np.int32), 2**40), (img.astype(np.int64), 2**62)]
+    check(floor_clip, [(img, 7), (img.astype(np.int16), -9)])
+    check(floor_clip, cases, compiled=False)
+    check(ceiling_list, cases, compiled=False)
+
+
+def extremes(a, b, out):
+    for i in range(len(a)):
+        out[i] = np.fmin(a[i], b[i]) + 2 * np.fmax(a[i], b[i]) - np.minimum(a[i], b[i]) * np.maximum(b[i], a[i])
+    return out
+
+
+def signs_of_extremes(a, b, out):
+    for i in range(len(a)):
+        out[i, 0] = np.fmin(a[i], b[i])
+        out[i, 1] = np.fmax(a[i], b[i])
+        out[i, 2] = np.minimum(a[i], b[i])
+        out[i, 3] = np.maximum(a[i], b[i])
+    return out
+
+
+def test_extremes_of_equal_zeros_are_numpys_scalar_choice():
+    # numpy's scalar loops pick one of two equal zeros by function and dtype (float64 np.fmin(0.0, -0.0)
+    # is 0.0, float32's -0.0), otherwise than its array loops: the kernel measures which
+    # (two NaNs of different signs are left out: which one numpy keeps is not specified)
+    z = np.array([0.0, -0.0, 0.0, -0.0, np.nan, 1.0, -np.nan])
+    w = np.array([-0.0, 0.0, 0.0, -0.0, 1.0, np.nan, 2.0])
+    for dtype in (np.float64, np.float32):
+        check(signs_of_extremes, [(z.astype(dtype), w.astype(dtype), np.zeros((7, 4), dtype)),
+                                  (w.astype(dtype), z.astype(dtype), np.zeros((7, 4), dtype))])
+        check(extremes, [(z.astype(dtype), w.astype(dtype), np.zeros(7, dtype))])
+
+
+def running_mean(a, out):
+    s = 0                        # a Python int, numpy's int64 from the first += on
+    for i in range(len(a)):
+        s += a[i]
+        out[i] = s / (i + 1)
+    return out
+
+
+def test_a_numpy_int_that_was_a_python_int_divides_as_numpy_does():
+    # nanosecond timestamps: numpy divides an int64 as float64; only two Python ints divide exactly
+    stamps = np.array([1_700_000_000_000_000_000, 1_700_000_000_000_000_123, 2**60 + 1])
+    check(running_mean, [(stamps, np.zeros(3)), (np.arange(5), np.zeros(5)), (np.zeros(0, np.int64), np.zeros(0)),
+                         (rng.random(4), np.zeros(4))])

@@ -162,3 +162,18 @@ def test_reversed_range_counts_down_in_the_kernel():
     u = np.triu(rng.random((9, 9))) + np.eye(9)
     check(back_substitution, [(u, rng.random(9)), (u[:4, :4].copy(), rng.random(4)), (np.ones((1, 1)), np.ones(1)),
                             (np.zeros((2, 2)), np.ones(2))])
+
+
+def enumerate_from(a, k):
+    best = -1
+    for i, x in enumerate(a, k):
+        if x > 0.5:
+            best = i
+    return best
+
+
+def test_enumerate_counts_in_python_ints_from_any_int_start():
+    # enumerate takes its start's __index__: the counter is a Python int whatever int type starts it
+    a = np.array([0.9, 0.1, 0.7])
+    check(enumerate_from, [(a, np.int64(2)), (a, np.int32(-5)), (a, 3), (a, True), (a, np.uint8(200))])
+    check(enumerate_from, [(a, 2.5), (a, np.bool_(True))], compiled=False)      # TypeError, as Python's

@@ -1385,9 +1385,14 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                       "variables hold", node)
         if op == "Div":
             self.check_python_division(op, a, b, node)
-            for v in (a, b):                          # Python's int / float is exact-rounded
-                if any(t.python and t.kind in "iu" for t in v.types):
-                    self.check_exact_as_float(v, node, "an int above 2**53 divided")
+            # Python divides two ints exactly rounded; an int and a float (or a numpy number) as floats,
+            # as the kernel does: only iterations where both are Python ints need them exact as floats
+            both_ints = [self.combination_holds((a, b), c) for c in possible_results(BINARY[op], (a, b), "/")
+                         if all(t.python and t.kind in "biu" for t in c)]
+            if both_ints:
+                for v in (a, b):
+                    self.check_exact_as_float(v, node, "an int above 2**53 divided",
+                                              functools.reduce(tirx.Or, both_ints))
         storage = storage_dtype(types)
         rule = UFUNC_RULES[UFUNC_OF_BINARY[op]]
         per_type = [_cast(rule(t.dtype)(_cast(a.expr, a.dtype, t.dtype), _cast(b.expr, b.dtype, t.dtype)),
@@ -1462,13 +1467,15 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             self.fail(tirx.And(now, tirx.Or(x > tirx.const(int(info.max), I64), x < tirx.const(int(info.min), I64))),
                       node, _python_int_overflow(dtype), (x,))
 
-    def check_exact_as_float(self, v: Val, node, what) -> None:
-        """Stop where an int would not convert to float64 exactly (Python computes such cases exactly)."""
-        if v.bits is not None and v.bits <= 53:
-            return
+    def check_exact_as_float(self, v: Val, node, what, where=None) -> None:
+        """Stop where an int would not convert to float64 exactly (Python computes such cases exactly);
+        ``where``: on the iterations where that matters (by the operands' types)."""
+        if v.bits is not None and v.bits <= 53 or v.dtype == "float64":
+            return       # (an int in a float64 local was known to be exact there when stored: exact_in)
         big = tirx.const(EXACT_FLOAT_INT, I64)
         x = _cast(v.expr, v.dtype, I64)
-        self.fail(tirx.Or(x >= big, x <= tirx.const(0, I64) - big), node, _int_overflow(node.lineno, what))
+        beyond = tirx.Or(x >= big, x <= tirx.const(0, I64) - big)
+        self.fail(beyond if where is None else tirx.And(where, beyond), node, _int_overflow(node.lineno, what))
 
     def int_arithmetic(self, op, a, b, r, node) -> Val:
         """+, -, * of integers. Python ints are checked against overflow where their bound is not known
@@ -1792,6 +1799,11 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return self.reduction(name.removeprefix("reduce."), reduction_operand(e), e)
         if name == "conjugate":
             return self.conjugate(e)
+        if name == "index":                          # operator.index: an enumerate()'s start
+            v = self.expr(e.args[0])
+            if any(t.kind not in "biu" or t.dtype == "uint64" or t.kind == "b" and not t.python for t in v.types):
+                raise _no("enumerate() from a start that is not an int", e)     # (numpy's bool raises)
+            return Val(_cast(v.expr, v.dtype, I64), (Scalar(I64, True),), bits=v.bits, span=v.span)
         if name == "len":
             if len(e.args) != 1 or not isinstance(e.args[0], gast.Name):
                 raise _no("len() of something other than an array", e)
@@ -2082,9 +2094,15 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             loop = r.dtype
             if r.kind in "iu" and name not in ("absolute", "minimum", "maximum", "fmax", "fmin", "sign"):
                 raise _no(f"np.{name} of integers", e)
+            if r.kind in "iu":           # (NEP 50: a Python int beside np.uint8(3) must fit uint8)
+                for v in args:
+                    self.check_int_fits(v, r.dtype, e)
         xs = [_cast(v.expr, v.dtype, loop) for v in args]
         if name == "absolute" and loop == I64:
             self.fail(tirx.EQ(xs[0], tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))
+        if name in ("maximum", "minimum", "fmax", "fmin"):
+            xs = [self.bind(x, loop) for x in xs]
+            return Val(self.bind(sm.scalar_extreme(name, loop, *xs), r.dtype), (r,))
         return Val(self.bind(UFUNC_RULES[name](loop)(*xs), r.dtype), (r,))
 
 

@@ -279,10 +279,11 @@ def test_sums_of_unbounded_ints_stop_where_int64_ends():
             jitted(np.zeros(5, np.int64), a, b, last + 1)
 
 
-def int64_ends(n, a, b):
+def int64_ends(n, a, b, steps):
     p = 1
     s = t = u = v = 0
-    for _ in range(n):
+    for k in range(n):
+        steps[0] = k               # (an effect: where an int leaves int64 the loop cannot start again)
         p = p * 2
         s = (p - 1) + p            # 2**63 - 1 at n = 62
         t = -p - p                 # -2**63
@@ -291,17 +292,33 @@ def int64_ends(n, a, b):
     return s, t, u, v
 
 
+def int64_ends_without_effects(n, a, b):
+    p = 1
+    s = t = u = v = 0
+    for _ in range(n):
+        p = p * 2
+        s = (p - 1) + p
+        t = -p - p
+        u = p * -2
+        v = (p + a) * b
+    return s, t, u, v
+
+
 @pytest.mark.parametrize("a, b, fits", [(0, 1, True), (-1, 2, True), (0, 2, False), (0, -2, True), (1, -2, False),
                                         (-2, -2, True), (3, 1, True)])
 def test_python_ints_are_exact_up_to_both_ends_of_int64(a, b, fits):
     """The float estimate only tells where a result may leave int64: there an exact test of the wrapped
-    result decides, so 2**63 - 1 and -2**63 are results, one more is the documented OverflowError."""
-    jitted = check(int64_ends, [(n, a, b) for n in (0, 5, 40, 61)] + ([(62, a, b)] if fits else []))
+    result decides, so 2**63 - 1 and -2**63 are results, one more is the documented OverflowError in a
+    loop with effects, and Python's own big ints from a loop without (it runs again as Python)."""
+    steps = np.zeros(1, np.int64)
+    jitted = check(int64_ends, [(n, a, b, steps) for n in (0, 5, 40, 61)] + ([(62, a, b, steps)] if fits else []))
     if not fits:
         with pytest.raises(OverflowError, match="int64"):
-            jitted(62, a, b)
+            jitted(62, a, b, steps)
     with pytest.raises(OverflowError, match="int64"):
-        jitted(63, a, b)                      # p = 2**63
+        jitted(63, a, b, steps)               # p = 2**63
+    check(int64_ends_without_effects, [(n, a, b) for n in (0, 5, 61)] + ([(62, a, b)] if fits else []))
+    check(int64_ends_without_effects, [(n, a, b) for n in (62, 63, 64, 100)], compiled=False)
 
 
 def band_sums(a, out, w):

@@ -149,9 +149,10 @@ def accumulate_index(a, n):
 
 
 def test_an_unbounded_accumulator_keeps_its_overflow_check():
-    check(accumulate_index, [(np.ones(2), 10), (np.ones(2), 1000), (np.ones(2, np.int64), 3)])
-    with pytest.raises(OverflowError):
-        jit(accumulate_index)(np.ones(2), 2**21 * 3)
+    # beyond int64 the kernel stops, and the loop (without effects) runs as Python: Python's big int
+    jitted = check(accumulate_index, [(np.ones(2), 10), (np.ones(2), 1000), (np.ones(2, np.int64), 3),
+                                      (np.ones(2, np.int64), 2**21 * 3)])
+    assert overflow_lines(jitted) != []
 
 
 def test_span_arithmetic():
@@ -287,8 +288,7 @@ def test_a_counter_far_from_zero_or_with_large_steps_keeps_its_check():
     check(count_from, [(0, m), (-5, m), (2**40, m)])
     jitted = check(count_after_a_large_reset, [(m[:12],), (np.zeros(30, bool),), (m[:4],)])
     assert overflow_lines(jitted) != []
-    with pytest.raises(OverflowError, match="int64"):
-        jitted(m)
+    check(count_after_a_large_reset, [(m,)])                  # (beyond int64: Python's big int)
     jitted = check(steps_of_a_parameter, [(m, 1), (m, 2**40), (m[:3], -7)])
     assert overflow_lines(jitted) != []
 

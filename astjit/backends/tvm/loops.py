@@ -228,6 +228,13 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.assigned = assigned - set(self.array_types)
         self.var_types = {n: {t} for n, t in self.incoming.items()}
         self.check_sequence_uses(bodies)
+        # a loop that writes no array and appends to no list leaves nothing behind where it stops: where
+        # one of its Python ints would leave int64 (a factorial, a big Fibonacci number), the runner
+        # runs the whole loop as Python instead of raising (exact big ints, as Python computes them)
+        self.effect_free = not self.lists and not any(
+            isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
+            or isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and n.target.id in self.array_types
+            for b in bodies for n in gast.walk(b))
         for n in (n for b in bodies for n in gast.walk(b)):   # range() gives Python ints, a tuple its items' type
             if isinstance(n, gast.For):
                 self.var_types.setdefault(n.target.id, set()).add(counter_type(n))
@@ -575,9 +582,10 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         the load that uses it)."""
         self.sites.append(ErrorSite(getattr(node, "lineno", self.loop.lineno), raise_,
                                     getattr(node, "astjit_file", None)))
+        stop = BAIL if self.effect_free and getattr(raise_, "python_goes_on", False) else len(self.sites)
         with T.If(cond):
             with T.Then():
-                T.buffer_store(self.status, tirx.const(len(self.sites), I64), [0])
+                T.buffer_store(self.status, tirx.const(stop, I64), [0])
                 for k, v in enumerate(values[:STATUS_SIZE - 1]):
                     T.buffer_store(self.status, _as_int64(v), [k + 1])
                 T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
@@ -2332,6 +2340,7 @@ def _int_overflow(line, what="an int result beyond the int64 range"):
         return OverflowError(f"{what} in a compiled loop (line {line}): astjit computes Python ints in "
                              "loops as int64, where plain Python would go on with a larger int; run this "
                              "function with @jit(backend='python') for such values")
+    make.python_goes_on = True      # (an effect-free loop runs as Python instead: LoopLowering.fail)
     return make
 
 

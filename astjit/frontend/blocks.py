@@ -44,6 +44,8 @@ class Block:
     live_out: list
     hoisted: dict = field(default_factory=dict)
     maybe_unbound: list = field(default_factory=list)   # live-ins that may be unbound when it starts
+    unbound_after: list = field(default_factory=list)   # loop regions: live-outs that only the loop may
+    #                                                     bind (``i`` of a search read after the loop)
     kind: str = "block"                                 # "block" (straight-line graph) or "loop"
     loop_calls: dict = field(default_factory=dict)      # loop regions: call node -> scalar op name
     kernel_loop: object = None                          # loop regions: the loop lowered (loops over arrays
@@ -158,11 +160,15 @@ class BlockFinder:
             return note("the loop assigns a global or nonlocal name", loop)
         live_in, live_out = loop_liveness(self.liveness, self.bound, loop)
         bound = self.bound(loop)
-        for name in live_out:
-            if name not in bound:
-                return note(f"{name!r} may be unbound after the loop, which keeps it in Python", loop)
+        # a name only the loop binds (a search's ``i``, read after it) comes back unbound where the loop
+        # did not bind it (an empty range): the kernel says whether it did. A ``while`` loop's first
+        # trips run as Python before its kernel (frontend/loop_guard), and may bind it there
+        unbound_after = [name for name in live_out if name not in bound]
+        if unbound_after and isinstance(loop, gast.While):
+            return note(f"{unbound_after[0]!r} may be unbound after the loop, which keeps it in Python", loop)
         # a name the loop may leave unchanged (an empty range) is passed in, so its old value comes back
-        live_in = list(dict.fromkeys(live_in + live_out + self.free_values(loop, checker.free_names)
+        live_in = list(dict.fromkeys(live_in + [n for n in live_out if n in bound]
+                                     + self.free_values(loop, checker.free_names)
                                      + list(hoisted) + checker.closure_names))
         maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
         for name in maybe_unbound:
@@ -171,13 +177,14 @@ class BlockFinder:
             if isinstance(loop, gast.While):   # its first iterations run as Python, then hand over
                 return note(f"{name!r} may be unbound when the loop starts, which keeps it in Python", loop)
         facts = {n: f for n, f in entry_facts(stmts[:i], self.resolver).items() if n in live_in}
-        block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound,
+        block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound, unbound_after,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
                       entry_facts=facts, returns=checker.return_arity, in_loop=self.loop_depth > 0,
                       tiny_work=tiny_work(kernel_loop, live_in, live_out, checker.calls, hoisted_locals),
                       numbers_at_entry=frozenset(numbers_at_entry(stmts[:i], facts)),
                       hoisted_locals=frozenset(hoisted_locals))
-        block.resume_at = resume_position(loop, kernel_loop, weighed_names(block), maybe_unbound, block.tiny_work)
+        block.resume_at = resume_position(loop, kernel_loop, weighed_names(block), maybe_unbound + unbound_after,
+                                          block.tiny_work)
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))
         # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel

@@ -130,7 +130,7 @@ def fragment_call(block) -> list:
     # a check holds the old value: drop it, so that a block rebinding the name does not keep it alive
     drop = [_delete([checked_name(n) for n in block.maybe_unbound])] if checks else []
     anchor = block.stmts[0]
-    stmts = checks + main + drop
+    stmts = checks + main + drop + [_unbind(n) for n in block.unbound_after]
     if block.kind == "loop":
         # a loop about to do a few statements' work runs inline, as written (frontend/loop_guard)
         stmts, as_written = tiny_loop_guard(block, stmts)
@@ -150,6 +150,13 @@ def fragment_call(block) -> list:
                 n.end_lineno, n.end_col_offset = getattr(anchor, "end_lineno", None), getattr(
                     anchor, "end_col_offset", None)
     return stmts
+
+
+def _unbind(name):
+    """``if v is __astjit_unbound: del v``: a name the loop did not bind is unbound after it, as in
+    Python (reading it raises UnboundLocalError at the statement that reads it)."""
+    return gast.If(test=gast.Compare(left=load(name), ops=[gast.Is()], comparators=[load(UNBOUND_NAME)]),
+                   body=[_delete([name])], orelse=[])
 
 
 def _plain_attribute_read(node):
@@ -232,12 +239,15 @@ def fallback_def(block, stmts=None, name=None):
         body=[_delete([n])], orelse=[]), block.stmts[0]) for n in block.maybe_unbound]
     body = unbind + body
     if block.live_out:
-        value = (load(block.live_out[0]) if len(block.live_out) == 1
-                 else gast.Tuple(elts=[load(n) for n in block.live_out], ctx=gast.Load()))
-        ret = [gast.Return(value=value)]
+        # a name only the loop binds is read back as UNBOUND where it did not (fragment_call deletes it)
+        returned = [load(checked_name(n) if n in block.unbound_after else n) for n in block.live_out]
+        value = returned[0] if len(returned) == 1 else gast.Tuple(elts=returned, ctx=gast.Load())
+        ret = [_check(n) for n in block.unbound_after] + [gast.Return(value=value)]
     else:
         ret = [gast.Return(value=None)]
-    gast.copy_location(ret[0], block.stmts[-1])
+    for r in ret:
+        for n in gast.walk(r):
+            gast.copy_location(n, block.stmts[-1])
     fdef = gast.FunctionDef(name=name or fallback_name(block), args=_arguments(block.live_in),
                             body=body + ret, decorator_list=[], returns=None, type_comment=None, type_params=[])
     return gast.copy_location(fdef, block.stmts[0])

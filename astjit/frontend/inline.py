@@ -7,8 +7,8 @@ like the loop's own (frontend/loops). The kernel lowers the body where the call 
 arguments are evaluated, as Python would run it. The loop's Python fallback calls the function as
 written.
 
-A callee qualifies when it is a plain ``def`` (or a jitted one) with positional parameters only,
-called with one positional argument per parameter, with no closure, reading globals of the caller's
+A callee qualifies when it is a plain ``def`` (or a jitted one) with positional parameters only
+(passed by position or keyword; defaults that are numbers), with no closure, reading globals of the caller's
 own module, and whose body is scalar statements (assignments, ``if``) where every path ends in
 ``return value``. Its identity and its code object are guarded: rebinding the name or assigning
 ``__code__`` transforms the caller again.
@@ -65,7 +65,7 @@ def parse_callee(fn, call, site: int, caller_globals) -> Inlined:
         _, fndef = parse_function(fn)
     except AstjitError as exc:
         raise NotInlinable(f"no source for {fn.__name__} ({exc})") from None
-    return renamed_callee(fndef, call, site, fn.__code__.co_filename)
+    return renamed_callee(fndef, call, site, fn.__code__.co_filename, fn.__defaults__ or ())
 
 
 def local_functions(fndef, declared) -> dict:
@@ -89,16 +89,16 @@ def local_functions(fndef, declared) -> dict:
             and not s.decorator_list and not s.args.defaults and not s.args.kw_defaults}
 
 
-def renamed_callee(fndef, call, site: int, filename) -> Inlined:
-    """A copy of the callee's ``def`` renamed apart for call site number ``site``; raises NotInlinable."""
+def renamed_callee(fndef, call, site: int, filename, defaults=()) -> Inlined:
+    """A copy of the callee's ``def`` renamed apart for call site number ``site``; raises NotInlinable.
+    ``call`` (of the kernel's copy of the loop) is made positional: ``positional_call``."""
     fndef = copy.deepcopy(fndef)
     name = fndef.name
     args = fndef.args
     if args.vararg or args.kwarg or args.kwonlyargs:
         raise NotInlinable(f"{name} takes *args, **kwargs or keyword-only parameters")
     params = [a.id for a in args.posonlyargs + args.args]
-    if call.keywords or len(call.args) != len(params) or any(isinstance(a, gast.Starred) for a in call.args):
-        raise NotInlinable(f"the call passes other than one positional argument per parameter of {name}")
+    positional_call(call, name, params, [a.id for a in args.args], defaults)
     for n in (n for s in fndef.body for n in gast.walk(s)):
         if isinstance(n, gast.Global | gast.Nonlocal | gast.FunctionDef | gast.Lambda | gast.ClassDef
                       | gast.Yield | gast.YieldFrom | gast.Await):
@@ -120,6 +120,42 @@ def renamed_callee(fndef, call, site: int, filename) -> Inlined:
                 free.append(n.id)
         n.astjit_file = filename
     return Inlined(fndef.name, [prefix + p for p in params], fndef.body, filename, list(dict.fromkeys(free)))
+
+
+def positional_call(call, name, params, by_keyword, defaults) -> None:
+    """Make ``call`` pass one positional argument per parameter, in place: a keyword argument moves to
+    its parameter's place and a missing one takes the function's default value (``defaults``: its
+    ``__defaults__``, a number each, the kernel's constants; rebinding them is guarded). Keyword
+    arguments written out of their parameters' order must be names or numbers, which nothing can see
+    evaluated in another order (an index may raise)."""
+    if any(isinstance(a, gast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        raise NotInlinable(f"the call of {name} unpacks *args or **kwargs")
+    given = {k.arg: k.value for k in call.keywords}
+    if len(call.args) > len(params) or len(given) != len(call.keywords) or set(given) - set(by_keyword):
+        raise NotInlinable(f"the call does not match the parameters of {name} (Python raises TypeError)")
+    written = [params.index(k.arg) for k in call.keywords]
+    if written != sorted(written) and not all(_plain_value(k.value) for k in call.keywords):
+        raise NotInlinable(f"the call of {name} passes keyword arguments out of its parameters' order")
+    args = list(call.args)
+    first_default = len(params) - len(defaults)
+    for k, param in enumerate(params[len(args):], len(args)):
+        if param in given:
+            value = given.pop(param)
+        elif k >= first_default and type(defaults[k - first_default]) in (bool, int, float, complex):
+            value = gast.copy_location(gast.Constant(value=defaults[k - first_default], kind=None), call)
+        else:
+            raise NotInlinable(f"the call of {name} leaves {param!r} to a default that is not a number, or "
+                               "to none (Python raises TypeError)")
+        args.append(value)
+    if given:
+        raise NotInlinable(f"the call passes {next(iter(given))!r} twice (Python raises TypeError)")
+    call.args, call.keywords = args, []
+
+
+def _plain_value(e) -> bool:
+    if isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub | gast.UAdd):
+        e = e.operand
+    return isinstance(e, gast.Name) or isinstance(e, gast.Constant) and type(e.value) in (bool, int, float, complex)
 
 
 def read_before_assigned(fndef, local: set):

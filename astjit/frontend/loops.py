@@ -59,7 +59,7 @@ NUMPY_UFUNCS = ("sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "absolute", "
                 "copysign", "degrees", "radians", "deg2rad", "rad2deg")
 # numpy's scalar types called on a number (``np.float32(a[i])``, ``np.int32(k)``)
 NUMPY_CASTS = {getattr(np, name): f"cast.{name}" for name in (
-    "float32", "float64", "int64", "int32", "int16", "int8", "uint32", "uint16", "uint8")}
+    "float32", "float64", "int64", "int32", "int16", "int8", "uint32", "uint16", "uint8", "complex64", "complex128")}
 SCALAR_CALLS = {**SCALAR_BUILTINS, operator.index: "index", **MATH_FUNCTIONS, **MATH_BINARY, **MATH_TO_INT, **MATH_PREDICATES,
                 **NUMPY_CASTS, np.clip: "np.clip", **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
 # reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``, ``a[i].max()``,
@@ -389,6 +389,8 @@ class LoopChecker:
             self.refuse(f"a call of {what} ({exc})", e)
         self.sites += 1
         self.resolver.guards[tuple(chain) + code_path(obj)] = fn.__code__
+        if fn.__defaults__:        # (numbers the kernel takes as constants: positional_call)
+            self.resolver.guards[tuple(chain) + code_path(obj)[:-1] + ("__defaults__",)] = fn.__defaults__
         for name in callee.free_names:
             if name in self.local_names or name in self.resolver.cells:
                 self.refuse(f"a call of {what}, which reads the global {name!r}: a local of this function too", e)

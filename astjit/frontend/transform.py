@@ -131,7 +131,7 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     cells.update({python_switch_name(f.block): f.python_switch for f in fragments.values()})
     cells[NEXT_NAME] = next
     cells.update(helpers)
-    if any(b.maybe_unbound for b in blocks):
+    if any(b.maybe_unbound or b.unbound_after for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
     if any(b.kind == "loop" for b in blocks):
         cells.update({**BUILTIN_CELLS, **ARRAY_WORK_CELLS, DECLINED_NAME: DECLINED, RETURNED_NAME: Returned,

@@ -99,7 +99,7 @@ def specialize_loop(fragment, key, args) -> Specialization:
     block = fragment.block
     try:
         lowering = LoopLowering(block.kernel_loop, fragment.live_in, fragment.live_out, args, block.loop_calls,
-                                block.entry_facts, block.resume_at, block.returns)
+                                block.entry_facts, block.resume_at, block.returns, block.unbound_after)
         lowered = lowering.lower()
     except Unsupported:
         raise

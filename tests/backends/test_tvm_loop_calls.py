@@ -163,7 +163,7 @@ def no_return_loop(a, out):
 
 def keyword_loop(a, out):
     for i in range(len(a)):
-        out[i] = scale_by(a[i], k=3.0)
+        out[i] = scale_by(a[i], **{"k": 3.0})
     return out
 
 
@@ -188,7 +188,7 @@ def other_module_loop(a, out):
 @pytest.mark.parametrize("loop, reason", [
     (recursive_loop, "nested more than 4 deep (or recursive)"),
     (no_return_loop, "may end without 'return value'"),
-    (keyword_loop, "one positional argument per parameter"),
+    (keyword_loop, "unpacks *args or **kwargs"),
     (closure_loop, "is a closure"),
     (other_module_loop, "defined in another module"),
 ])
@@ -493,3 +493,43 @@ def test_a_helper_returning_a_tuple_is_unpacked_in_the_kernel():
 def test_a_helper_returning_tuples_of_other_lengths_stays_python():
     jitted = check(wrong_arity_loop, [(rng.random(n) - 0.5, np.zeros(n)) for n in (0, 6)], compiled=False)
     assert "returns something other than a tuple of 2 values" in str(jitted.explain()), str(jitted.explain())
+
+
+def affine(x, scale=2.0, shift=0):
+    return x * scale + shift
+
+
+def with_keywords(a, out):
+    for i in range(len(a)):
+        out[i] = affine(a[i]) + affine(a[i], shift=1) + affine(a[i], 0.5, shift=-3) + affine(x=a[i], scale=3)
+    return out
+
+
+def keywords_out_of_order(a, out):
+    for i in range(len(a)):
+        out[i] = affine(shift=a[i], x=a[len(a) - 1 - i])
+    return out
+
+
+def twice_given(a, out):
+    for i in range(len(a)):
+        out[i] = affine(a[i], x=2.0)
+    return out
+
+
+def test_calls_with_keywords_and_default_values():
+    """Keyword arguments go to their parameters and defaults (numbers) are the function's own values
+    at each call: rebinding ``__defaults__`` transforms the caller again."""
+    a = np.array([0.1, -0.0, np.nan, 3.0])
+    jitted = check(with_keywords, [(a, np.zeros(4)), (a.astype(np.float32), np.zeros(4, np.float32)),
+                                   (np.arange(3), np.zeros(3))])
+    saved = affine.__defaults__
+    try:
+        affine.__defaults__ = (10.0, 1)
+        assert np.array_equal(jitted(a, np.zeros(4)), with_keywords(a, np.zeros(4)), equal_nan=True)
+    finally:
+        affine.__defaults__ = saved
+    # keyword arguments written out of order evaluate in the written order: an index error among them
+    # stays Python's; a keyword given twice raises Python's TypeError
+    check(keywords_out_of_order, [(a, np.zeros(4))], compiled=False)
+    check(twice_given, [(a, np.zeros(4))], compiled=False)

@@ -277,3 +277,33 @@ def test_ints_made_complex_and_phases_of_nan():
     # math.atan2 of a NaN is CPython's own NaN, whatever the input's sign
     nan = np.array([np.nan, -np.nan, 1.0, -0.0, np.inf])
     check(phases, [(nan, nan[::-1].copy(), np.zeros(5)), (rng.random(6), rng.random(6) - 0.5, np.zeros(6))])
+
+
+def escape_times_c64(xs, ys, limit, out):
+    for i in range(len(ys)):
+        for j in range(len(xs)):
+            c = xs[j] + ys[i] * np.complex64(1j)       # complex128 for float64 xs, complex64 for float32
+            z = np.complex64(0)                        # complex64 first, c's type after the first step
+            n = 0
+            while abs(z) <= 2.0 and n < limit:
+                z = z * z + c
+                n += 1
+            out[i, j] = n
+    return out
+
+
+def casts(a, w, out):
+    for i in range(len(a)):
+        z = np.complex64(a[i]) + np.complex128(w) * np.complex64(w) - np.complex64(i * 2**40 + 1)
+        out[i] = z.real + z.imag
+    return out
+
+
+def test_numpy_complex_casts_and_abs_of_a_value_of_two_complex_types():
+    # np.complex64 of a Python int goes through a Python float (two roundings), of a numpy int directly
+    check(casts, [(rng.random(5), 0.1 + 0.2j, np.zeros(5)), (np.arange(5), np.complex64(0.3 - 1j), np.zeros(5)),
+                  (rng.random(3).astype(np.float32), 2.5, np.zeros(3)), (EDGES.copy(), -0.0j, np.zeros(10)),
+                  (np.arange(3, dtype=np.int64) * 2**61 + 1, 3, np.zeros(3))])
+    for xs, ys in ((np.linspace(-2, 1, 7), np.linspace(-1.5, 1.5, 5)),
+                   (np.linspace(-2, 1, 6, dtype=np.float32), np.linspace(-1.5, 1.5, 4, dtype=np.float32))):
+        check(escape_times_c64, [(xs, ys, limit, np.zeros((len(ys), len(xs)), np.int32)) for limit in (10, 40)])

@@ -245,3 +245,21 @@ def test_angle_bins_with_atan2_pi_and_floor():
     x, y = rng.standard_normal(200), rng.standard_normal(200)
     check(angle_bins, [(x, y, np.zeros(16, np.int64)), (x[:5], y[:5], np.zeros(3, np.int64)),
                        (np.array([0.0, -0.0, -1.0, np.inf]), np.array([-0.0, 0.0, -0.0, 1.0]), np.zeros(8, np.int64))])
+
+
+def floors_of_ints(a, k, out):
+    for i in range(len(a)):
+        out[i] = math.floor(a[i]) + math.ceil(a[i] * 2) + math.trunc(k) + math.floor(i > 2)
+    return out
+
+
+def truncs_of_numpy_ints(a, out):
+    for i in range(len(a)):
+        out[i] = math.trunc(a[i])            # TypeError: numpy's ints have no __trunc__
+    return out
+
+
+def test_floor_and_ceil_of_ints_are_python_ints():
+    check(floors_of_ints, [(np.arange(-3, 4), 5, np.zeros(7)), (np.arange(5, dtype=np.uint8), True, np.zeros(5, np.int64)),
+                           (np.array([True, False]), -7, np.zeros(2, np.int16))])
+    check(truncs_of_numpy_ints, [(np.arange(3), np.zeros(3))], compiled=False)

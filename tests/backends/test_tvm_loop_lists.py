@@ -2,6 +2,8 @@
 their Python types in order, lists that held values before, appends before an exception or a
 ``return``, a list too short for a later call, and what stays Python."""
 
+import math
+
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
@@ -99,6 +101,49 @@ def counted_while(a):
     return out
 
 
+def counted_while_writing(a):
+    out = []
+    i = 0
+    while i < len(a):
+        out.append(i)
+        a[i] = 0.0                     # an effect: the kernel could not start again with more room
+        i += 2
+    return out
+
+
+def event_times(rnd, rate, tmax):
+    t = 0.0
+    k = 0
+    times = []
+    while t < tmax and k < len(rnd):
+        t += -math.log(rnd[k]) / rate
+        times.append(t)
+        k += 1
+    return t, times
+
+
+def collect_until(a, limit):
+    out = []
+    i = 0
+    total = 0.0
+    while total < limit and i < len(a):
+        total = total + a[i]
+        if a[i] > 0.5:
+            out.append(i)
+        i += 1
+    return out, total
+
+
+def test_appends_whose_count_is_not_known_in_loops_that_write_no_array():
+    """A while loop, or a range the loop computes: where a list's room runs out, the kernel stops, its
+    appends dropped, and runs again from the start with twice the room."""
+    check(counted_while, [(rng.random(n),) for n in (30, 5, 60, 3000, 0)])
+    check(computed_range, [(rng.random(n),) for n in (30, 5, 2000)])
+    rnd = rng.random(5000)
+    check(event_times, [(rnd, 2.0, 5.0), (rnd, 2.0, 1e4), (rnd[:3], 1.0, 10.0), (rnd, 2.0, -1.0)])
+    check(collect_until, [(rnd, 10.0), (rnd, 3000.0), (rnd[:0], 1.0)])
+
+
 def read_back(a):
     out = []
     for i in range(len(a)):
@@ -155,8 +200,7 @@ def test_a_list_passed_twice_runs_as_python():
 
 @pytest.mark.parametrize("fn, reason", [
     (mixed_types, "values of several types appended to 'out'"),
-    (computed_range, "an append to 'out' inside a loop whose trip count is not known"),
-    (counted_while, "an append to 'out' inside a loop whose trip count is not known"),
+    (counted_while_writing, "an append to 'out' inside a loop whose trip count is not known"),
     (read_back, "the list 'out' is appended to and also used otherwise in the loop"),
 ])
 def test_what_stays_python_says_why(fn, reason):

@@ -118,23 +118,60 @@ def raise_of_an_instance(a, exc):
     return a
 
 
-def raise_of_two_types(a):
+def raise_of_a_complex(a, w):
+    for i in range(len(a)):
+        if a[i] < 0:
+            raise ValueError(w * a[i])
+    return a
+
+
+class NoConvergence(Exception):
+    pass
+
+
+def cube_roots(cs, out, tol, most):
+    for k in range(len(cs)):
+        x = 1.0                              # a Python float, numpy's after the first step
+        it = 0
+        while True:
+            step = (x * x * x - cs[k]) / (3 * x * x)
+            x -= step
+            it += 1
+            if abs(step) < tol:
+                break
+            if it >= most:
+                raise NoConvergence(f"root {k}: no convergence after {it} steps, x={x}", x, it)
+        out[k] = x
+    return out
+
+
+def sum_until_negative(a):
     s = 0
     for i in range(len(a)):
         s += a[i]                            # a Python int, then numpy's type
         if s < 0:
-            raise ValueError(s)
+            raise ValueError(s, f"{s!r}")
     return s
+
+
+def test_a_raise_of_a_value_of_either_type_gives_the_type_it_has():
+    """A value that is a Python float (or int) on some iterations and numpy's on others is raised as
+    the one it is where the loop stops (its type's index beside its bits in the kernel's status)."""
+    cs = rng.random(12) * 10 + 1
+    check(cube_roots, [(cs, np.zeros(12), 1e-12, 50), (cs, np.zeros(12), 1e-12, 3), (cs, np.zeros(12), 1e-12, 1),
+                       (cs.astype(np.float32), np.zeros(12), 1e-6, 2), (np.arange(1, 5), np.zeros(4), 1e-9, 4)])
+    check(sum_until_negative, [(np.array([1, 2, -5, 4]),), (np.arange(5),), (np.array([-2.5, 1.0]),),
+                               (np.array([-3], np.int8),)])
 
 
 @pytest.mark.parametrize("fn, reason", [
     (raise_from, "a raise other than of an exception class called with values"),
     (raise_starred, "arguments are not values of the loop"),
     (raise_of_a_call, "a call of str"),
-    (raise_of_two_types, "holds values of several types"),
+    (raise_of_a_complex, "a raise of a complex value"),
     (raise_of_an_instance, "a raise of something other than an exception class"),
 ])
 def test_other_raises_keep_the_loop_in_python_and_say_why(fn, reason):
-    extra = (KeyError("k"),) if fn is raise_of_an_instance else ()
+    extra = (KeyError("k"),) if fn is raise_of_an_instance else (1j,) if fn is raise_of_a_complex else ()
     jitted = check(fn, [(np.array([1, 2, -3, 4]), *extra), (np.arange(5), *extra)], compiled=False)
     assert reason in str(jitted.explain()), str(jitted.explain())

@@ -954,10 +954,20 @@ def collatz_peak(n):
     return steps, peak
 
 
+def factorials(n):
+    fs = []
+    f = 1
+    for i in range(2, n + 1):
+        f *= i
+        fs.append(f)                      # (the kernel's appends are dropped where it stops)
+    return fs
+
+
 def test_loops_without_effects_give_pythons_big_ints():
     """Where a Python int leaves int64 in a loop that writes no array, the loop runs again as Python
     from its start: Python's exact big int, not the int64 OverflowError."""
     check(factorial, [(5,), (20,), (21,), (100,), (0,)])
+    check(factorials, [(5,), (20,), (25,), (1,)])
     check(fibonacci_mod, [(10, 7), (92, 10**9), (93, 10**9), (200, 1000)])
     check(power_mod, [(3, 5, 7), (3, 1000, 2**47 - 1), (2, 10**6, 10**9 + 7), (7, 0, 13)])
     check(collatz_peak, [(6,), (27,), (2**47 - 1,)])

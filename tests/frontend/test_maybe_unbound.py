@@ -8,6 +8,7 @@ import traceback
 import gast
 import numpy as np
 import pytest
+from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
 
 from astjit import jit
 from astjit.frontend.bound import DefinitelyBound
@@ -281,3 +282,42 @@ def f(a, *args, k=1, **kw):
     assert at["s4"] == at["s1"] | {"t"}              # e is unbound after its handler
     assert at["s5"] == at["s4"] - {"x"}
     assert at["s6"] == at["s5"] | {"h", "j"}         # g() may suppress an exception before q = 1
+
+
+def last_index(a, t):
+    for i in range(len(a)):
+        if a[i] > t:
+            break
+    return i                              # unbound for an empty array: UnboundLocalError
+
+
+def found_twice(a, t):
+    for i in range(len(a)):
+        if a[i] > t:
+            found = a[i]
+    return found * 2                      # unbound where no element passed
+
+
+def first_over(m, t):
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            if m[i, j] > t:
+                return i, j
+    return i, j
+
+
+def last_doubled(a):
+    for x in a:
+        y = x * 2
+    return y
+
+
+@pytest.mark.usefixtures("kernels_for_tiny_loops")
+def test_names_only_a_compiled_loop_binds_are_unbound_after_it_where_it_did_not():
+    """A search's ``i`` read after the loop: the loop compiles, and where it bound nothing (an empty
+    range, no element passing a test) reading the name raises UnboundLocalError, as in Python."""
+    a = np.array([0.1, 0.9, 0.3])
+    check(last_index, [(a, 0.5), (a, 2.0), (a[:0], 0.5), (a[:1], 0.0), (a, 0.05)])
+    check(found_twice, [(a, 0.5), (a, 2.0), (a[:0], 0.5), (a.astype(np.float32), 0.2)])
+    check(first_over, [(np.eye(3), 0.5), (np.zeros((2, 2)), 0.5), (np.zeros((0, 2)), 0.5), (np.zeros((2, 0)), 0.5)])
+    check(last_doubled, [(a,), (a[:0],), (np.arange(4),)])

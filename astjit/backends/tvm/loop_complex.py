@@ -301,15 +301,32 @@ class ComplexValues:
         return equal(x, y) if op == "Eq" else not_equal(x, y)
 
     def complex_abs(self, v, node):
-        from .loops import Val
+        """``abs`` of a complex: the C library's hypot for numpy's (in its parts' dtype), CPython's rules
+        for a Python complex; a value of several complex types (``z = np.complex64(0)`` then
+        ``z = z * z + c`` of a complex128 ``c``) in each type, the tag picking one."""
+        from .loop_types import storage_dtype
+        from .loops import Val, _cast, _no
 
-        r = self.common(abs, (v,), "abs", node)
-        part = part_dtype(v.dtype)
-        if not r.python:
-            return Val(self.bind(sm.libm("hypot", part, v.expr.re, v.expr.im), part), (r,))
-        value, overflowed = python_abs(v.expr, lambda e: self.bind(e, part))
-        self.fail(overflowed, node, lambda values: OverflowError("absolute value too large"))
-        return Val(value, (r,))
+        types, tag = self.result_types(abs, (v,), "abs")
+        if any(not is_complex(t.dtype) for t in v.types):
+            raise _no("abs() of a value that is complex on some iterations only", node)
+        storage = storage_dtype(types)
+        values = []
+        for k, t in enumerate(v.types):
+            part = part_dtype(t.dtype)
+            z = Pair(*(self.bind(_cast(x, part_dtype(v.dtype), part), part) for x in (v.expr.re, v.expr.im)))
+            if t.python:
+                value, overflowed = python_abs(z, lambda e, part=part: self.bind(e, part))
+                here = tirx.EQ(v.tag, tirx.const(k, "int8")) if v.tag is not None else None
+                self.fail(overflowed if here is None else tirx.And(here, overflowed), node,
+                          lambda values: OverflowError("absolute value too large"))
+            else:
+                value = sm.libm("hypot", part, z.re, z.im)
+            values.append(_cast(value, part, storage))
+        expr = values[-1]
+        for k in range(len(values) - 2, -1, -1):
+            expr = tirx.Select(tirx.EQ(v.tag, tirx.const(k, "int8")), values[k], expr)
+        return Val(self.bind(expr, storage), tuple(types), tag)
 
     def make_complex(self, args, node):
         """``complex(x)`` and ``complex(x, y)`` of real numbers (and ``complex(z)``): a Python complex."""
@@ -324,6 +341,19 @@ class ComplexValues:
         parts = [_cast(v.expr, v.dtype, "float64") for v in args]
         im = parts[1] if len(parts) == 2 else sm.shielded(tirx.const(0.0, "float64"), "float64")
         return Val(Pair(parts[0], im), (r,))
+
+    def complex_cast(self, dtype, v, node):
+        """``np.complex64(x)``, ``np.complex128(x)`` of a number: its parts in the dtype's floats. numpy
+        makes a Python int a float through a Python float first (two roundings for complex64), a
+        numpy int directly."""
+        from .loops import Val, _cast, _no
+
+        if len(v.types) > 1 and any(t.kind in "iu" for t in v.types):
+            raise _no(f"np.{dtype}() of a value that is an int on some iterations only", node)
+        expr, src = v.expr, v.dtype
+        if any(t.python and t.kind in "iu" for t in v.types):
+            expr, src = _cast(expr, src, "float64"), "float64"
+        return Val(as_pair(expr, src, dtype, _cast), (Scalar(dtype, False),))
 
     def complex_part(self, e):
         """``v.real``, ``v.imag`` of a number (a real number's ``imag`` is its type's zero)."""

@@ -20,7 +20,10 @@ in explain()):
   appended to (no ``len()``, index or other use, no rebinding), and two such names are two lists;
 - every ``append`` of it gives one type of value, a number or a bool;
 - every loop around an ``append`` is a ``for`` over ``range`` whose arguments are bounded as above
-  (its step known at the loop's entry), or over a tuple of constants (a ``while`` has no bound).
+  (its step known at the loop's entry), or over a tuple of constants; or the loop writes no array
+  (``effect_free``: a ``while`` that collects event times): there the kernel stops with NEED_ROOM
+  where a list's room runs out, its counts zeroed, and the runner calls it again with twice the room
+  (nothing it did is seen: the runner appends the values after the call).
 """
 
 from dataclasses import dataclass
@@ -80,6 +83,7 @@ class AppendedLists:
     def find_appended_lists(self, live_in, args) -> None:
         """The lists the loop appends to, checked (``self.lists``), and their pseudo-variables."""
         self.lists = []
+        self.unbounded_appends = set()        # ids of the appends that check their room as they run
         for name in appended_list_names(self.loop, self.calls):
             value = args[live_in.index(name)] if name in live_in else None
             if type(value) is not list:
@@ -114,6 +118,7 @@ class AppendedLists:
     def check_append_room(self) -> None:
         """Before any effect: stop with NEED_ROOM where a list's stretch is shorter than the most
         values the loop may append to it, the most in status[1]."""
+        self.unbounded_appends = set()
         if not self.lists:
             return
         most = tirx.const(0.0, F64)
@@ -127,16 +132,21 @@ class AppendedLists:
 
     def most_appends(self, lst):
         """The most values the loop may append to ``lst`` (a float64: products of trip counts may
-        exceed int64 where the runner declines them anyway)."""
+        exceed int64 where the runner declines them anyway); an append whose count is not known adds
+        nothing here, and checks its room as it runs (``unbounded_appends``)."""
         total = tirx.const(0.0, F64)
         for site, loops in _append_sites(self.loop, self.calls, lst.name):
             times, counters = tirx.const(1.0, F64), {}
             for loop in loops:
                 trips = self.static_trips(loop, counters)
                 if trips is None:
+                    if self.effect_free:
+                        self.unbounded_appends.add(id(site))
+                        times = tirx.const(0.0, F64)
+                        break
                     raise self.refusal(f"an append to {lst.name!r} inside a loop whose trip count is not known "
                                        "where the compiled loop starts (a while loop, or a range() of values "
-                                       "the loop computes)", site)
+                                       "the loop computes), in a loop that writes arrays", site)
                 times = times * trips
             total = total + times
         return total
@@ -243,10 +253,19 @@ class AppendedLists:
 
         wide = _wide(var.dtype)
         count = self.bind(self.status[self.count_slot(lst)], I64)
-        # (the entry check makes room for every append; this one only keeps a wrong bound from
-        # writing past the buffer)
-        self.fail(count >= self.room(), e, lambda values: AssertionError(
-            "astjit: a compiled loop appended more values than it made room for (a bug in astjit)"))
+        if id(e) in self.unbounded_appends:      # out of room: run again with twice as much, from the start
+            with T.If(count >= self.room()):
+                with T.Then():
+                    T.buffer_store(self.status, tirx.const(NEED_ROOM, I64), [0])
+                    T.buffer_store(self.status, self.room() * tirx.const(2, I64), [1])
+                    self.zero_append_counts()
+                    T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
+            self.go_on_if_ok()
+        else:
+            # (the entry check makes room for every append; this one only keeps a wrong bound from
+            # writing past the buffer)
+            self.fail(count >= self.room(), e, lambda values: AssertionError(
+                "astjit: a compiled loop appended more values than it made room for (a bug in astjit)"))
         at = tirx.const(self.data_start, I64) + tirx.const(lst.index, I64) * self.room() + count
         T.buffer_store(self.status, _bits_as_int64(_cast(value.expr, value.dtype, wide), wide), [at])
         T.buffer_store(self.status, count + tirx.const(1, I64), [self.count_slot(lst)])

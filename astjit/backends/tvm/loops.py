@@ -42,6 +42,7 @@ from ...frontend.loops import (
     return_values,
 )
 from ...frontend.lower import attribute_of
+from ...runtime.fragment import UNBOUND
 from ...runtime.keys import TupleOfLength, tuple_key
 from ...runtime.plain_attribute import NOT_PLAIN
 from . import loop_complex as cx
@@ -167,12 +168,16 @@ class LoopKernel:
     blas_arrays: list = field(default_factory=list)      # arrays those read: the runner checks their alignment
     sequences: dict = field(default_factory=dict)        # name -> Sequence: a tuple or list the runner converts
     appended: list = field(default_factory=list)         # (name, Scalar) per list the loop appends to (loop_lists)
+    unbound_after: frozenset = frozenset()               # live-outs read back as UNBOUND where not bound
 
 
 class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows, AppendedLists,
                    ComplexValues):
-    def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0, returns=False):
+    def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0, returns=False,
+                 unbound_after=()):
         self.loop = loop
+        self.unbound_after = set(unbound_after)    # live-outs only the loop may bind: a flag says if it did
+        self.bound_flags = {}                      # (per build: name -> its int8 flag)
         self.resume_at = resume_at             # positions of the outer ``for`` that ran as Python first
         self.entry_facts = entry_facts or {}
         self.live_in = live_in
@@ -228,10 +233,12 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.assigned = assigned - set(self.array_types)
         self.var_types = {n: {t} for n, t in self.incoming.items()}
         self.check_sequence_uses(bodies)
-        # a loop that writes no array and appends to no list leaves nothing behind where it stops: where
-        # one of its Python ints would leave int64 (a factorial, a big Fibonacci number), the runner
-        # runs the whole loop as Python instead of raising (exact big ints, as Python computes them)
-        self.effect_free = not self.lists and not any(
+        # a loop that writes no array leaves nothing behind where it stops (the values it appends to lists
+        # are the runner's to append, after the call: dropped where it stops early): where one of its
+        # Python ints would leave int64 (a factorial, a big Fibonacci number), the runner runs the whole
+        # loop as Python instead of raising (exact big ints, as Python computes them); where a list's
+        # room runs out in a loop whose trip count is not known, the kernel runs again with more room
+        self.effect_free = not any(
             isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
             or isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and n.target.id in self.array_types
             for b in bodies for n in gast.walk(b))
@@ -447,6 +454,12 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.allocate_named_row_slots()
                 self.ok = T.alloc_buffer((1,), "bool", scope="global")
                 T.buffer_store(self.ok, tirx.const(True, "bool"), [0])
+                self.bound_flags = {}
+                for name in sorted(self.unbound_after):
+                    if name not in self.variables:
+                        raise _no(f"{name!r}, an array the loop binds, may be unbound after the loop", self.loop)
+                    self.bound_flags[name] = T.alloc_buffer((1,), "int8", scope="global")
+                    T.buffer_store(self.bound_flags[name], tirx.const(0, "int8"), [0])
                 T.buffer_store(self.status, tirx.const(0, I64), [0])
                 for k, var in enumerate(outs):           # (the runner reuses its status buffers)
                     if isinstance(var, LocalArray):
@@ -477,14 +490,18 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                                                                    "float64"), [status_slot(k) + 2])
                     else:
                         self.store_slot(k, _bits_as_int64(var.buffer[0], var.dtype))
-                    tag = var.tag[0] if var.tag is not None else tirx.const(0, "int8")
-                    T.buffer_store(self.status, tag.astype(I64), [status_slot(k) + 1])
+                    tag = (var.tag[0] if var.tag is not None else tirx.const(0, "int8")).astype(I64)
+                    if var.name in self.bound_flags:          # -1: the loop did not bind it
+                        tag = tirx.Select(tirx.EQ(self.bound_flags[var.name][0], tirx.const(0, "int8")),
+                                          tirx.const(-1, I64), tag)
+                    T.buffer_store(self.status, tag, [status_slot(k) + 1])
         if self.stores & self.rotated_names():   # (a write through a rotated name may reach any of them)
             self.stores |= self.rotated_names()
         return LoopKernel(ib.get(), [n for n in self.array_types if n not in self.incoming_locals],
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
                           self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
-                          sorted(self.blas_checked), dict(self.sequences), self.appended_types())
+                          sorted(self.blas_checked), dict(self.sequences), self.appended_types(),
+                          frozenset(self.unbound_after))
 
     def store_slot(self, k, value) -> None:
         """``value`` into the status slot of live-out value ``k``."""
@@ -586,6 +603,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         with T.If(cond):
             with T.Then():
                 T.buffer_store(self.status, tirx.const(stop, I64), [0])
+                if stop == BAIL:
+                    self.zero_append_counts()
                 for k, v in enumerate(values[:STATUS_SIZE - 1]):
                     T.buffer_store(self.status, _as_int64(v), [k + 1])
                 T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
@@ -727,8 +746,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
 
         def value_of(node):
             v = self.settled(self.expr(node))
-            if len(v.types) != 1:
-                raise _no("a raise of a value that holds values of several types", node)
+            if any(t.kind == "c" for t in v.types):
+                raise _no("a raise of a complex value", node)
             computed.append(v)
             return gast.Name(id=f"__astjit_v{len(computed) - 1}", ctx=gast.Load(), annotation=None,
                              type_comment=None)
@@ -740,13 +759,19 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                         v.value = value_of(v.value)
             elif not isinstance(a, gast.Constant):
                 args[k] = value_of(a)
-        if len(computed) > STATUS_SIZE - 1:
-            raise _no(f"a raise of more than {STATUS_SIZE - 1} computed values", s)
-        types = [v.types[0] for v in computed]
-        slots = [_cast(v.expr, v.dtype, "float64" if v.types[0].kind == "f" else I64) for v in computed]
+        # each value's bits in a slot (in its storage's dtype), then, where it may have several types
+        # (``x = 1.0`` then ``x -= step`` of a numpy float), the index of the one it has
+        slots = []
+        for v in computed:
+            slots.append(_cast(v.expr, v.dtype, "float64" if np.dtype(v.dtype).kind == "f" else I64))
+            if v.tag is not None:
+                slots.append(v.tag.astype(I64))
+        if len(slots) > STATUS_SIZE - 1:
+            raise _no(f"a raise of more than {STATUS_SIZE - 1} computed values and types", s)
+        kinds = [(v.types, np.dtype(v.dtype).kind == "f") for v in computed]
         made = python_function([f"__astjit_v{k}" for k in range(len(computed))], args)
-        self.fail(tirx.const(True, "bool"), s, lambda vals: _made_exception(
-            cls, made, [_python_value(t, k) for t, k in zip(types, vals)]), slots)
+        self.fail(tirx.const(True, "bool"), s, lambda vals: _made_exception(cls, made, _raised_values(kinds, vals)),
+                  slots)
 
     def loop_return(self, s) -> None:
         """``return`` out of the loop: its values into the return variables (every value first, as a
@@ -894,6 +919,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 item = tirx.Select(tirx.EQ(value, tirx.const(k, I64)), tirx.const(items[k], t.dtype), item)
             value = item
         T.buffer_store(target.buffer, _cast(value, t.dtype, target.dtype), [0])
+        self.mark_bound(loop.target.id)
         self.seen[loop.target.id].add(t)
         self.note_bits(loop.target.id, counter_bits)
         self.note_span(loop.target.id, self.counter_spans.get(id(loop)))
@@ -1043,8 +1069,13 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return                                   # this pass's layout is stale; the next one fits
         self.exact_in(value, var.dtype, node)
         cx.store_local(var.buffer, _cast(value.expr, value.dtype, var.dtype), var.dtype)
+        self.mark_bound(name)
         if var.tag is not None:
             T.buffer_store(var.tag, self.retag(value, var.types), [0])
+
+    def mark_bound(self, name) -> None:
+        if name in self.bound_flags:
+            T.buffer_store(self.bound_flags[name], tirx.const(1, "int8"), [0])
 
     def exact_in(self, value: Val, dtype, node) -> None:
         """An int stored in a float64 local (a variable that holds ints and floats) must be exact there:
@@ -1821,6 +1852,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return self.make_complex(args, e)
         if name == "abs" and len(args) == 1 and any(t.kind == "c" for t in args[0].types):
             return self.complex_abs(args[0], e)
+        if name in ("cast.complex64", "cast.complex128") and len(args) == 1:
+            return self.numpy_cast(name.removeprefix("cast."), args[0], e)
         if any(t.kind == "c" for v in args for t in v.types):
             raise _no(f"{name}() of a complex number", e)
         if name == "np.clip":
@@ -2027,9 +2060,13 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
 
     def math_to_int(self, name, v: Val, e) -> Val:
         """``math.floor``, ``ceil``, ``trunc`` of a float: a Python int (int64 here, beyond it the
-        documented OverflowError), NaN and infinities raising as Python does."""
+        documented OverflowError), NaN and infinities raising as Python does; of an int (or a bool)
+        the same number as a Python int."""
+        # an int: itself, as a Python int (math.trunc of a numpy int raises TypeError: no __trunc__)
+        if all(t.kind in "biu" and t.dtype != "uint64" and (t.python or name != "trunc") for t in v.types):
+            return Val(_cast(v.expr, v.dtype, I64), (Scalar(I64, True),), bits=v.bits, span=v.span)
         if any(t.dtype != "float64" for t in v.types):
-            raise _no(f"math.{name}() of a value other than a float", e)
+            raise _no(f"math.{name}() of a value other than a float or an int", e)
         return self.float_to_int(v.expr, getattr(sm.te, name), MATH_TO_INT_BY_NAME[name], e)
 
     def numpy_cast(self, dtype, v: Val, e) -> Val:
@@ -2041,6 +2078,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         kinds = {t.kind for t in v.types}
         if "uint64" in (t.dtype for t in v.types):
             raise _no(f"np.{dtype}() of a uint64", e)
+        if cx.is_complex(dtype):
+            return self.complex_cast(dtype, v, e)
         result = (Scalar(dtype, False),)
         if dtype != I64 and np.dtype(dtype).kind in "iu":
             return self.narrow_int_cast(dtype, v, e)
@@ -2290,9 +2329,17 @@ def python_function(params, exprs):
     return eval(compile(ast.fix_missing_locations(ast.Expression(body=lam)), "<astjit raise>", "eval"))
 
 
-def _python_value(t: Scalar, slot: int):
-    """The value of type ``t`` a status slot holds (a float's bits, an int or a bool)."""
-    return t.type(_float_of_bits(slot) if t.kind == "f" else slot)
+def _raised_values(kinds, slots) -> list:
+    """The values a ``raise`` computed, from the status slots (raise_statement): per value its
+    ``(types, stored as float64)``, a slot of its bits, and one of its type's index where it has several
+    (an int held in a float64 local is exact there)."""
+    values, at = [], 0
+    for types, as_float in kinds:
+        stored = _float_of_bits(slots[at]) if as_float else slots[at]
+        t = types[slots[at + 1]] if len(types) > 1 else types[0]
+        at += 1 + (len(types) > 1)
+        values.append(t.type(int(stored) if t.kind in "iu" and as_float else stored))
+    return values
 
 
 def _made_exception(cls, made, values) -> BaseException:
@@ -2403,6 +2450,10 @@ def result_expressions(kernel: LoopKernel, first=0, count=None, views=False) -> 
             continue
         namespace[f"c{k}"] = converters[0] if len(converters) == 1 else converters
         items.append(f"c{k}({value})" if len(converters) == 1 else f"c{k}[{ints}[{at + 1}]]({value})")
+    for k, var in enumerate(outputs):
+        if items[k] is not None and var.name in kernel.unbound_after:     # (its tag -1: the loop did not bind it)
+            namespace["UNBOUND"] = UNBOUND
+            items[k] = f"(UNBOUND if {ints}[{status_slot(k + first) + 1}] < 0 else {items[k]})"
     return items, namespace
 
 

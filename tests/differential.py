@@ -30,6 +30,10 @@ def assert_values_match(got, want, rtol=None, atol=None, path="result"):
         r, a = _tolerances(want.dtype, rtol, atol)
         if want.dtype.kind in "fc":
             np.testing.assert_allclose(got, want, rtol=r, atol=a, equal_nan=True, err_msg=path)
+            if want.dtype.kind == "f":          # a zero is numpy's zero, of the same sign
+                zeros = (np.asarray(want) == 0) & (np.asarray(got) == 0)
+                np.testing.assert_array_equal(np.signbit(got)[zeros], np.signbit(want)[zeros],
+                                              err_msg=f"{path}: the sign of a zero")
         else:
             np.testing.assert_array_equal(got, want, err_msg=path)
         return

@@ -402,3 +402,21 @@ def test_argmax_and_argmin_of_nan_infinities_signed_zeros_and_empty_arrays():
     assert_same_as_numpy(arg_extremes, a[1:], np.zeros(4), jitted=jf)
     assert_compiled(jf)
     assert_same_as_numpy(arg_extremes, np.zeros((0, 3)), np.zeros(3))
+
+
+def r_sum_last(a):
+    return a.sum(axis=-1)
+
+
+def r_mean_first(a):
+    return np.mean(a, axis=0)
+
+
+@pytest.mark.parametrize("fn", [r_sum, r_mean, r_sum_last, r_mean_first])
+@pytest.mark.parametrize("shape", [(1,), (1, 3), (3, 1), (1, 1), (2, 5)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sums_of_negative_zeros_are_numpys_positive_zero(fn, shape, dtype):
+    """numpy adds to its identity 0.0, also where one element is reduced: the sum of [-0.0] is 0.0."""
+    jf = jit(fn, backend="tvm")
+    for a in (np.full(shape, -0.0, dtype), np.full(shape, 0.0, dtype), exact_values(dtype, shape, 3)):
+        assert_same_as_numpy(fn, a, jitted=jf)

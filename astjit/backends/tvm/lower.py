@@ -296,6 +296,10 @@ class SegmentLowering:
                 if name in ("var", "std"):       # one element: 0, or NaN for NaN and infinities
                     deviation = sm.shielded(value, acc) - sm.shielded(value, acc)      # not folded to 0
                     return deviation * deviation
+                if name in ("sum", "mean") and sm.is_float(acc):
+                    # numpy adds to its identity, 0.0: the sum of [-0.0] is 0.0 (a zero the simplifier
+                    # cannot fold away)
+                    return sm.shielded(tirx.const(0.0, acc), acc) + value
                 return value
         else:
             body = reduce_body

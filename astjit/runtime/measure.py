@@ -1,12 +1,13 @@
 """Choose between a compiled specialization and the block's original Python by measuring both.
 
-DESIGN section 4: where two backends can run the same work, measure on first use and remember the
-choice with the cache entry. A kernel is not always faster: libm calls such as float32 ``exp`` are
-scalar in a kernel but SIMD in numpy, and a one-op fragment gains nothing from fusion. The compiled
-result of the first run is what the call returns; the timed runs after it work on copies of the array
-arguments when the block writes into arrays (``out[i] = a[i] * 2.0`` in a loop), so the user's arrays
-see each effect once. Blocks that write into arrays too large to copy cheaply, or that receive other
-mutable objects, keep the compiled code unmeasured. Only the arrays the block may write are copied
+Where two backends can run the same work, measure on first use and remember the choice with the
+cache entry. A kernel is not always faster: libm calls such as float32 ``exp`` are scalar in a kernel
+but SIMD in numpy, and a one-op fragment gains nothing from fusion. The first call returns what the
+code chosen returns, as every later call does (a float32 sum accumulates in float64 in a kernel: where
+a difference cancels, the two results differ visibly). When the block writes into arrays (``out[i] =
+a[i] * 2.0`` in a loop), the timed runs work on copies of them and the chosen code then runs on the
+user's arrays, so they see each effect once. Blocks that write into arrays too large to copy cheaply,
+or that receive other mutable objects, keep the compiled code unmeasured. Only the arrays the block may write are copied
 (``written_inputs``): a statement writing a slab of one large array while reading two others
 (``out[:, :, k] = c * (a[:, :, k] - b[:, :, k])``) copies ``out`` alone.
 """
@@ -97,28 +98,34 @@ def measuring_runner(fragment, spec, key):
     compiled = spec.runner
 
     def first_call(*args):
-        result = compiled(*args)                        # warm-up (thread pool, page faults); returned
+        fresh = _copier(args, written_inputs(spec.ctx)) if spec.effects else None
+        if spec.effects and fresh is None:
+            install(compiled, spec.mode)                # (nothing to measure on: the kernel, unmeasured)
+            return compiled(*args)
+        try:    # warm-up (thread pool, page faults), on copies of what the block writes
+            warm = compiled(*(fresh() if fresh is not None else args))
+        except Exception:   # the real run raises it, with the effects Python leaves before it
+            return compiled(*args)
         try:
-            python_wins = _python_is_faster(args)
-        except Exception:   # a timed run raising (on copies taken after the real run's effects): keep the kernel
+            python_wins = _python_is_faster(args, fresh)
+        except Exception:   # a timed run raising: keep the kernel
             python_wins = False
-        if python_wins:
-            spec.runner = fragment.python_runner
-            spec.mode_chosen = "python"
-        else:
-            spec.runner = compiled
-            spec.mode_chosen = spec.mode
+        install(fragment.python_runner if python_wins else compiled, "python" if python_wins else spec.mode)
+        # the call returns what the code chosen returns from now on (a float32 sum accumulates in
+        # float64 in a kernel: where a difference cancels, the two differ visibly), its effects once
+        if spec.effects or python_wins:
+            return spec.runner(*args)
+        return warm
+
+    def install(runner, mode) -> None:
+        spec.runner, spec.mode_chosen = runner, mode
         persisted.write_measured(spec)
         if fragment.cache.get(key) is first_call:
             fragment.cache[key] = spec.runner
-        return result
 
     first_call.measuring = True     # (not installed as the dispatch of its key: runtime/fragment._promote)
 
-    def _python_is_faster(args) -> bool:
-        fresh = _copier(args, written_inputs(spec.ctx)) if spec.effects else None
-        if spec.effects and fresh is None:
-            return False
+    def _python_is_faster(args, fresh) -> bool:
         t_compiled = _best(compiled, args, 1, fresh)
         repeats = 5 if t_compiled < SHORT else (3 if t_compiled < LONG else 1)
         number = 1 if fresh is not None else max(1, min(MAX_BATCH, int(BATCH / max(t_compiled, 1e-8))))

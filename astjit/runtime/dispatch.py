@@ -92,13 +92,13 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
             terms.append(f"type({x}) is t{i}")
             continue
         terms.append(f"type({x}) is ndarray")
-        if i in checked and (key_by == "shape" or part[2] is True):
-            continue
+        if i in checked and part[2] is True:
+            continue        # (the kernel refuses another dtype, shape or layout itself)
         namespace[f"d{i}"] = part[0]
         terms.append(f"{x}.dtype is d{i}")
         if key_by == "shape":
             namespace[f"s{i}"] = part[1]
-            terms.append(f"{x}.shape == s{i}")
+            terms.append(f"{x}.shape == s{i} and {x}.flags.c_contiguous is {bool(part[2])}")
         else:                                  # (dtype, ndim, C-contiguous): runtime/keys
             terms.append(f"{x}.ndim == {part[1]:d} and {x}.flags.c_contiguous is {bool(part[2])}")
     terms.append("fp_state() is fp_quiet[0]")

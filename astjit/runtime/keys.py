@@ -39,9 +39,11 @@ def tuple_key(value: tuple):
 
 
 def make_key(args) -> tuple:
-    """(dtype, shape) for each ndarray, (dtype, shape, device) for an array on a CUDA device
-    (runtime/devices), the exact type for anything else."""
-    return tuple([(a.dtype, a.shape) if type(a) is _ndarray else
+    """(dtype, shape, C-contiguous) for each ndarray, (dtype, shape, device) for an array on a CUDA
+    device (runtime/devices), the exact type for anything else. An array in another layout (``a[::2]``,
+    ``x.T``) has a key of its own, so the code chosen and measured for C-contiguous arrays never runs
+    on it (runtime/specialize)."""
+    return tuple([(a.dtype, a.shape, a.flags.c_contiguous) if type(a) is _ndarray else
                   (device_key(a) if hasattr(type(a), "__dlpack_device__") else type(a)) for a in args])
 
 
@@ -54,7 +56,7 @@ def make_rank_key(args) -> tuple:
 
 
 KEYS = {"shape": make_key, "ndim": make_rank_key}
-KEY_CODE = {"shape": "(({x}.dtype, {x}.shape) if type({x}) is ndarray else "
+KEY_CODE = {"shape": "(({x}.dtype, {x}.shape, {x}.flags.c_contiguous) if type({x}) is ndarray else "
                       "(device_key({x}) if type({x}) in device_types else type({x})))",
             "ndim": "(({x}.dtype, {x}.ndim, {x}.flags.c_contiguous) if type({x}) is ndarray else "
                     "(tuple_key({x}) if type({x}) is tuple else type({x})))"}
@@ -101,6 +103,8 @@ def key_difference(names, old, new) -> str:
                     changes.append(f"'{name}' " + ("C-contiguous -> strided" if a[2] else "strided -> C-contiguous"))
             elif len(a[1]) != len(b[1]):
                 changes.append(f"'{name}' ndim {len(a[1])} -> {len(b[1])}")
+            elif a[1] == b[1] and a[2:] != b[2:] and where_a == where_b == "cpu":
+                changes.append(f"'{name}' " + ("C-contiguous -> another layout" if a[2] else "another layout -> C-contiguous"))
             else:
                 for axis, (x, y) in enumerate(zip(a[1], b[1])):
                     if x != y:

@@ -24,6 +24,13 @@ def specialize(fragment, key, args):
     from the disk cache."""
     from .fragment import Specialization
 
+    for name, a in zip(fragment.live_in, args):
+        if type(a) is np.ndarray and not a.flags.c_contiguous:
+            # a kernel takes C-contiguous arrays; a strided, transposed or Fortran-ordered one would be
+            # copied at each call (and numpy's results keep its memory order): numpy's own loops run
+            # such a block at least as fast
+            raise Unsupported(f"{name!r} is not a C-contiguous array (strided, transposed or "
+                              "Fortran-ordered): numpy runs the block in its layout")
     place = _placement(fragment, args)
     graph, ctx, applied = run_pipeline(fragment.graph, args, fragment.rules)
     ctx.device, ctx.placement = place.device, place

@@ -185,7 +185,7 @@ def test_float32_axis_sums_of_a_big_matrix():
     assert_compiled(jf)
     # numpy adds the rows of a C array one after another for axis=0 (numpy-semantics 2.2): its column
     # sums are off by up to ~3e-6 here, so hold the kernel to the exact sum, and to numpy's dtypes
-    jc = jit(column_sums)
+    jc = jit(column_sums, backend="tvm")     # (the kernel, whatever a measurement would choose)
     got = jc(a)
     want = column_sums(a)
     exact = a.astype(np.float64).sum(axis=0)

@@ -205,7 +205,7 @@ def test_dask_map_blocks_threaded():
                 # meta= spares dask its probe call on an empty block (a specialization of shape (0,))
                 got = da.map_blocks(f, dx, s, meta=np.array((), dtype)).compute(scheduler="threads")
                 assert_values_match(got, f.original(x, s))
-    blocks = {(np.dtype(dtype), (n,)) for dtype in (np.float64, np.float32) for n in (600, 200)}
+    blocks = {(np.dtype(dtype), (n,), True) for dtype in (np.float64, np.float32) for n in (600, 200)}
     assert {key[0] for key in keys(nested)} == blocks               # no probe of an empty block
     assert dask.base.tokenize(jk.squash) == dask.base.tokenize(pickle.loads(pickle.dumps(jk.squash)))
     assert dask.base.tokenize(nested) == dask.base.tokenize(nested) != dask.base.tokenize(make_nested(1.5))

@@ -287,13 +287,16 @@ class AppendedValues:
         self.fixed = fixed                                   # the status slots before the lists' counts
         self.positions = [live_in.index(name) for name, _ in lowered.appended]
         self.converters = [list_converter(t) if t is not None else None for _, t in lowered.appended]
+        # a list of values of several types has a second stretch: their types (backends/tvm/loop_lists)
+        self.tagged = [t is not None and len(t) > 1 for _, t in lowered.appended]
+        self.stretches = len(self.positions) + sum(self.tagged)
         self.start = fixed + len(self.positions)             # the first list's values
         self.room = self.FIRST_ROOM if self.positions else 0
         self.others = [p for p in sequences if p not in self.positions]
         self.extend = self._make_extend()
 
     def size(self) -> int:
-        return self.start + len(self.positions) * self.room
+        return self.start + self.stretches * self.room
 
     def grow(self, need) -> bool:
         """Room for ``need`` values per list from the next call on (False: more than MOST_ROOM)."""
@@ -316,14 +319,17 @@ class AppendedValues:
         """``extend(view, q, args)``: append what the call appended (``view``: the status buffer as a
         numpy array, ``q``: as a memoryview of its ints), in order, however the kernel ended;
         generated straight-line, as the runner calls it on every call."""
-        k = len(self.positions)
         lines = ["def extend(view, q, args):"]
-        if k > 1:
-            lines.append(f"    room = (len(q) - {self.start}) // {k}")
+        if self.stretches > 1:
+            lines.append(f"    room = (len(q) - {self.start}) // {self.stretches}")
+        before = 0
         for j, p in enumerate(self.positions):
-            lo = f"{self.start} + {j} * room" if j else f"{self.start}"
+            lo = f"{self.start} + {before} * room" if before else f"{self.start}"
+            values = "view[lo:lo + n]"
+            tags = ", view[lo + room:lo + room + n]" if self.tagged[j] else ""
             lines += [f"    n = q[{self.fixed + j}]", "    if n:", f"        lo = {lo}",
-                      f"        args[{p}].extend(c{j}(view[lo:lo + n]))"]
+                      f"        args[{p}].extend(c{j}({values}{tags}))"]
+            before += 1 + self.tagged[j]
         lines.append("    return None")
         namespace = {f"c{j}": c for j, c in enumerate(self.converters)}
         exec(compile("\n".join(lines) + "\n", "<astjit list appends>", "exec"), namespace)

@@ -134,6 +134,33 @@ def collect_until(a, limit):
     return out, total
 
 
+def jump_times(x0, rates, rnd, tmax):
+    """A Gillespie simulation: ``t`` is a Python float until ``+=`` a numpy float makes it numpy's."""
+    x = x0
+    t = 0.0
+    k = 0
+    times = [t]
+    while t < tmax and k < len(rnd) // 2:
+        a1 = rates[0] * x
+        a0 = a1 + rates[1]
+        if a0 <= 0:
+            break
+        t += -math.log(rnd[2 * k]) / a0
+        x += -1 if rnd[2 * k + 1] * a0 < a1 else 1
+        times.append(t)
+        k += 1
+    return x, t, times
+
+
+def test_values_of_several_types_each_keep_their_own():
+    """A list given values of several types (an int or a float element; a Python float, then numpy's)
+    gets each as the type it had: a stretch of type indices beside the values."""
+    check(mixed_types, [(rng.random(n),) for n in (30, 5, 600, 0)])
+    rnd = rng.random(2000)
+    check(jump_times, [(10, np.array([0.5, 1.0]), rnd, 5.0), (10, np.array([0.5, 1.0]), rnd, 500.0),
+                       (3, np.array([0.5, 1.0]), rnd[:10], 1.0), (0, np.array([0.0, 0.0]), rnd, 5.0)])
+
+
 def test_appends_whose_count_is_not_known_in_loops_that_write_no_array():
     """A while loop, or a range the loop computes: where a list's room runs out, the kernel stops, its
     appends dropped, and runs again from the start with twice the room."""
@@ -199,7 +226,6 @@ def test_a_list_passed_twice_runs_as_python():
 
 
 @pytest.mark.parametrize("fn, reason", [
-    (mixed_types, "values of several types appended to 'out'"),
     (counted_while_writing, "an append to 'out' inside a loop whose trip count is not known"),
     (read_back, "the list 'out' is appended to and also used otherwise in the loop"),
 ])

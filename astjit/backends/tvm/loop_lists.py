@@ -18,7 +18,9 @@ in explain()):
 
 - the list is a name of the function holding a ``list`` where the loop starts; in the loop it is only
   appended to (no ``len()``, index or other use, no rebinding), and two such names are two lists;
-- every ``append`` of it gives one type of value, a number or a bool;
+- its values are numbers or bools (not complex); where they have several types (``out.append(i)``
+  and ``out.append(a[i])``; ``t = 0.0`` then ``t += dt`` of a numpy float), a second stretch beside
+  its values holds each one's type index, and the runner makes each the type it had;
 - every loop around an ``append`` is a ``for`` over ``range`` whose arguments are bounded as above
   (its step known at the loop's entry), or over a tuple of constants; or the loop writes no array
   (``effect_free``: a ``while`` that collects event times): there the kernel stops with NEED_ROOM
@@ -105,9 +107,21 @@ class AppendedLists:
     def data_start(self) -> int:
         return self.status_fixed + len(self.lists)
 
+    def tagged(self, lst) -> bool:
+        """Whether ``lst`` gets values of several types (``t = 0.0`` then ``t += dt`` of a numpy float:
+        a Python float first, numpy's after): a second stretch holds each value's type index."""
+        var = self.variables.get(lst.variable)
+        return var is not None and len(var.types) > 1
+
+    def stretch(self, lst):
+        """Where ``lst``'s values start (its types' stretch follows, where ``tagged``)."""
+        before = sum(1 + self.tagged(other) for other in self.lists[:lst.index])
+        return tirx.const(self.data_start, I64) + tirx.const(before, I64) * self.room()
+
     def room(self):
         """How many values each list's stretch of the status buffer holds."""
-        return tirx.floordiv(self.status.shape[0] - self.data_start, len(self.lists))
+        stretches = sum(1 + self.tagged(lst) for lst in self.lists)
+        return tirx.floordiv(self.status.shape[0] - self.data_start, stretches)
 
     def zero_append_counts(self) -> None:
         """At the kernel's start, before any check that may stop it: no value appended yet (the
@@ -246,9 +260,8 @@ class AppendedLists:
         var = self.variables[lst.variable]
         if not set(value.types) <= set(var.types):
             return                                   # (a stale layout: the next build fits)
-        if len(var.types) > 1:
-            raise self.refusal(f"values of several types appended to {lst.name!r} "
-                               f"({', '.join(map(str, var.types))})", e)
+        if any(t.kind == "c" for t in var.types):
+            raise self.refusal(f"complex values appended to {lst.name!r}", e)
         from .loops import _bits_as_int64, _cast
 
         wide = _wide(var.dtype)
@@ -266,13 +279,17 @@ class AppendedLists:
             # writing past the buffer)
             self.fail(count >= self.room(), e, lambda values: AssertionError(
                 "astjit: a compiled loop appended more values than it made room for (a bug in astjit)"))
-        at = tirx.const(self.data_start, I64) + tirx.const(lst.index, I64) * self.room() + count
-        T.buffer_store(self.status, _bits_as_int64(_cast(value.expr, value.dtype, wide), wide), [at])
+        at = self.stretch(lst) + count
+        held = _cast(value.expr, value.dtype, var.dtype)       # (in the dtype holding each type's values)
+        T.buffer_store(self.status, _bits_as_int64(_cast(held, var.dtype, wide), wide), [at])
+        if self.tagged(lst):
+            T.buffer_store(self.status, var.tag[0].astype(I64), [at + self.room()])
         T.buffer_store(self.status, count + tirx.const(1, I64), [self.count_slot(lst)])
 
     def appended_types(self) -> list:
-        """Per list: the Scalar type of its values (None where the loop appends nothing to it)."""
-        return [(lst.name, self.variables[lst.variable].types[0] if self.var_types.get(lst.variable) else None)
+        """Per list: the Scalar types of its values, in the order of their index (None where the loop
+        appends nothing to it)."""
+        return [(lst.name, tuple(self.variables[lst.variable].types) if self.var_types.get(lst.variable) else None)
                 for lst in self.lists]
 
 
@@ -298,9 +315,28 @@ def _constant_int(node):
     return None
 
 
-def list_converter(t):
-    """``convert(slots)``: the int64 slots a list's values were written to, as the Python objects
-    Python's ``append`` would have put in the list (Python numbers, or numpy scalars of the type)."""
+def list_converter(types):
+    """``convert(slots[, tags])``: the int64 slots a list's values were written to, as the Python
+    objects Python's ``append`` would have put in the list (Python numbers, or numpy scalars of the
+    type); with several ``types``, each value's by its index in ``tags`` (the values in the dtype that
+    holds them all, exactly: an int there is below 2**53)."""
+    if len(types) == 1:
+        return _list_converter(types[0])
+    from .loop_types import storage_dtype
+
+    held = np.dtype(_wide(storage_dtype(types)))
+    classes = [t.type for t in types]
+    ints = [t.kind in "iub" for t in types]
+
+    def convert(slots, tags):
+        values = slots.view(held).tolist() if held == np.float64 else slots.tolist()
+        return [classes[k](int(v) if ints[k] and held == np.float64 else v)
+                for v, k in zip(values, tags.tolist())]
+
+    return convert
+
+
+def _list_converter(t):
     dtype = np.dtype(t.dtype)
     wide = np.dtype(_wide(t.dtype))
 

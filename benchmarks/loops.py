@@ -103,6 +103,8 @@ def cases():
         ("complex: mandel 150x100", p.mandelbrot_complex, (np.linspace(-2, 1, 150), np.linspace(-1.5, 1.5, 100), 50,
                                                      np.zeros((100, 150), np.int64))),
         ("complex: spectrum 512", p.power_spectrum, (rng.random(512), np.zeros(64))),
+        ("while+append: events 20k", p.event_times, (10, np.array([0.05, 1.0]), rng.random(40_000), 1e9)),
+        ("i after loop: search 100k", p.last_below, (np.linspace(0, 1, 100_000), 0.9999)),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -176,6 +178,8 @@ def cases():
         ("complex: mandel 4x4", p.mandelbrot_complex, (np.linspace(-2, 1, 4), np.linspace(-1.5, 1.5, 4), 10,
                                                  np.zeros((4, 4), np.int64))),
         ("complex: spectrum 8", p.power_spectrum, (rng.random(8), np.zeros(4))),
+        ("while+append: events 8", p.event_times, (10, np.array([0.05, 1.0]), rng.random(16), 1e9)),
+        ("i after loop: search 8", p.last_below, (np.linspace(0, 1, 8), 0.9)),
     ]
 
 

@@ -648,3 +648,30 @@ def power_spectrum(x, power):
             s += x[t] * complex(math.cos(angle), math.sin(angle))
         power[k] = s.real * s.real + s.imag * s.imag
     return power
+
+
+def event_times(x0, rates, rnd, tmax):
+    """A Gillespie simulation of a birth-death process: a while loop appending to a list, with a time
+    that is a Python float until the first step makes it numpy's."""
+    x = x0
+    t = 0.0
+    k = 0
+    times = []
+    while t < tmax and k < len(rnd) // 2:
+        a1 = rates[0] * x
+        a0 = a1 + rates[1]
+        if a0 <= 0:
+            break
+        t += -math.log(rnd[2 * k]) / a0
+        x += -1 if rnd[2 * k + 1] * a0 < a1 else 1
+        times.append(t)
+        k += 1
+    return times
+
+
+def last_below(a, limit):
+    """A search whose variable is read after the loop (unbound for an empty array, as in Python)."""
+    for i in range(len(a)):
+        if a[i] >= limit:
+            break
+    return i

@@ -183,8 +183,8 @@ class BlockFinder:
                       tiny_work=tiny_work(kernel_loop, live_in, live_out, checker.calls, hoisted_locals),
                       numbers_at_entry=frozenset(numbers_at_entry(stmts[:i], facts)),
                       hoisted_locals=frozenset(hoisted_locals))
-        block.resume_at = resume_position(loop, kernel_loop, weighed_names(block), maybe_unbound + unbound_after,
-                                          block.tiny_work)
+        # (a handed-over ``for`` calls its kernel at a position left to run, which binds the loop's names)
+        block.resume_at = resume_position(loop, kernel_loop, weighed_names(block), maybe_unbound, block.tiny_work)
         self.blocks.append(block)
         self.placements.append((stmts, i, i + 1, block))
         # the body's own blocks become Fragments too: the loop's fallback (for argument types the kernel

@@ -321,3 +321,14 @@ def test_names_only_a_compiled_loop_binds_are_unbound_after_it_where_it_did_not(
     check(found_twice, [(a, 0.5), (a, 2.0), (a[:0], 0.5), (a.astype(np.float32), 0.2)])
     check(first_over, [(np.eye(3), 0.5), (np.zeros((2, 2)), 0.5), (np.zeros((0, 2)), 0.5), (np.zeros((2, 0)), 0.5)])
     check(last_doubled, [(a,), (a[:0],), (np.arange(4),)])
+
+
+def test_a_search_handed_over_to_its_kernel_binds_its_variable():
+    """A search runs its first positions as Python, then hands the rest to its kernel (which binds the
+    name at the position it starts from); an empty array leaves it unbound."""
+    from loop_programs import last_below
+
+    a = np.linspace(0, 1, 1000)
+    jf = check(last_below, [(a, 0.999), (a, 0.001), (a, 2.0), (a[:0], 0.5), (a[:3], 0.5), (a[:8], 0.9)],
+               compiled=False)
+    assert jf.fragments[0].block.resume_at > 0 and jf.fragments[0].calls > 0

@@ -253,6 +253,30 @@ def floors_of_ints(a, k, out):
     return out
 
 
+def floor_sum(a):
+    s = 0
+    for i in range(len(a)):
+        s += math.floor(a[i]) + math.ceil(a[i] * 3)
+    return s
+
+
+def clipped(a, lo, hi):
+    out = []
+    for i in range(len(a)):
+        out.append(np.clip(a[i], lo, hi))
+    return out
+
+
+def test_clip_of_ints_stays_python_and_of_floats_keeps_x_on_a_tie():
+    # of an int, numpy's clip path depends on whether an int bound fits the dtype (a tie with a -0.0
+    # bound then gives -0.0): the loop runs as Python
+    for dtype in (np.uint8, np.int8):
+        check(clipped, [(np.zeros(5, dtype), -1, -0.0), (np.zeros(5, dtype), -0.0, 300),
+                        (np.arange(5, dtype=dtype), np.float32(-0.0), 3)], compiled=False)
+    z = np.array([0.0, -0.0, 1.5, np.nan])
+    check(clipped, [(z, -0.0, 0.0), (z, 0.0, -0.0), (z.astype(np.float32), -1, -0.0), (z, 0, 1)])
+
+
 def truncs_of_numpy_ints(a, out):
     for i in range(len(a)):
         out[i] = math.trunc(a[i])            # TypeError: numpy's ints have no __trunc__
@@ -262,4 +286,8 @@ def truncs_of_numpy_ints(a, out):
 def test_floor_and_ceil_of_ints_are_python_ints():
     check(floors_of_ints, [(np.arange(-3, 4), 5, np.zeros(7)), (np.arange(5, dtype=np.uint8), True, np.zeros(5, np.int64)),
                            (np.array([True, False]), -7, np.zeros(2, np.int16))])
+    # a numpy int has no __floor__: Python makes it a float first (2**53 + 1 becomes 2**53)
+    big = np.array([2**53 + 1, -(2**53) - 1, 2**62 + 2**9 + 1, 7])
+    check(floor_sum, [(big,), (big[::-1].copy(),), (np.arange(5, dtype=np.int32),)])
+    check(floor_sum, [(np.array([2**63 - 1]),)], compiled=False)     # 2**63 as a float: beyond int64
     check(truncs_of_numpy_ints, [(np.arange(3), np.zeros(3))], compiled=False)

@@ -2063,8 +2063,12 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         documented OverflowError), NaN and infinities raising as Python does; of an int (or a bool)
         the same number as a Python int."""
         # an int: itself, as a Python int (math.trunc of a numpy int raises TypeError: no __trunc__)
-        if all(t.kind in "biu" and t.dtype != "uint64" and (t.python or name != "trunc") for t in v.types):
+        if all(t.kind in "biu" and t.python for t in v.types):
             return Val(_cast(v.expr, v.dtype, I64), (Scalar(I64, True),), bits=v.bits, span=v.span)
+        if all(t.kind in "biu" and t.dtype != "uint64" for t in v.types) and name != "trunc":
+            # a numpy int has no __floor__: Python makes it a float first (2**53 + 1 becomes 2**53)
+            return self.float_to_int(_cast(v.expr, v.dtype, "float64"), getattr(sm.te, name),
+                                     MATH_TO_INT_BY_NAME[name], e)
         if any(t.dtype != "float64" for t in v.types):
             raise _no(f"math.{name}() of a value other than a float or an int", e)
         return self.float_to_int(v.expr, getattr(sm.te, name), MATH_TO_INT_BY_NAME[name], e)
@@ -2121,8 +2125,10 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if len(args) != 3:
             raise _no(f"np.clip with {len(args)} arguments", e)
         r = self.common(np.clip, args, "np.clip", e)
-        if r.python or r.kind != "f":
-            raise _no("np.clip other than of floats", e)
+        # (of an int, numpy's clip takes a path that depends on whether an int bound fits the int's
+        # dtype, and there a tie with a -0.0 bound can give -0.0)
+        if r.python or r.kind != "f" or any(t.kind != "f" for t in args[0].types):
+            raise _no("np.clip other than of a float", e)
         x, lo, hi = (_cast(v.expr, v.dtype, r.dtype) for v in args)
         rule = lambda x, lo, hi: sm.clip_bound(r.dtype, sm.clip_bound(r.dtype, x, lo, True), hi, False)  # noqa: E731
         return Val(self.bind(sm.apply_once(rule, [x, lo, hi]), r.dtype), (r,))

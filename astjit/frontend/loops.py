@@ -817,7 +817,7 @@ class _WorkEstimate:
                 term = gast.Constant(value=units, kind=None)
                 if isinstance(s, gast.Assign | gast.AugAssign) and not slices and not any(
                         isinstance(n, gast.Subscript) for n in gast.walk(s)):
-                    names = {n.id for n in gast.walk(s) if isinstance(n, gast.Name) and n.id in self.live_in}
+                    names = {n.id for n in _value_names(s) if n.id in self.live_in}
                     self.names |= names
                     if names and self.arrays:
                         term = gast.Constant(value=SLICE_STATEMENT_WORK, kind=None)
@@ -826,6 +826,19 @@ class _WorkEstimate:
                         term = gast.BinOp(left=term, op=gast.Add(), right=self.statements(getattr(s, name), outer))
             total = term if total is None else gast.BinOp(left=total, op=gast.Add(), right=term)
         return gast.Constant(value=0, kind=None) if total is None else total
+
+
+def _value_names(stmt):
+    """The names a statement computes with: not those it only measures (``len(a)``, ``a.shape``,
+    ``a.size``, ``a.ndim``), which give numbers whatever ``a`` holds (``stop = i >= len(a)`` is scalar
+    work where ``a`` is an array)."""
+    measured = set()
+    for n in gast.walk(stmt):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and n.func.id in ("len", LEN_NAME):
+            measured.update(id(a) for a in n.args if isinstance(a, gast.Name))
+        elif isinstance(n, gast.Attribute) and n.attr in ("shape", "size", "ndim") and isinstance(n.value, gast.Name):
+            measured.add(id(n.value))
+    return [n for n in gast.walk(stmt) if isinstance(n, gast.Name) and id(n) not in measured]
 
 
 def constant_value(expr):

@@ -180,3 +180,33 @@ def test_names_bound_to_numbers_right_before_the_loop_are_not_tested_for_arrays(
     assert {"s", "c"} <= region.block.numbers_at_entry and region.calls == 1     # (the 1000 values)
     from astjit.frontend.loop_guard import weighed_names
     assert not {"s", "c"} & set(weighed_names(region.block))
+
+
+def queue(arrivals, services, cap):
+    t_free = waited = 0.0
+    served = i = 0
+    while True:
+        if i >= len(arrivals):          # (len() of an array is a number: scalar work)
+            break
+        a = arrivals[i]
+        start = a if a > t_free else t_free
+        if start - a > cap:
+            break
+        waited += start - a
+        t_free = start + services[i]
+        served += 1
+        i += 1
+    return served, waited, t_free
+
+
+def test_an_array_only_measured_does_not_make_a_trip_whole_array_work():
+    """``stop = i >= len(arrivals)`` computes with a number: its array does not price the trip as a
+    whole-array statement, so a short queue's trips run as written without the kernel's call."""
+    jf = jit(queue)
+    for n in (1, 3, 5):
+        a, s = np.cumsum(rng.random(n)), rng.random(n) * 0.5
+        for _ in range(3):
+            assert jf(a, s, 2.0) == queue(a, s, 2.0)
+    assert jf.fragments[0].calls == 0
+    a, s = np.cumsum(rng.random(2000)), rng.random(2000) * 0.5
+    check(queue, [(a, s, 2.0), (a, s, 0.1)], compiled=True)

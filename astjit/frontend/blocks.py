@@ -165,7 +165,11 @@ class BlockFinder:
         # trips run as Python before its kernel (frontend/loop_guard), and may bind it there
         unbound_after = [name for name in live_out if name not in bound]
         if unbound_after and isinstance(loop, gast.While):
-            return note(f"{unbound_after[0]!r} may be unbound after the loop, which keeps it in Python", loop)
+            # (``while True`` runs its kernel at least one trip: it binds what every break leaves bound)
+            after = self.bound(stmts[i + 1]) if i + 1 < len(stmts) else frozenset()
+            always = isinstance(loop.test, gast.Constant) and loop.test.value is True
+            if not (always and set(unbound_after) <= after):
+                return note(f"{unbound_after[0]!r} may be unbound after the loop, which keeps it in Python", loop)
         # a name the loop may leave unchanged (an empty range) is passed in, so its old value comes back
         live_in = list(dict.fromkeys(live_in + [n for n in live_out if n in bound]
                                      + self.free_values(loop, checker.free_names)

@@ -46,6 +46,7 @@ class DefinitelyBound:
     def __init__(self, fndef, never_suppresses=lambda stmt: False):
         self.never_suppresses = never_suppresses
         self.before: dict = {}
+        self.breaks: list = []          # per enclosing loop, innermost last: what is bound at its breaks
         a = fndef.args
         params = {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p is not None}
         self._body(fndef.body, frozenset(params))
@@ -74,6 +75,9 @@ class DefinitelyBound:
             return bound | {a.asname or a.name.split(".")[0] for a in s.names if a.name != "*"}
         if isinstance(s, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef):
             return bound | {s.name}
+        if isinstance(s, gast.Break) and self.breaks:
+            self.breaks[-1].append(bound)
+            return None
         if isinstance(s, gast.Return | gast.Raise | gast.Break | gast.Continue):
             return None
         if isinstance(s, gast.If):
@@ -82,7 +86,13 @@ class DefinitelyBound:
             # the body may run zero times, and a later iteration may find a name deleted by an earlier one
             start = bound - _deleted(s.body)
             loop_vars = _stored([s.target]) if isinstance(s, gast.For | gast.AsyncFor) else set()
+            self.breaks.append([])
             self._body(s.body, start | loop_vars)
+            breaks = self.breaks.pop()
+            if isinstance(s, gast.While) and isinstance(s.test, gast.Constant) and s.test.value is True:
+                # ``while True`` runs its body at least once and is left only by a break: what every
+                # break of its first run leaves bound (a later run binds at least as much)
+                return _meet(*breaks)
             end = _meet(self._body(s.orelse, start), start)        # left by the else, or by a break
             if isinstance(s, gast.For) and isinstance(s.iter, gast.Tuple) and s.iter.elts and not any(
                     isinstance(e, gast.Starred) for e in s.iter.elts):

@@ -332,3 +332,24 @@ def test_a_search_handed_over_to_its_kernel_binds_its_variable():
     jf = check(last_below, [(a, 0.999), (a, 0.001), (a, 2.0), (a[:0], 0.5), (a[:3], 0.5), (a[:8], 0.9)],
                compiled=False)
     assert jf.fragments[0].block.resume_at > 0 and jf.fragments[0].calls > 0
+
+
+def newton_roots(a, out, tol):
+    for k in range(len(a)):
+        x = a[k] if a[k] > 1 else 1.0
+        while True:                     # runs at least once, left by the break: nx is bound after it
+            nx = 0.5 * (x + a[k] / x)
+            if abs(nx - x) <= tol * nx:
+                break
+            x = nx
+        out[k] = nx
+    return out
+
+
+def test_what_every_break_of_a_while_true_leaves_bound_is_bound_after_it():
+    fndef = gast.parse("def f():\n    while True:\n        a = 1\n        if a:\n            b = 2\n            break\n"
+                       "        c = 3\n    x = b").body[0]
+    assert DefinitelyBound(fndef)(fndef.body[1]) == {"a", "b"}
+    a = np.random.default_rng(1).random(40) * 10
+    check(newton_roots, [(a, np.zeros(40), 1e-12), (np.array([0.5, 4.0, 1e6]), np.zeros(3), 1e-14),
+                         (np.zeros(0), np.zeros(0), 1e-12)])

@@ -260,6 +260,8 @@ class LoopChecker:
     def target(self, t, stmt) -> None:
         if isinstance(t, gast.Name):
             return
+        if isinstance(t, gast.Subscript):
+            flatten_chained_index(t)
         if isinstance(t, gast.Subscript) and isinstance(t.value, gast.Name):
             self.index(t.slice)
             return
@@ -327,6 +329,7 @@ class LoopChecker:
                 if not (isinstance(e.slice, gast.Constant) and type(e.slice.value) is int):
                     self.refuse("x.shape indexed by something other than an integer constant", e)
                 return
+            flatten_chained_index(e)
             if not isinstance(e.value, gast.Name):
                 self.refuse("indexing something other than a named array", e)
             self.index(e.slice)
@@ -518,6 +521,45 @@ def constant_items(node):
     if not 1 <= len(values) <= TUPLE_LOOP_ITEMS or len({type(v) for v in values}) != 1:
         return None
     return values
+
+
+# attribute of a subscript flattened from a chain (``A[i][j]`` -> ``A[i, j]``): the axis each link of
+# the chain starts at, for the IndexError Python's own link would raise (``for axis 0`` of the row)
+CHAIN_AXES = "astjit_chain_axes"
+
+
+def flatten_chained_index(node) -> None:
+    """``A[i][j]`` as ``A[i, j]``, in place (the kernel's copy of the loop): the same element, or row,
+    of an array where every link before the last takes whole axes by integers. Only where Python's
+    evaluation order cannot tell (it checks ``i`` before it evaluates ``j``): the later links' items
+    are names, numbers, and sums or differences of them, which raise nothing."""
+    chain = [node]                                   # the name's link first
+    while isinstance(chain[0].value, gast.Subscript):
+        chain.insert(0, chain[0].value)
+    if len(chain) == 1 or not isinstance(chain[0].value, gast.Name):
+        return
+    if any(isinstance(item, gast.Slice) or isinstance(item, gast.Constant) and item.value in (None, Ellipsis)
+           for link in chain[:-1] for item in index_items(link.slice)):
+        return
+    if not all(_raises_nothing(item) for link in chain[1:] for item in index_items(link.slice)):
+        return
+    items, starts = [], []
+    for link in chain:
+        starts.append(len(items))
+        items.extend(index_items(link.slice))
+    node.value = chain[0].value
+    node.slice = gast.Tuple(elts=items, ctx=gast.Load())
+    setattr(node, CHAIN_AXES, starts)
+
+
+def _raises_nothing(item) -> bool:
+    if isinstance(item, gast.Slice):
+        return all(b is None or _raises_nothing(b) for b in (item.lower, item.upper, item.step))
+    if isinstance(item, gast.BinOp) and isinstance(item.op, gast.Add | gast.Sub):
+        return _raises_nothing(item.left) and _raises_nothing(item.right)
+    if isinstance(item, gast.UnaryOp) and isinstance(item.op, gast.USub):
+        return _raises_nothing(item.operand)
+    return isinstance(item, gast.Name) or isinstance(item, gast.Constant) and type(item.value) is int
 
 
 def index_items(index) -> list:

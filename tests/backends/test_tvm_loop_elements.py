@@ -291,3 +291,37 @@ def test_floor_and_ceil_of_ints_are_python_ints():
     check(floor_sum, [(big,), (big[::-1].copy(),), (np.arange(5, dtype=np.int32),)])
     check(floor_sum, [(np.array([2**63 - 1]),)], compiled=False)     # 2**63 as a float: beyond int64
     check(truncs_of_numpy_ints, [(np.arange(3), np.zeros(3))], compiled=False)
+
+
+def product_by_rows(A, B, C):
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            s = 0.0
+            for k in range(A.shape[1]):
+                s += A[i][k] * B[k][j]
+            C[i][j] = s
+    return C
+
+
+def shifted_rows(A, out, d):
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            out[i][j] = A[i][j + d] - A[i - 1][j]
+    return out
+
+
+def first_items(a):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i][0]
+    return s
+
+
+def test_chained_indexing_reads_and_writes_elements():
+    """``A[i][j]`` is ``A[i, j]`` of an array: the same element, and out of bounds the IndexError Python
+    raises at its own link (``axis 0`` of the row); of a 1-d array ``a[i][0]`` raises at the scalar."""
+    check(product_by_rows, [(rng.random((4, 3)), rng.random((3, 5)), np.zeros((4, 5))),
+                            (rng.random((1, 1)), rng.random((1, 2)), np.zeros((1, 2)))])
+    check(shifted_rows, [(rng.random((4, 5)), np.zeros((4, 5)), d) for d in (0, 1, -5, -6)])
+    check(first_items, [(rng.random((4, 2)),), (rng.random((0, 3)),)])
+    check(first_items, [(rng.random(4),)], compiled=False)

@@ -30,6 +30,7 @@ import numpy as np
 from ...errors import Unsupported
 from ...frontend.inline import Inlined, inlined_names
 from ...frontend.loops import (
+    CHAIN_AXES,
     MATH_BINARY,
     MATH_FUNCTIONS,
     MATH_TO_INT,
@@ -1182,7 +1183,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return i
         seq = self.sequences.get(node.value.id) if isinstance(node.value, gast.Name) else None
         raise_ = _index_error if seq is None else _sequence_index_error(seq.container.__name__)
-        self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, raise_, (i, axis, n))
+        # (``A[i][j]`` flattened: Python's error names the axis of the link that raised, its row's 0)
+        shown = axis - max((a for a in getattr(node, CHAIN_AXES, [0]) if a <= axis), default=0)
+        self.fail(tirx.Or(i >= n, i < tirx.const(0, I64) - n), node, raise_, (i, shown, n))
         if value is not None and value.span is not None and value.span[0] >= 0:
             # (the test keeps its lower half, which never holds here: without it the game of life's
             # outer-row accesses ran 1.2x slower, as LLVM laid the loop out otherwise)

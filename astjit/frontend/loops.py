@@ -96,6 +96,7 @@ class LoopChecker:
         self.resolver = resolver
         self.local_names = local_names
         self.local_functions = local_functions or {}    # name -> its def in this function (inline.local_functions)
+        self.region = None                              # the loop being checked as a region (check)
         self.calls: dict = {}
         self.free_names: list = []
         self.closure_names: list = []     # this function's locals that the local functions it inlines read
@@ -105,6 +106,7 @@ class LoopChecker:
         self.return_arity = False           # no ``return`` in the loop; else None (of nothing) or a count
 
     def check(self, loop) -> None:
+        self.region = loop
         if isinstance(loop, gast.While):      # scalar iterations (``while err > tol``) compile too
             self.while_loop(loop)
             return
@@ -207,8 +209,9 @@ class LoopChecker:
         self.return_arity = arity
 
     def for_loop(self, loop) -> None:
-        if loop.orelse:
-            self.refuse("for ... else", loop)
+        if loop is self.region and any(_jumps(s) for s in loop.orelse):
+            self.refuse("a break or continue of the loop around this one, in its else", loop)
+        self.body(loop.orelse)                                    # (``for ... else``: after the loop)
         if isinstance(loop.iter, gast.Tuple):
             if not isinstance(loop.target, gast.Name):
                 self.refuse("a loop target that is not one name", loop)
@@ -560,6 +563,15 @@ def _raises_nothing(item) -> bool:
     if isinstance(item, gast.UnaryOp) and isinstance(item.op, gast.USub):
         return _raises_nothing(item.operand)
     return isinstance(item, gast.Name) or isinstance(item, gast.Constant) and type(item.value) is int
+
+
+def _jumps(stmt) -> bool:
+    """Whether ``stmt`` holds a ``break`` or ``continue`` of the loop around it (none of a loop in it)."""
+    if isinstance(stmt, gast.Break | gast.Continue):
+        return True
+    if isinstance(stmt, gast.For | gast.While):
+        return any(_jumps(s) for s in stmt.orelse)
+    return any(_jumps(s) for name in ("body", "orelse") for s in getattr(stmt, name, None) or [])
 
 
 def index_items(index) -> list:

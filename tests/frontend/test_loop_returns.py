@@ -163,3 +163,52 @@ def test_in_a_loop_that_stays_python():
     jitted = jit(rows_until)
     for v in (1.0, 3.0, 0.4):
         assert rows_until(m, v) == jitted(m, v)
+
+
+def find_above(a, t):
+    for i in range(len(a)):
+        if a[i] > t:
+            break
+    else:
+        return -1
+    return i
+
+
+def primes_below(n, out):
+    k = 0
+    for m in range(2, n):
+        for d in range(2, m):
+            if d * d > m:
+                break
+            if m % d == 0:
+                break
+        else:                              # no divisor: a prime
+            out[k] = m
+            k += 1
+    return k
+
+
+def rows_without_hits(A, t):
+    misses = 0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            if A[i, j] > t:
+                break
+        else:
+            misses += 1
+            if misses > 2:
+                break                      # (the outer loop's: its region only compiles as a whole)
+    return misses
+
+
+def test_for_else_runs_its_else_where_no_break_ran():
+    """``for ... else`` compiles: the else runs after the loop where no ``break`` of it ran (also where
+    the range is empty); a ``break`` in the else belongs to the loop around it."""
+    rng = np.random.default_rng(3)
+    a = rng.random(40)
+    check(find_above, [(a, 0.5), (a, 2.0), (a[:0], 0.5), (np.array([np.nan, 1.0]), 0.5)])
+    check(primes_below, [(50, np.zeros(30, np.int64)), (2, np.zeros(3, np.int64)), (200, np.zeros(10, np.int64))])
+    check(rows_without_hits, [(rng.random((6, 4)), 0.9), (rng.random((6, 4)), 2.0), (np.zeros((0, 3)), 1.0),
+                              (rng.random((3, 0)), 0.5)])
+    big = np.linspace(0, 1, 5000)
+    check(find_above, [(big, 0.9999), (big, 2.0), (big[:5], 0.5)])

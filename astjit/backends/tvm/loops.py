@@ -179,6 +179,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.loop = loop
         self.unbound_after = set(unbound_after)    # live-outs only the loop may bind: a flag says if it did
         self.bound_flags = {}                      # (per build: name -> its int8 flag)
+        self.broke = {}                            # id of a ``for ... else`` -> whether a break of it ran
         self.resume_at = resume_at             # positions of the outer ``for`` that ran as Python first
         self.entry_facts = entry_facts or {}
         self.live_in = live_in
@@ -842,6 +843,16 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if self.var_types.get(loop.target.id, set()) - {counter_type(loop)}:
             raise _no(f"the loop variable {loop.target.id!r} also holds other types", loop)
         self.forget_refinements(assigned_names(loop))
+        if loop.orelse:           # ``for ... else``: the else runs where no ``break`` of this loop ran
+            self.broke[id(loop)] = T.alloc_buffer((1,), "bool", scope="global")
+            T.buffer_store(self.broke[id(loop)], tirx.const(False, "bool"), [0])
+        self.run_positions(loop, start, step, count, counter_bits, span)
+        if loop.orelse:
+            with T.If(tirx.And(self.ok[0], tirx.Not(self.broke[id(loop)][0]))):
+                with T.Then(), self.scope():
+                    self.body(loop.orelse)
+
+    def run_positions(self, loop, start, step, count, counter_bits, span) -> None:
         if self.accesses_unchecked(loop):
             self.counted_if_clean(loop, start, step, count, counter_bits)
             return
@@ -940,6 +951,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             self.loop_body(loop, lambda: self.body(loop.body))
             self.flags.pop()
             T.buffer_store(k, k[0] + one, [0])
+        if id(loop) in self.broke:
+            T.buffer_store(self.broke[id(loop)], brk[0], [0])
 
     def while_loop(self, loop) -> None:
         """``while test: body``: each iteration evaluates the test (with its checks) and runs the body

@@ -71,7 +71,8 @@ class CountedForm:
         loop = self.loop
         source_node = loop.iter
         source, target, counter = loop.iter, loop.target, self.counter
-        if (self.is_call(source, "enumerate") and len(source.args) == 1 and isinstance(target, gast.Tuple)
+        if (self.is_call(source, "enumerate") and len(source.args) == 1 and not source.keywords
+                and isinstance(target, gast.Tuple)
                 and len(target.elts) == 2 and isinstance(target.elts[0], gast.Name)):
             # ``for i, x in enumerate(a)``: ``i`` is the counter itself
             source, target, counter = source.args[0], target.elts[1], target.elts[0].id
@@ -92,8 +93,9 @@ class CountedForm:
                 gast.copy_location(node, source_node)
 
     def is_call(self, node, name) -> bool:
-        return (isinstance(node, gast.Call) and not node.keywords and isinstance(node.func, gast.Name)
-                and self.builtin(node.func) == name)
+        keywords = {"start"} if name == "enumerate" else set()      # (``enumerate(a, start=1)``)
+        return (isinstance(node, gast.Call) and {k.arg for k in node.keywords} <= keywords
+                and isinstance(node.func, gast.Name) and self.builtin(node.func) == name)
 
     def items(self, source, target, index) -> list:
         """Assignments of ``target`` from ``source``'s item at the counter named ``index`` (recording
@@ -104,13 +106,15 @@ class CountedForm:
             self.iterated.append(source.id)
             value = gast.Subscript(value=_name(source.id), slice=_name(index), ctx=gast.Load())
             return [gast.Assign(targets=[target], value=value, type_comment=None)]
-        if self.is_call(source, "enumerate") and len(source.args) in (1, 2):
+        if self.is_call(source, "enumerate") and len(source.args) + len(source.keywords) in (1, 2) \
+                and len(source.args) >= 1:
             if not (isinstance(target, gast.Tuple) and len(target.elts) == 2):
                 raise NotIterable("enumerate() with a loop target that is not a pair", target)
             first, rest = target.elts
             if not isinstance(first, gast.Name):
                 raise NotIterable("enumerate() with a counter that is not one name", first)
-            start = source.args[1] if len(source.args) == 2 else gast.Constant(value=0, kind=None)
+            start = (source.args[1] if len(source.args) == 2 else source.keywords[0].value if source.keywords
+                     else gast.Constant(value=0, kind=None))
             if not (isinstance(start, gast.Constant) and type(start.value) is int) and not (
                     isinstance(start, gast.Name) and start.id not in self.assigned):
                 raise NotIterable("enumerate() from a start that is not an int constant or a name the "

@@ -177,3 +177,17 @@ def test_enumerate_counts_in_python_ints_from_any_int_start():
     a = np.array([0.9, 0.1, 0.7])
     check(enumerate_from, [(a, np.int64(2)), (a, np.int32(-5)), (a, 3), (a, True), (a, np.uint8(200))])
     check(enumerate_from, [(a, 2.5), (a, np.bool_(True))], compiled=False)      # TypeError, as Python's
+
+
+def enumerate_from_keyword(a, k):
+    best = -1
+    for i, x in enumerate(a, start=k):
+        if x > 0.5:
+            best = i
+    return best
+
+
+def test_enumerate_takes_its_start_by_keyword():
+    a = np.array([0.9, 0.1, 0.7])
+    check(enumerate_from_keyword, [(a, 3), (a, np.int64(-2)), (a[:0], 1), (a, True)])
+    check(enumerate_from_keyword, [(a, 2.5)], compiled=False)

@@ -93,7 +93,9 @@ class DefinitelyBound:
                 # ``while True`` runs its body at least once and is left only by a break: what every
                 # break of its first run leaves bound (a later run binds at least as much)
                 return _meet(*breaks)
-            end = _meet(self._body(s.orelse, start), start)        # left by the else, or by a break
+            # left by the else (after the last run, or none), or by a break: what each break leaves bound
+            # (a later run's break leaves at least as much)
+            end = _meet(self._body(s.orelse, start), *breaks)
             if isinstance(s, gast.For) and isinstance(s.iter, gast.Tuple) and s.iter.elts and not any(
                     isinstance(e, gast.Starred) for e in s.iter.elts):
                 end |= loop_vars - _deleted(s.body)                # a non-empty tuple binds the target

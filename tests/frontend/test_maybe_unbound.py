@@ -353,3 +353,24 @@ def test_what_every_break_of_a_while_true_leaves_bound_is_bound_after_it():
     a = np.random.default_rng(1).random(40) * 10
     check(newton_roots, [(a, np.zeros(40), 1e-12), (np.array([0.5, 4.0, 1e6]), np.zeros(3), 1e-14),
                          (np.zeros(0), np.zeros(0), 1e-12)])
+
+
+def columns_of_first_hits(m, thr):
+    out = 0
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            if m[i, j] > thr:
+                break
+        else:
+            continue                    # no hit in this row: j is read only after a break, which binds it
+        out += j
+    return out
+
+
+def test_what_every_break_leaves_bound_is_bound_after_a_for_whose_else_leaves():
+    fndef = gast.parse("def f(a):\n    for i in a:\n        if i:\n            j = 1\n            break\n"
+                       "    else:\n        return\n    x = j").body[0]
+    assert DefinitelyBound(fndef)(fndef.body[1]) == {"a", "i", "j"}
+    rng = np.random.default_rng(4)
+    check(columns_of_first_hits, [(rng.random((5, 4)), 0.7), (rng.random((5, 4)), 2.0), (np.zeros((0, 2)), 0.5),
+                                  (rng.random((3, 0)), 0.5)])

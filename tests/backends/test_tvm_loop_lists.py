@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
-from loop_programs import clip_and_collect, peaks
+from loop_programs import clip_and_collect, event_times, peaks
 
 from astjit import explain, jit
 
@@ -111,7 +111,7 @@ def counted_while_writing(a):
     return out
 
 
-def event_times(rnd, rate, tmax):
+def arrival_times(rnd, rate, tmax):
     t = 0.0
     k = 0
     times = []
@@ -134,31 +134,14 @@ def collect_until(a, limit):
     return out, total
 
 
-def jump_times(x0, rates, rnd, tmax):
-    """A Gillespie simulation: ``t`` is a Python float until ``+=`` a numpy float makes it numpy's."""
-    x = x0
-    t = 0.0
-    k = 0
-    times = [t]
-    while t < tmax and k < len(rnd) // 2:
-        a1 = rates[0] * x
-        a0 = a1 + rates[1]
-        if a0 <= 0:
-            break
-        t += -math.log(rnd[2 * k]) / a0
-        x += -1 if rnd[2 * k + 1] * a0 < a1 else 1
-        times.append(t)
-        k += 1
-    return x, t, times
-
-
 def test_values_of_several_types_each_keep_their_own():
     """A list given values of several types (an int or a float element; a Python float, then numpy's)
     gets each as the type it had: a stretch of type indices beside the values."""
     check(mixed_types, [(rng.random(n),) for n in (30, 5, 600, 0)])
     rnd = rng.random(2000)
-    check(jump_times, [(10, np.array([0.5, 1.0]), rnd, 5.0), (10, np.array([0.5, 1.0]), rnd, 500.0),
-                       (3, np.array([0.5, 1.0]), rnd[:10], 1.0), (0, np.array([0.0, 0.0]), rnd, 5.0)])
+    # a Gillespie simulation (examples/loop_programs): t a Python float until += a numpy float
+    check(event_times, [(10, np.array([0.5, 1.0]), rnd, 5.0), (10, np.array([0.5, 1.0]), rnd, 500.0),
+                        (3, np.array([0.5, 1.0]), rnd[:10], 1.0), (0, np.array([0.0, 0.0]), rnd, 5.0)])
 
 
 def test_appends_whose_count_is_not_known_in_loops_that_write_no_array():
@@ -167,7 +150,7 @@ def test_appends_whose_count_is_not_known_in_loops_that_write_no_array():
     check(counted_while, [(rng.random(n),) for n in (30, 5, 60, 3000, 0)])
     check(computed_range, [(rng.random(n),) for n in (30, 5, 2000)])
     rnd = rng.random(5000)
-    check(event_times, [(rnd, 2.0, 5.0), (rnd, 2.0, 1e4), (rnd[:3], 1.0, 10.0), (rnd, 2.0, -1.0)])
+    check(arrival_times, [(rnd, 2.0, 5.0), (rnd, 2.0, 1e4), (rnd[:3], 1.0, 10.0), (rnd, 2.0, -1.0)])
     check(collect_until, [(rnd, 10.0), (rnd, 3000.0), (rnd[:0], 1.0)])
 
 

@@ -113,9 +113,9 @@ def measuring_runner(fragment, spec, key):
         install(fragment.python_runner if python_wins else compiled, "python" if python_wins else spec.mode)
         # the call returns what the code chosen returns from now on (a float32 sum accumulates in
         # float64 in a kernel: where a difference cancels, the two differ visibly), its effects once
-        if spec.effects or python_wins:
-            return spec.runner(*args)
-        return warm
+        if python_wins:      # (the block's statements; its next call of this key settles inline)
+            return fragment.fallback(*args)
+        return compiled(*args) if spec.effects else warm
 
     def install(runner, mode) -> None:
         spec.runner, spec.mode_chosen = runner, mode

@@ -7,9 +7,9 @@ code chosen returns, as every later call does (a float32 sum accumulates in floa
 a difference cancels, the two results differ visibly). When the block writes into arrays (``out[i] =
 a[i] * 2.0`` in a loop), the timed runs work on copies of them and the chosen code then runs on the
 user's arrays, so they see each effect once. Blocks that write into arrays too large to copy cheaply,
-or that receive other mutable objects, keep the compiled code unmeasured. Only the arrays the block may write are copied
-(``written_inputs``): a statement writing a slab of one large array while reading two others
-(``out[:, :, k] = c * (a[:, :, k] - b[:, :, k])``) copies ``out`` alone.
+or that receive other mutable objects, keep the compiled code unmeasured. Only the arrays the block
+may write are copied (``written_inputs``): a statement writing a slab of one large array while reading
+two others (``out[:, :, k] = c * (a[:, :, k] - b[:, :, k])``) copies ``out`` alone.
 """
 
 import time
@@ -111,8 +111,7 @@ def measuring_runner(fragment, spec, key):
         except Exception:   # a timed run raising: keep the kernel
             python_wins = False
         install(fragment.python_runner if python_wins else compiled, "python" if python_wins else spec.mode)
-        # the call returns what the code chosen returns from now on (a float32 sum accumulates in
-        # float64 in a kernel: where a difference cancels, the two differ visibly), its effects once
+        # what the code chosen returns, its effects once (the module's docstring says why)
         if python_wins:      # (the block's statements; its next call of this key settles inline)
             return fragment.fallback(*args)
         return compiled(*args) if spec.effects else warm

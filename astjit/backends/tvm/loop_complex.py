@@ -218,16 +218,12 @@ class ComplexValues:
         # a variable that is a Python complex on some iterations and a complex64 on others (``s = 0j``
         # then ``s += w * x[i]`` of float32 elements): computed in each type, the tag picks one
         from .loop_types import storage_dtype
-        from .loops import _cast
+        from .loops import _cast, by_tag
 
         storage = storage_dtype(types)
         per_type = [_cast(self.complex_arithmetic(op, t, a, b, node, tirx.EQ(tag, tirx.const(k, "int8"))).expr,
                           t.dtype, storage) for k, t in enumerate(types)]
-        re, im = per_type[-1].re, per_type[-1].im
-        for k in range(len(types) - 2, -1, -1):
-            which = tirx.EQ(tag, tirx.const(k, "int8"))
-            re, im = tirx.Select(which, per_type[k].re, re), tirx.Select(which, per_type[k].im, im)
-        return Val(Pair(re, im), types, tag)
+        return Val(Pair(by_tag(tag, [z.re for z in per_type]), by_tag(tag, [z.im for z in per_type])), types, tag)
 
     def complex_arithmetic(self, op, r, a, b, node, where=None):
         """``a op b`` computed as a complex of type ``r``; ``where``: on the iterations where that is
@@ -305,7 +301,7 @@ class ComplexValues:
         for a Python complex; a value of several complex types (``z = np.complex64(0)`` then
         ``z = z * z + c`` of a complex128 ``c``) in each type, the tag picking one."""
         from .loop_types import storage_dtype
-        from .loops import Val, _cast, _no
+        from .loops import Val, _cast, _no, by_tag
 
         types, tag = self.result_types(abs, (v,), "abs")
         if any(not is_complex(t.dtype) for t in v.types):
@@ -323,10 +319,7 @@ class ComplexValues:
             else:
                 value = sm.libm("hypot", part, z.re, z.im)
             values.append(_cast(value, part, storage))
-        expr = values[-1]
-        for k in range(len(values) - 2, -1, -1):
-            expr = tirx.Select(tirx.EQ(v.tag, tirx.const(k, "int8")), values[k], expr)
-        return Val(self.bind(expr, storage), tuple(types), tag)
+        return Val(self.bind(by_tag(v.tag, values), storage), tuple(types), tag)
 
     def make_complex(self, args, node):
         """``complex(x)`` and ``complex(x, y)`` of real numbers (and ``complex(z)``): a Python complex."""

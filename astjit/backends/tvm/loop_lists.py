@@ -138,10 +138,17 @@ class AppendedLists:
         most = tirx.const(0.0, F64)
         for lst in self.lists:
             most = tirx.Max(most, self.most_appends(lst))
-        with T.If(tirx.And(self.ok[0], most > self.room().astype(F64))):
+        self.need_room(tirx.And(self.ok[0], most > self.room().astype(F64)),
+                       tirx.Min(most, tirx.const(float(2**62), F64)).astype(I64))
+
+    def need_room(self, cond, need) -> None:
+        """Where ``cond`` holds, stop with NEED_ROOM, ``need`` values per list in status[1] and no value
+        appended: the runner calls the kernel again with that much room."""
+        with T.If(cond):
             with T.Then():
                 T.buffer_store(self.status, tirx.const(NEED_ROOM, I64), [0])
-                T.buffer_store(self.status, tirx.Min(most, tirx.const(float(2**62), F64)).astype(I64), [1])
+                T.buffer_store(self.status, need, [1])
+                self.zero_append_counts()
                 T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
 
     def most_appends(self, lst):
@@ -267,12 +274,7 @@ class AppendedLists:
         wide = _wide(var.dtype)
         count = self.bind(self.status[self.count_slot(lst)], I64)
         if id(e) in self.unbounded_appends:      # out of room: run again with twice as much, from the start
-            with T.If(count >= self.room()):
-                with T.Then():
-                    T.buffer_store(self.status, tirx.const(NEED_ROOM, I64), [0])
-                    T.buffer_store(self.status, self.room() * tirx.const(2, I64), [1])
-                    self.zero_append_counts()
-                    T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
+            self.need_room(count >= self.room(), self.room() * tirx.const(2, I64))
             self.go_on_if_ok()
         else:
             # (the entry check makes room for every append; this one only keeps a wrong bound from

@@ -1452,11 +1452,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         rule = UFUNC_RULES[UFUNC_OF_BINARY[op]]
         per_type = [_cast(rule(t.dtype)(_cast(a.expr, a.dtype, t.dtype), _cast(b.expr, b.dtype, t.dtype)),
                           t.dtype, storage) for t in types]
-        expr = per_type[-1]
-        for k in range(len(types) - 2, -1, -1):
-            if per_type[k] is not per_type[-1]:
-                expr = tirx.Select(tirx.EQ(tag, tirx.const(k, "int8")), per_type[k], expr)
-        return Val(expr, types, tag)
+        return Val(by_tag(tag, per_type), types, tag)
 
     def int64_of_either_kind(self, op, a, b, types, tag, node) -> Val:
         """``acc * x`` where ``acc`` is a Python int on some iterations and a numpy int64 on others
@@ -2268,6 +2264,16 @@ def _wrapping_int64(op, x, y):
 
 def _leaf(expr, dtype):
     return sm.shielded(expr, dtype)
+
+
+def by_tag(tag, values):
+    """The one of ``values`` that ``tag`` (an int8 index into them) picks, as selects (a value that is
+    the last one's own expression needs none): a value of several types computed in each."""
+    expr = values[-1]
+    for k in range(len(values) - 2, -1, -1):
+        if values[k] is not values[-1]:
+            expr = tirx.Select(tirx.EQ(tag, tirx.const(k, "int8")), values[k], expr)
+    return expr
 
 
 def _cast(expr, src, dst):

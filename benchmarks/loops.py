@@ -105,6 +105,9 @@ def cases():
         ("complex: spectrum 512", p.power_spectrum, (rng.random(512), np.zeros(64))),
         ("while+append: events 20k", p.event_times, (10, np.array([0.05, 1.0]), rng.random(40_000), 1e9)),
         ("i after loop: search 100k", p.last_below, (np.linspace(0, 1, 100_000), 0.9999)),
+        ("for-else: primes 20k", p.primes_for_else, (20_000, np.zeros(3000, np.int64))),
+        ("A[i][j], f(x, k=): matmul 60", p.matmul_chained, (rng.random((60, 60)), rng.random((60, 60)),
+                                                            np.zeros((60, 60)))),
         # whole-array time steps on slices, windows
         ("heat 1k x 200", p.heat, (rng.random(1000), 200, 0.1)),
         ("heat 100k x 20", p.heat, (rng.random(100_000), 20, 0.1)),
@@ -180,6 +183,8 @@ def cases():
         ("complex: spectrum 8", p.power_spectrum, (rng.random(8), np.zeros(4))),
         ("while+append: events 8", p.event_times, (10, np.array([0.05, 1.0]), rng.random(16), 1e9)),
         ("i after loop: search 8", p.last_below, (np.linspace(0, 1, 8), 0.9)),
+        ("for-else: primes 20", p.primes_for_else, (20, np.zeros(10, np.int64))),
+        ("A[i][j], f(x, k=): matmul 3", p.matmul_chained, (rng.random((3, 3)), rng.random((3, 3)), np.zeros((3, 3)))),
     ]
 
 

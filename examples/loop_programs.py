@@ -675,3 +675,33 @@ def last_below(a, limit):
         if a[i] >= limit:
             break
     return i
+
+
+def primes_for_else(n, out):
+    """Trial division with ``for ... else``: the else runs where no divisor broke the loop."""
+    k = 0
+    for m in range(2, n):
+        for d in range(2, m):
+            if d * d > m:
+                break
+            if m % d == 0:
+                break
+        else:
+            out[k] = m
+            k += 1
+    return k
+
+
+def scaled(x, scale=2.0, shift=0.0):
+    return x * scale + shift
+
+
+def matmul_chained(A, B, C):
+    """Chained indexing ``A[i][k]`` and a helper called with a keyword and a default."""
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            s = 0.0
+            for k in range(A.shape[1]):
+                s += A[i][k] * B[k][j]
+            C[i][j] = scaled(s, shift=1.0)
+    return C

@@ -41,6 +41,19 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
     return gast.Module(body=[fndef], type_ignores=[]), fndef
 
 
+def _within(code, node) -> bool:
+    """Whether the source positions of ``code``'s instructions lie inside ``node``'s: of two lambdas on
+    one line with the same constants and names (``lambda x: x - 1, lambda x: 1 - x``), only the one
+    the code was compiled from."""
+    start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+    for line, end_line, col, end_col in code.co_positions():
+        if None in (line, end_line, col, end_col) or (line, col) == (end_line, end_col):
+            continue                        # (no position, or an empty one: the RESUME at column 0)
+        if (line, col) < start or (end_line, end_col) > end:
+            return False
+    return True
+
+
 def _parse_lambda(fn) -> tuple[gast.Module, gast.FunctionDef]:
     """A lambda as ``def <lambda>(params): return body``, found in its file by position.
 
@@ -67,7 +80,7 @@ def _parse_lambda(fn) -> tuple[gast.Module, gast.FunctionDef]:
                                      returns=None, type_comment=None, type_params=[])
             gast.copy_location(fndef, node)
             module = gast.Module(body=[fndef], type_ignores=[])
-            if same_code(fn, fndef):
+            if _within(code, node) and same_code(fn, fndef):
                 return module, fndef
     raise SourceUnavailableError(
         f"the source of the lambda at {code.co_filename}:{code.co_firstlineno} was not found (was the file "

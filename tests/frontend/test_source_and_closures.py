@@ -461,6 +461,18 @@ def test_lambdas_compile():
     assert "def <lambda>(a, k=2.0):" in scaled_exp.source
 
 
+# the same constants, names and arguments on one line: each lambda's own source, found by position
+twin_lambdas = (jit(lambda x: x - 1.0), jit(lambda x: 1.0 - x), jit(lambda a: a.T.T[1:] + 1), jit(lambda a: a[1:].T + 1))
+
+
+def test_lambdas_sharing_a_line_with_the_same_names_each_run_their_own_body():
+    for n in (4, 7):
+        a = np.arange(n * 3.0).reshape(n, 3) - 2.0
+        for jf in twin_lambdas:
+            got, want = jf(a), jf.original(a)
+            assert got.shape == want.shape and np.array_equal(got, want), jf.source
+
+
 def test_function_of_a_notebook_cell_compiles():
     """IPython registers each cell's text in linecache under a name like <ipython-input-3-...>."""
     name = "<ipython-input-7-5f3a2b>"

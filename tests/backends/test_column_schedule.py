@@ -20,7 +20,10 @@ def leading_axes(a):
     return a.sum(axis=(0, 1)), a.mean(axis=1), a.std(axis=0)
 
 
-@pytest.mark.parametrize("shape", [(300, 64), (7, 16), (1000, 8), (5, 24)])
+# rows whose length is not a multiple of the vector width (17, 301) were split into partial sums, 1 to
+# 1000 ulp off numpy's; 2000 x 1001 takes the parallel schedule
+@pytest.mark.parametrize("shape", [(300, 64), (7, 16), (1000, 8), (5, 24), (33, 17), (300, 301), (9, 3),
+                                   (2000, 1001)])
 def test_float64_sums_over_leading_axes_are_numpys_bits(shape):
     a = rng.random(shape) - 0.5
     jf = jit(column_stats)
@@ -42,3 +45,18 @@ def test_column_reductions_agree_with_numpy_with_special_values(dtype):
     assert_compiled(jf)
     b = (rng.random((6, 5, 8)) * 10).astype(dtype)
     assert_same_as_numpy(leading_axes, b, rtol=2e-6 if dtype == "float32" else 1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(5, 33, 17), (4, 100, 301), (40, 10, 13)])
+def test_sums_over_leading_axes_of_odd_rows_and_int_means_are_numpys_bits(shape):
+    jf = jit(leading_sums)
+    for k in range(3):
+        a = rng.standard_normal(shape) * 10 ** k
+        got, want = jf(a, (a * 100).astype(np.int64)), leading_sums(a, (a * 100).astype(np.int64))
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w)
+    assert_compiled(jf)
+
+
+def leading_sums(a, k):
+    return (a * 1.5).sum(axis=1), (a + 0.5).sum(axis=(0, 1)), (k + 1).mean(axis=0)

@@ -18,6 +18,7 @@ from tvm import s_tir, tirx  # noqa: E402
 from tvm.s_tir import dlight as dl  # noqa: E402
 
 PARALLEL_MIN_WORK = 1 << 20       # elements x cost per element (1: adds and multiplies)
+COLUMN_BLOCK = 256                # columns per thread's block, a reduction keeping a last axis not a multiple of 8
 MATH_COST = 10                    # per element, of each transcendental function (exp, log, sin...)
 
 
@@ -68,17 +69,32 @@ def _reduction(sch, blk, n_spatial, vec, parallel, chunks=16, vectorize=True):
     sch.reverse_compute_at(blk, rl[0])
 
 
-def _by_columns(sch, blk, n_spatial, vec, parallel) -> bool:
+def _by_columns(sch, blk, n_spatial, vec, parallel, vectorize=True) -> bool:
     """A reduction keeping the input's last axis (``a.sum(axis=0)``, lowered as "col..."): the reduced
     axes outside, the kept last axis inside in vector lanes, so each step adds a row of the input to a
-    row of sums, as numpy adds them (in numpy's order). False where it does not apply."""
+    row of sums, as numpy adds them (in numpy's order), also where the kernel is not vectorized (its
+    int arithmetic wraps) or rows are not a multiple of the lanes. False where it does not apply."""
     if not sch.get(blk).name_hint.startswith("col") or n_spatial < 1:
         return False
     loops = sch.get_loops(blk)
     s_loops, r_loops = loops[:n_spatial], loops[n_spatial:]
-    ext = _extent(sch, s_loops[-1])
-    if ext is None or ext % vec or not r_loops:
+    if not r_loops:
         return False
+    ext = _extent(sch, s_loops[-1])
+    if ext is None or ext % vec or not vectorize:
+        # rows added whole, in order, all the same: an rfactor split would add each column's elements
+        # in another order than numpy's (1 to 1000 ulp off); LLVM vectorizes the row's loop itself
+        # where it can
+        # (in parallel, in blocks of COLUMN_BLOCK columns for the threads; serial, the row whole: a
+        # block's bound test in the inner loop halved the speed of a small kernel)
+        outer, inner = sch.split(s_loops[-1], [None, COLUMN_BLOCK]) \
+            if parallel and ext is not None and ext > COLUMN_BLOCK else (None, s_loops[-1])
+        kept_outside = [*s_loops[:-1]] + ([outer] if outer is not None else [])
+        sch.reorder(*kept_outside, *r_loops, inner)
+        if parallel and kept_outside:
+            sch.parallel(sch.fuse(*kept_outside) if len(kept_outside) > 1 else kept_outside[0])
+        sch.decompose_reduction(blk, r_loops[0])
+        return True
     outer, lanes = sch.split(s_loops[-1], [None, vec])
     sch.reorder(*s_loops[:-1], outer, *r_loops, lanes)
     if parallel:
@@ -102,7 +118,7 @@ def _schedule(func, vec, reductions, parallel, vectorize=True):
         kinds = info.dom_kind()
         n_s = len(kinds) - len(kinds.lstrip("S"))
         if reductions and "R" in kinds and kinds == "S" * n_s + "R" * (len(kinds) - n_s):
-            if not (vectorize and _by_columns(sch, info.block_rv, n_s, vec, parallel)):
+            if not _by_columns(sch, info.block_rv, n_s, vec, parallel, vectorize):
                 _reduction(sch, info.block_rv, n_s, vec, parallel, vectorize=vectorize)
     for info in rest:
         if "R" not in info.dom_kind():

@@ -160,3 +160,35 @@ def test_clip_of_negative_zero_scalar_keeps_its_sign():
     jf = jit(clip_scalar)
     for x in (-0.0, 0.0, -0.0):
         assert_bitwise_equal(jf(np.full(3, x)), clip_scalar(np.full(3, x)))
+
+
+def clip_lower(x, lo):
+    return np.clip(x, lo, 1.0)
+
+
+def clip_upper(x, hi):
+    return np.clip(x * 1.0, -1.0, hi)
+
+
+def clip_both(x, lo, hi):
+    return (x + 0.0 * x).clip(lo, hi)
+
+
+# numpy's clip loop keeps the element on a tie of equal zeros where both bounds are one value for all
+# elements, and returns the bound where either is an array of elements (x of (4, 16) clipped to (4, 1)
+# bounds, or one element clipped to one-element arrays): the kernel always kept the element
+@pytest.mark.parametrize("fn, shapes", [
+    (clip_lower, [(16,), (16,)]), (clip_lower, [(16,), (1,)]), (clip_lower, [(1,), (1,)]),
+    (clip_lower, [(4, 16), (4, 1)]), (clip_lower, [(4, 16), (1, 1)]), (clip_lower, [(4, 16), ()]),
+    (clip_lower, [(1000,), (1000,)]), (clip_upper, [(16,), (16,)]), (clip_upper, [(4, 16), (1, 16)]),
+    (clip_both, [(16,), (), (16,)]), (clip_both, [(16,), (1,), (1,)]), (clip_both, [(1,), (1,), ()]),
+    (clip_both, [(33,), (33,), (33,)]),
+], ids=lambda v: v.__name__ if callable(v) else str(v))
+def test_clip_ties_of_zeros_follow_numpys_loop_for_the_bounds(fn, shapes):
+    rng = np.random.default_rng(3)
+    jf = jit(fn)
+    for _ in range(4):
+        x = rng.choice([-0.0, 0.0, 0.5, -2.0, NAN], size=shapes[0])
+        bounds = [np.asarray(rng.choice([-0.0, 0.0], size=s)) for s in shapes[1:]]
+        bounds = [b if b.ndim else float(b) for b in bounds]
+        assert_bitwise_equal(jf(x, *bounds), fn(x, *bounds))

@@ -205,12 +205,16 @@ def minimum(dtype, a, b):
     return nan_min(a, b) if is_float(dtype) else te.min(a, b)
 
 
-def clip_bound(dtype, a, bound, lower: bool):
-    """One side of np.clip: NaN in either operand propagates, and on a tie ``a`` is kept (so
-    ``clip(-0.0, 0.0, 0.0)`` is -0.0, where max/min may return the other zero)."""
+def clip_bound(dtype, a, bound, lower: bool, keep_on_tie: bool = True):
+    """One side of np.clip: NaN in either operand propagates (``a``'s first), and on a tie of equal
+    zeros ``a`` is kept where ``keep_on_tie`` (numpy's loop for bounds that are one value:
+    ``clip(-0.0, 0.0, 0.0)`` is -0.0), else the bound (its loop for arrays of bounds)."""
     if not is_float(dtype):
         return maximum(dtype, a, bound) if lower else minimum(dtype, a, bound)
-    keep = a >= bound if lower else a <= bound
+    if keep_on_tie:
+        keep = a >= bound if lower else a <= bound
+    else:
+        keep = a > bound if lower else a < bound
     return te.if_then_else(te.isnan(a), a, te.if_then_else(te.isnan(bound), bound,
                                                             te.if_then_else(keep, a, bound)))
 

@@ -338,17 +338,19 @@ def elementwise_rule(ctx, node):
                     raise Unsupported("integer clip with a bound outside the dtype")
         has_lo = lo is not None and not _is_none(ctx, lo)
         has_hi = hi is not None and not _is_none(ctx, hi)
+        out_t = ctx.types[node]
+        keep_on_tie = all(_constant_in_clip_loop(ctx, b, out_t) for b in bounds)
 
         def rule(a, *bs):
             bs = list(bs)
             if has_lo != has_hi:
                 # numpy's clip with one bound is np.maximum or np.minimum, which return the bound on a
-                # tie (np.clip(-0.0, 0.0, None) is 0.0; with two bounds the element is kept)
+                # tie (np.clip(-0.0, 0.0, None) is 0.0)
                 return (sm.maximum if has_lo else sm.minimum)(out_dtype, a, bs[0])
             if has_lo:
-                a = sm.clip_bound(out_dtype, a, bs.pop(0), lower=True)
+                a = sm.clip_bound(out_dtype, a, bs.pop(0), lower=True, keep_on_tie=keep_on_tie)
             if has_hi:
-                a = sm.clip_bound(out_dtype, a, bs.pop(0), lower=False)
+                a = sm.clip_bound(out_dtype, a, bs.pop(0), lower=False, keep_on_tie=keep_on_tie)
             return a
 
         operands = [args["a"]] + bounds
@@ -412,6 +414,19 @@ def _effective_clip_bound(ctx, a, bound, lower):
         raise Unsupported("np.clip of integers with a Python int bound known only at run time")
     info = np.iinfo(a_t.dtype)
     return None if (value <= info.min if lower else value >= info.max) else bound
+
+
+def _constant_in_clip_loop(ctx, bound, out_t) -> bool:
+    """Whether numpy's clip loop reads ``bound`` as one value for all elements (a number, a 0-d array,
+    one element spread over several): with both bounds so, its loop keeps the element on a tie of
+    equal zeros (``np.clip(-0.0, 0.0, 1.0)`` is -0.0); with either bound an array of elements (or a
+    one-element array clipping one element) it returns the bound (``np.clip(x, zeros, 1.0)`` gives
+    0.0 where ``x`` is -0.0)."""
+    t = ctx.types[bound]
+    if not isinstance(t, ArrayType) or t.ndim == 0:
+        return True
+    out_size = out_t.size if isinstance(out_t, ArrayType) else 1
+    return t.size == 1 and out_size > 1
 
 
 def _is_none(ctx, node):

@@ -48,3 +48,34 @@ def test_fortran_input_after_an_update():
         got = jf(a, np.zeros(2))
         assert_same_as_numpy(update_then_scale, a, np.zeros(2), jitted=jf)
         assert_same_layout(got, want)
+
+
+def sliced_transpose(a):
+    return a.T[1:, :] + 1
+
+
+def strided_transpose(a):
+    return a.T[::2] * 2.0 - a.T[1::2]
+
+
+def reshaped_transpose(a):
+    return a.reshape(a.shape[1], a.shape[0]).T[1:] > 0
+
+
+def transpose_of_3d_sliced(b):
+    return b.transpose(2, 1, 0)[1:] + 1
+
+
+# a view of a view has strides over its operand as if that were C-contiguous: a.T[1:] looked like a
+# C-ordered slice, and its elementwise result came out C-ordered where numpy's is Fortran-ordered
+@pytest.mark.parametrize("fn, shape", [(sliced_transpose, (30, 31)), (strided_transpose, (40, 10)),
+                                       (reshaped_transpose, (12, 10)), (transpose_of_3d_sliced, (6, 7, 9))],
+                         ids=lambda v: v.__name__ if callable(v) else str(v))
+def test_views_of_transposed_views_keep_numpys_order(fn, shape):
+    rng = np.random.default_rng(1)
+    for backend in ("tvm", None):
+        jf = jit(fn, backend=backend)
+        for _ in range(3):
+            a = rng.normal(size=shape)
+            got, want = jf(a), fn(a)
+            assert got.dtype == want.dtype and got.strides == want.strides and np.array_equal(got, want)

@@ -566,13 +566,42 @@ def _transposed_layout(ctx, node) -> bool:
             for o in operands:
                 info = ctx.info.get(o)
                 if info is not None and "strides" in info:
-                    steps = [abs(s) for k, (s, d) in enumerate(zip(info["strides"], info["shape"]))
+                    strides = _strides_in_memory(ctx, o)
+                    steps = [abs(s) for k, (s, d) in enumerate(zip(strides or (), info["shape"]))
                              if k not in reduced and d > 1 and s]
-                    if any(x < y for x, y in zip(steps, steps[1:])):
+                    if strides is None or any(x < y for x, y in zip(steps, steps[1:])):
                         memo[node] = True
                 elif _kind(o) in ("elementwise", "reduction") and _transposed_layout(ctx, o):
                     memo[node] = True
     return memo[node]
+
+
+def _strides_in_memory(ctx, node):
+    """A view's strides (in elements) in the memory of the array it views, or None where they do not
+    follow from its index map. A view's own strides (graph/ops/views) are over its operand as if that
+    were C-contiguous: ``a.T[1:]`` slices ``a.T`` with strides (301, 1) where memory has (1, 301), so a
+    view of a view takes its operand's memory strides through its index map (``_per_dimension``)."""
+    info = ctx.info.get(node)
+    if info is None or "strides" not in info:
+        return None
+    operand = node.args[0] if node.args else None
+    if operand is None or ctx.info.get(operand) is None or "strides" not in ctx.info[operand]:
+        return tuple(info["strides"])       # a view of an input (C-contiguous: others run as numpy)
+    inner = _strides_in_memory(ctx, operand)
+    if inner is None:
+        return None
+    from .lower import _per_dimension
+
+    shape = tuple(ctx.info[operand]["shape"])
+    c_strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
+    per_dim = _per_dimension(info["offset"], info["strides"], info["shape"], shape, c_strides)
+    if per_dim is None:
+        return None
+    strides = [0] * len(info["shape"])
+    for (_, terms), memory_step in zip(per_dim, inner):
+        for k, step in terms:
+            strides[k] += step * memory_step
+    return tuple(strides)
 
 
 def _escapes(ctx, node) -> bool:

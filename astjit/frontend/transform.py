@@ -54,9 +54,10 @@ class Transformed:
 
 
 def same_code(fn, fndef) -> bool:
-    """Whether the parsed def compiles to ``fn``'s own code. co_code itself differs legitimately (CPython
-    emits other call opcodes for names imported in the same module); constants, names and variables
-    still tell an edited file or a wrapper apart."""
+    """Whether the parsed def compiles to ``fn``'s own code: the same constants, names, variables and
+    instructions (``_instructions``: co_code itself differs legitimately, as CPython emits other
+    opcodes for attributes of modules imported in the same file and for names it reads from other
+    scopes). Constants and names alone took an edit from ``x - 1`` to ``1 - x`` for the same code."""
     try:
         rebuilt, _ = build(fn, copy.deepcopy(fndef), [], {})
     except (SyntaxError, ValueError, TypeError):
@@ -95,7 +96,33 @@ def check_no_frame_introspection(fndef, resolver) -> None:
 
 def _signature(code):
     consts = tuple(_signature(c) if hasattr(c, "co_code") else (type(c), c) for c in code.co_consts)
-    return consts, frozenset(code.co_names), code.co_varnames, code.co_argcount, code.co_kwonlyargcount
+    return (consts, frozenset(code.co_names), code.co_varnames, code.co_argcount, code.co_kwonlyargcount,
+            _instructions(code))
+
+
+# instructions that only bookkeep (cells, calls' preparation) and loads whose opcode depends on the
+# scope a name is read from: the rebuilt function is compiled inside a factory (emit.build)
+_BOOKKEEPING = {"RESUME", "COPY_FREE_VARS", "MAKE_CELL", "NOP", "CACHE", "EXTENDED_ARG", "PRECALL",
+                "PUSH_NULL", "KW_NAMES"}
+_NAME_LOADS = {"LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLOSURE", "LOAD_FAST", "LOAD_CLASSDEREF",
+               "LOAD_FAST_CHECK"}
+_SAME_OPCODE = {"LOAD_METHOD": "LOAD_ATTR", "CALL_METHOD": "CALL", "CALL_FUNCTION": "CALL"}
+
+
+def _instructions(code) -> tuple:
+    """``code``'s instructions as (operation, argument) without bookkeeping, jump targets and the
+    scope of each name read: what the source says, not where the compiler put it."""
+    import dis
+
+    out = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in _BOOKKEEPING:
+            continue
+        op = "LOAD_NAME" if ins.opname in _NAME_LOADS else _SAME_OPCODE.get(ins.opname, ins.opname)
+        arg = None if "JUMP" in ins.opname or ins.opname in ("FOR_ITER", "SEND") or hasattr(ins.argval, "co_code") \
+            else repr(ins.argval)
+        out.append((op, arg))
+    return tuple(out)
 
 
 def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath=False,

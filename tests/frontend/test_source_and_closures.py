@@ -594,3 +594,22 @@ def test_file_edited_after_import_runs_the_imported_code(tmp_path, monkeypatch):
         assert any("does not match" in r.message for r in explain(jf))
     finally:
         sys.modules.pop("edited_module", None)
+
+
+@pytest.mark.parametrize("before, after", [("a - 1.0", "1.0 - a"), ("a * 2.0 + b", "a + 2.0 * b"),
+                                           ("np.maximum(a, b)", "np.maximum(b, a) if False else np.maximum(a, a)")])
+def test_an_edit_with_the_same_constants_and_names_runs_the_imported_code(tmp_path, monkeypatch, before, after):
+    name = f"edited_same_names_{abs(hash(before))}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(f"import numpy as np\n\n\ndef f(a, b):\n    return {before}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    try:
+        path.write_text(f"import numpy as np\n\n\ndef f(a, b):\n    return {after}\n")
+        linecache.checkcache(str(path))
+        jf = jit(module.f)
+        for n in (5, 9):
+            assert_same_as_numpy(module.f, np.linspace(-1, 1, n), np.linspace(2, 0, n), jitted=jf)
+        assert any("does not match" in r.message for r in explain(jf))
+    finally:
+        sys.modules.pop(name, None)

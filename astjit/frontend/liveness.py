@@ -3,7 +3,7 @@
 live-in:  a local read in the block where some reaching definition is not earlier in the block.
 live-out: a name written in the block and read after it, or read at or before its write inside the
           block (reachable only around a loop back edge). global/nonlocal names: passed in when read
-          first, always returned when written. Computed on the tree before it is rewritten.
+          first, always returned when written; so are locals that nested scopes read (closures' cells). Computed on the tree before it is rewritten.
 """
 
 import beniget
@@ -50,6 +50,15 @@ class FunctionLiveness:
         # augmented-assignment targets are missing from beniget's locals
         self.local_names |= {n.target.id for n in _own_scope_nodes(fn)
                              if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name)} - self.declared
+        # locals that a nested function, lambda or comprehension names (a closure's cell): beniget links
+        # a closure's read to the name's last assignment only, so an earlier one looked dead and a block
+        # did not store it (``b = a * 2.0; g = lambda: b; r = g(); b = a * 3.0``: g found b unbound)
+        self.captured = set()
+        for scope in gast.walk(fn):
+            if isinstance(scope, SCOPES) and scope is not fn:
+                own = {d.name() for d in self.duc.locals.get(scope, ())}
+                self.captured |= {m.id for m in gast.walk(scope) if isinstance(m, gast.Name)} - own
+        self.captured &= self.local_names
 
     def block(self, stmts) -> dict:
         order = {n: i for i, s in enumerate(stmts) for n in gast.walk(s)}
@@ -76,6 +85,6 @@ class FunctionLiveness:
                 live_in[u.id] = None
         nested = {m for n in order if isinstance(n, SCOPES) for m in gast.walk(n)}
         writes = [n for n in names if isinstance(n.ctx, gast.Store) and n not in nested] + augs
-        live_out = [n for n in writes if n.id in self.declared or any(
+        live_out = [n for n in writes if n.id in self.declared or n.id in self.captured or any(
             u.node not in order or order[u.node] <= order[n] for u in self.duc.chains[n].users())]
         return {"live_in": list(live_in), "live_out": list(dict.fromkeys(n.id for n in pos(live_out)))}

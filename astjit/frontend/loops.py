@@ -622,7 +622,7 @@ def loop_liveness(liveness, bound, loop) -> tuple[list, list]:
     live-in: a local name read in the loop that some definition outside the loop may reach, or that may
     be read before the loop's own assignment on the first iteration (not definitely bound at its
     statement): such a name is passed in, or found unbound there. live-out: a name the loop assigns and
-    code after the loop reads."""
+    code after the loop reads, or that a closure reads (``FunctionLiveness.captured``)."""
     inside = set()
     statement_of = {}
     for stmt in _statements(loop):
@@ -643,11 +643,12 @@ def loop_liveness(liveness, bound, loop) -> tuple[list, list]:
     live_out = {}
     for n in gast.walk(loop):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n in liveness.duc.chains:
-            if any(u.node not in inside for u in liveness.duc.chains[n].users()):
+            if n.id in liveness.captured or any(u.node not in inside for u in liveness.duc.chains[n].users()):
                 live_out[n.id] = None
         elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
             chain = liveness.duc.chains.get(n.target)
-            if chain is not None and any(u.node not in inside for u in chain.users()):
+            if n.target.id in liveness.captured or \
+                    chain is not None and any(u.node not in inside for u in chain.users()):
                 live_out[n.target.id] = None
     return list(live_in), list(live_out)
 

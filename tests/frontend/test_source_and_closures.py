@@ -613,3 +613,48 @@ def test_an_edit_with_the_same_constants_and_names_runs_the_imported_code(tmp_pa
         assert any("does not match" in r.message for r in explain(jf))
     finally:
         sys.modules.pop(name, None)
+
+
+# -- closures reading a local that a compiled block assigns, assigned again later ------------------
+def closure_reads_the_first_assignment(a):
+    b = a * 2.0
+    g = lambda: b + 1.0  # noqa: E731
+    r = g()
+    b = a * 3.0
+    return r, b
+
+
+def closure_reads_a_block_after_a_python_assignment(a):
+    x = np.linalg.norm(a)
+    peek = lambda: x  # noqa: E731
+    x = a[0] * 4.0
+    m = peek()
+    x = a * 5.0
+    return m, x
+
+
+def closure_reads_a_loop_accumulator(a):
+    s = 0.0
+
+    def total():
+        return s
+
+    for i in range(len(a)):
+        s += a[i]
+    r = total()
+    s = None
+    return r, s
+
+
+@pytest.mark.parametrize("fn", [closure_reads_the_first_assignment, closure_reads_a_block_after_a_python_assignment,
+                                closure_reads_a_loop_accumulator], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_a_closure_sees_what_a_compiled_block_assigned(fn, backend):
+    """A closure's read was linked to the name's last assignment only, so the block's assignment looked
+    dead: the closure found its cell unbound (NameError), stale (the norm), or the loop's start (0.0)."""
+    jf = jit(fn, backend=backend)
+    for n in (5, 100_000, 7, 50_000):
+        a = np.arange(1.0, n + 1)
+        got, want = jf(a), fn(a)
+        for g, w in zip(got, want):
+            assert type(g) is type(w) and (g is w or np.array_equal(g, w))

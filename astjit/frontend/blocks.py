@@ -25,7 +25,7 @@ from .loops import (
     hoist_attribute_reads,
     loop_liveness,
 )
-from .lower import BlockLowering
+from .lower import BlockLowering, attribute_chain
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
 # A block without arithmetic, a reduction or a matrix product (only metadata such as shapes and
@@ -59,8 +59,8 @@ class Block:
     tiny_work: int = 0                                  # loop regions: the work at or below which the loop
     #                                                     runs as written (frontend/loop_guard.tiny_work)
     numbers_at_entry: frozenset = frozenset()           # loop regions: live-ins known to hold numbers on entry
-    hoisted_locals: frozenset = frozenset()             # loop regions: hoisted attributes of local objects
-    #                                                     (read through runtime/plain_attribute)
+    hoisted_locals: frozenset = frozenset()             # hoisted attributes of local objects (read
+    #                                                     through runtime/plain_attribute)
 
     @property
     def is_while(self) -> bool:
@@ -276,11 +276,20 @@ class BlockFinder:
             if name not in lowering.env:
                 return                                 # defensive: cannot publish this name
         graph.outputs = [(name, lowering.env[name]) for name in live["live_out"]]
+        # an attribute of a local object (``o.scale``) is read through runtime/plain_attribute: a property
+        # (read at each use, maybe with effects, maybe of what the block updates first) or a missing
+        # attribute (AttributeError after the block's earlier statements) runs the block as Python,
+        # whose statements read it from the object, passed in too
+        roots = {name: (attribute_chain(e) or [None])[0] for name, e in lowering.hoisted.items()}
+        of_locals = frozenset(name for name, root in roots.items() if root in self.liveness.local_names)
+        for root in dict.fromkeys(roots[name] for name in of_locals):
+            if root not in {n.value for n in graph.inputs}:
+                graph.input(root)
         live_in = [n.value for n in graph.inputs]
         bound = self.bound(run[0])
         maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
         block = Block(len(self.blocks), run, graph, live_in, live["live_out"], dict(lowering.hoisted),
-                      maybe_unbound, in_loop=self.loop_depth > 0)
+                      maybe_unbound, in_loop=self.loop_depth > 0, hoisted_locals=of_locals)
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))
 

@@ -162,7 +162,9 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
     if any(b.kind == "loop" for b in blocks):
         cells.update({**BUILTIN_CELLS, **ARRAY_WORK_CELLS, DECLINED_NAME: DECLINED, RETURNED_NAME: Returned,
-                      TYPE_NAME: type, PLAIN_ATTRIBUTE_NAME: plain_attribute})
+                      TYPE_NAME: type})
+    if any(b.hoisted_locals for b in blocks):
+        cells[PLAIN_ATTRIBUTE_NAME] = plain_attribute
     guarded = guard_failed is not None and takes_prologue(fn)
     if guarded:
         prologue, guard_cells = guard_prologue(resolver, fndef, guard_failed, missing_arguments)

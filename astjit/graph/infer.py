@@ -121,7 +121,13 @@ def type_of_result(value, shape=None):
 
 def infer(graph, args) -> InferContext:
     ctx = InferContext(graph, args)
+    users = graph.users()
+    outputs = {id(out) for _, out in graph.outputs}
     for k, (node, value) in enumerate(zip(graph.inputs, args)):
+        if not users.get(node) and id(node) not in outputs:
+            # read only by the block's Python (an object whose attributes it reads: frontend/blocks)
+            ctx.types[node] = Opaque(f"{type(value).__name__} for the block's Python")
+            continue
         if _is_int_tuple(value):
             ctx.types[node] = Opaque("tuple of ints")   # a runtime index, or guarded once used statically
             continue

@@ -1,13 +1,14 @@
 """Reading an object's attribute once for a loop that reads it at every iteration (``self.dt``,
-``grid.u[i]``): the rewritten function passes the value to the loop's kernel, which is the same as
-Python's reads only where reading it has no effect and gives the same value each time.
+``grid.u[i]``), or for a block that reads it (``b = a * o.scale; c = b + o.scale``): the rewritten
+function passes the value to the kernel, which is the same as Python's reads only where reading it
+has no effect and gives the same value each time.
 
 That holds for a value stored on the instance (its ``__dict__`` or a ``__slots__`` slot, a namedtuple
 field) or a plain class attribute, looked up the way ``object.__getattribute__`` looks it up. Anything
 else (a property or another descriptor, a class with its own ``__getattribute__`` such as a module or
 a proxy, an attribute that is missing) gives NOT_PLAIN, whose type no kernel takes: the loop then runs
 as written, and Python reads the attribute where and when the loop does (or never, where it runs no
-iteration).
+iteration); a block runs its statements as Python, which read it from the object.
 """
 
 import collections

@@ -1,7 +1,7 @@
-"""Attributes of objects read by a compiled loop (runtime/plain_attribute): ``self.dt`` and
+"""Attributes of objects read by a compiled loop or block (runtime/plain_attribute): ``self.dt`` and
 ``grid.u[i]`` are read once and passed to the kernel where that is what Python's reads give; a
-property, a missing attribute or a dynamic one leaves the loop to Python, which reads it where the
-loop does."""
+property, a missing attribute or a dynamic one leaves the loop (the block) to Python, which reads it
+where the loop (the block's statements) does."""
 
 import collections
 import math
@@ -204,3 +204,83 @@ def test_attributes_whose_names_join_alike_are_read_apart():
         got, want = loop(p, q, a), colliding(p, q, a)
         assert got == want or (np.isnan(got) and np.isnan(want))
         np.testing.assert_array_equal(block(p, q, a), colliding_block(p, q, a))
+
+
+# -- straight-line blocks: the same reads as Python's ----------------------------------------------
+class Counting:
+    """A property with an effect: each read counts."""
+
+    def __init__(self):
+        self.reads = 0
+
+    @property
+    def scale(self):
+        self.reads += 1
+        return float(self.reads)
+
+
+class Peak:
+    """A property of what the block updates in place before reading it."""
+
+    def __init__(self, w):
+        self.w = w
+
+    @property
+    def top(self):
+        return self.w.max()
+
+
+class Plain:
+    def __init__(self, scale):
+        self.scale = scale
+
+
+def read_twice(a, o):
+    b = a * o.scale
+    c = b + o.scale
+    return c
+
+
+def read_after_update(w, m):
+    w += 1.0
+    c = w * m.top
+    return c
+
+
+def update_then_missing(a, o):
+    a += 1.0
+    c = a * o.scale
+    return c
+
+
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_a_block_reads_a_property_where_and_as_often_as_python(backend):
+    """The block read ``o.scale`` once, before it ran: a counting property was read once (result 2.0,
+    Python's 3.0), and a property of an array the block updates first gave the value before the update."""
+    twice, after = jit(read_twice, backend=backend), jit(read_after_update, backend=backend)
+    for n in (5, 100_000, 7):
+        a = rng.random(n)
+        o_py, o_jit = Counting(), Counting()
+        assert np.array_equal(twice(a, o_jit), read_twice(a, o_py)) and o_jit.reads == o_py.reads == 2
+        w = rng.random(n)
+        w_py, w_jit = w.copy(), w.copy()
+        assert np.array_equal(after(w_jit, Peak(w_jit)), read_after_update(w_py, Peak(w_py)))
+    plain = jit(read_twice, backend=backend)
+    for n in (5, 100_000):                        # a plain attribute still reaches the kernel
+        a = rng.random(n)
+        assert np.array_equal(plain(a, Plain(2.5)), read_twice(a, Plain(2.5)))
+    if backend == "tvm":
+        assert {e.mode for f in plain.fragments for e in f.entries} & {"tvm", "mixed"}
+
+
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_a_missing_attribute_raises_after_the_blocks_earlier_statements(backend):
+    jf = jit(update_then_missing, backend=backend)
+    for n in (5, 100_000, 5):
+        a = np.zeros(n)
+        want = a.copy()
+        with pytest.raises(AttributeError):
+            update_then_missing(want, object())
+        with pytest.raises(AttributeError):
+            jf(a, object())
+        assert np.array_equal(a, want) and a[0] == 1.0

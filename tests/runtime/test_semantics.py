@@ -272,6 +272,9 @@ def test_attribute_error_read_by_a_block_points_at_its_own_line():
     with pytest.raises(AttributeError) as got:
         jf(A, NoWeights())
     assert str(got.value) == str(want.value)
-    user = [f for f in traceback.extract_tb(got.value.__traceback__) if f.name == "attribute_error"]
-    assert [f.lineno for f in user] == [raising_line(attribute_error, "u = t + layer.w")]
+    # (a property's error comes from the block's own statements, run as Python where a read through
+    # runtime/plain_attribute finds no plain value: the innermost frame in this file is that line)
+    user = [f for f in traceback.extract_tb(got.value.__traceback__)
+            if f.name == "attribute_error" or f.name.startswith("__astjit_block")]
+    assert user[-1].lineno == raising_line(attribute_error, "u = t + layer.w")
     assert any(n.startswith("__astjit_attr") for f in jf.fragments for n in f.live_in)   # read by the caller

@@ -36,6 +36,9 @@ def test_keywords_errors_and_a_rebound_global(monkeypatch):
         jf(a)
     with pytest.raises(TypeError, match="unexpected keyword argument 'c'"):
         jf(a, 1.0, c=3)
+    # (the rewritten function's parameters default to a marker: Python said "from 0 to 2")
+    with pytest.raises(TypeError, match=r"^scaled\(\) takes 2 positional arguments but 3 were given$"):
+        jf(a, 1.0, 3.0)
     monkeypatch.setitem(globals(), "SCALE", -1.0)     # the guard sees it: the next call reads -1.0
     np.testing.assert_array_equal(jf(a, 1.0), a * -1.0 + 1.0)
     with np.errstate(all="raise"):                    # numpy's error state asks for errors: Python runs

@@ -10,7 +10,9 @@ with the same arguments. numpy's floating-point error state is not checked here:
 dispatch checks it before it runs a kernel (runtime/dispatch) and runs its block's Python otherwise,
 and a call that runs no kernel (a tiny loop as written) need not pay for it::
 
-    def step(x=<missing>, y=<missing>):                # (P: a prefix no name of step starts with)
+    def step(x=<missing>, y=<missing>, *P_extra):      # (P: a prefix no name of step starts with)
+        if P_extra:                                        # called with too many: the original's TypeError
+            return P_original(x, y, *P_extra)
         if x is P_missing or y is P_missing:               # called without one of them
             return P_missing_arguments({'x': x, 'y': y})
         try:
@@ -48,7 +50,8 @@ def guard_names(fndef) -> dict:
         k += 1
     prefix = f"__astjit_guard{k}_"
     return {"prefix": prefix, "ok": f"{prefix}ok", "failed": f"{prefix}failed", "missing": f"{prefix}missing",
-            "missing_arguments": f"{prefix}missing_arguments"}
+            "missing_arguments": f"{prefix}missing_arguments", "extra": f"{prefix}extra",
+            "original": f"{prefix}original"}
 
 
 def plain_signature(fn) -> bool:
@@ -64,13 +67,16 @@ def takes_prologue(fn) -> bool:
         inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
 
 
-def guard_prologue(resolver, fndef, guard_failed, missing_arguments) -> tuple[list, dict]:
-    """(the statements to put first in ``fndef``'s body, the cells they read)."""
+def guard_prologue(resolver, fndef, guard_failed, missing_arguments, original) -> tuple[list, dict]:
+    """(the statements to put first in ``fndef``'s body, the cells they read). ``fndef`` gets a
+    ``*extra`` parameter: a call with too many arguments goes to ``original``, whose TypeError says how
+    many it takes (the rewritten function's defaults would make it say "from 0 to 2")."""
     names = guard_names(fndef)
     body, namespace = resolver.guard_expression(prefix=names["prefix"])
     params = [a.id for a in fndef.args.args]
     packed = f"({', '.join(params)}{',' if params else ''})"
-    src = ""
+    fndef.args.vararg = gast.Name(id=names["extra"], ctx=gast.Param(), annotation=None, type_comment=None)
+    src = f"if {names['extra']}:\n    return {names['original']}({''.join(p + ', ' for p in params)}*{names['extra']})\n"
     if params:
         given = " or ".join(f"{p} is {names['missing']}" for p in params)
         keywords = "{" + ", ".join(f"{p!r}: {p}" for p in params) + "}"
@@ -88,5 +94,5 @@ def guard_prologue(resolver, fndef, guard_failed, missing_arguments) -> tuple[li
                 node.col_offset, node.end_col_offset = 0, 0
     namespace.pop(f"{names['prefix']}fn", None)     # (the defaults' guard: not a plain signature's concern)
     namespace.update({names["missing"]: MISSING, names["failed"]: guard_failed,
-                      names["missing_arguments"]: missing_arguments})
+                      names["missing_arguments"]: missing_arguments, names["original"]: original})
     return statements, namespace

@@ -167,7 +167,7 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
         cells[PLAIN_ATTRIBUTE_NAME] = plain_attribute
     guarded = guard_failed is not None and takes_prologue(fn)
     if guarded:
-        prologue, guard_cells = guard_prologue(resolver, fndef, guard_failed, missing_arguments)
+        prologue, guard_cells = guard_prologue(resolver, fndef, guard_failed, missing_arguments, fn)
         fndef.body[:0] = prologue
         # each in a cell of its own: a user's closure cell is read as the cell, not as its contents
         cells.update({name: types.CellType(value) for name, value in guard_cells.items()})

@@ -179,6 +179,17 @@ def test_strict_mode_unsupported_input_raises_with_file_line_and_caret():
     check_strict_message(exc, strict_dtype, "b = a * 2")
 
 
+@pytest.mark.parametrize("dtype", [np.complex128, np.float16])
+def test_strict_mode_raises_where_nothing_in_the_block_compiles(dtype):
+    """A block whose every op runs on numpy (complex or float16 data) ran as Python under strict=True."""
+    jf = jit(strict_dtype, strict=True)
+    np.testing.assert_array_equal(jf(A), A * 2)
+    with pytest.raises(astjit.StrictModeError, match="nothing in this block compiles") as exc:
+        jf(A.astype(dtype))
+    check_strict_message(exc, strict_dtype, "b = a * 2")
+    assert_same_as_numpy(strict_dtype, A.astype(dtype))       # the default runs it as Python
+
+
 def test_strict_mode_is_an_astjit_error_and_default_mode_does_not_raise():
     assert issubclass(astjit.StrictModeError, astjit.AstjitError)
     m = np.eye(3) + 1

@@ -54,7 +54,11 @@ def _stand_in(name, spec):
     if m:
         dtype = _dtype(name, m.group(1))
         dims = tuple(int(d) for d in m.group(2).replace(" ", "").split(",") if d)
-        return np.zeros(dims, dtype) if int(np.prod(dims)) <= 1 << 16 else np.empty(dims, dtype)
+        try:        # (a stand-in array is allocated, not filled, above 65536 elements)
+            return np.zeros(dims, dtype) if int(np.prod(dims)) <= 1 << 16 else np.empty(dims, dtype)
+        except (MemoryError, ValueError) as exc:
+            raise ShapeSpecError(f"--shapes {name}={spec.strip()}: no array of that size can stand in for "
+                                 f"the argument here ({type(exc).__name__}: {exc})") from None
     if spec in ("int", "float", "bool", "complex"):
         return {"int": 1, "float": 1.0, "bool": True, "complex": 1j}[spec]
     try:

@@ -230,7 +230,11 @@ class Fragment:
                     and config.backend_override() is None:
                 from .measure import measuring_runner
 
-                spec.runner = measuring_runner(self, spec, key)
+                spec.runner = measuring_runner(self, spec, key)     # (its disk entry: once measured)
+            else:
+                from .persisted import publish
+
+                publish(spec)
         except Unsupported as exc:
             reason = str(exc)
             if self.strict:

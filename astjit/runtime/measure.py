@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from . import persisted
+from . import disk_cache, persisted
 
 SHORT = 1e-3          # below this, repeat runs and keep the best (timer noise dominates otherwise)
 # A block without in-place effects is timed in batches of calls lasting about this long: single calls
@@ -102,6 +102,10 @@ def measuring_runner(fragment, spec, key):
         if spec.effects and fresh is None:
             install(compiled, spec.mode)                # (nothing to measure on: the kernel, unmeasured)
             return compiled(*args)
+        # kernels still being written to the disk cache (runtime/disk_cache: LLVM and the C compiler in
+        # a background thread) would take a core from the timed runs: a kernel of two threads measured
+        # 4-10x its time and lost to Python for good
+        disk_cache.wait()
         try:    # warm-up (thread pool, page faults), on copies of what the block writes
             warm = compiled(*(fresh() if fresh is not None else args))
         except Exception:   # the real run raises it, with the effects Python leaves before it

@@ -77,15 +77,19 @@ def _segment(ctx, nodes, d, folder, by_name) -> Segment:
     return seg
 
 
-def write(text, choice, backends, spec, first_record, fragment) -> None:
-    """Queue the entry for a specialization just made (kernels are exported in the background).
+def write(text, choice, backends, spec, first_record, fragment):
+    """The entry for a specialization just made, as a function that queues it (kernels are exported
+    in the background), or None where nothing is stored. The caller queues it after the first call's
+    measurement, where there is one: the export (LLVM's code generation again and the C compiler) took
+    one of the two cores while the kernel was timed, and a fused chain measured 4x its time and was
+    left to Python in this process and every later one.
 
     Only types decide a partition and its kernels, so the key is taken before them; should anything
     after inference have pinned a value into a type (a value guard), the key no longer describes the
     kernels and nothing is stored. Nor is anything stored when a compiled segment cannot persist."""
     cache = disk_cache.active()
     if cache is None or text is None or key_text(fragment, spec.ctx, choice, backends) != text:
-        return
+        return None
     position = {n: i for i, n in enumerate(spec.ctx.graph.nodes)}
     modules, segments = [], []
     for seg in spec.segments:
@@ -95,7 +99,7 @@ def write(text, choice, backends, spec, first_record, fragment) -> None:
         if not seg.reference:
             persist = seg.compiled.persist if seg.compiled is not None else None
             if persist is None:
-                return
+                return None
             d["persist"] = persist.meta
             d["libraries"] = [f"kernel{len(modules) + k}.so" for k in range(len(persist.modules))]
             modules.extend(persist.modules)
@@ -103,12 +107,20 @@ def write(text, choice, backends, spec, first_record, fragment) -> None:
     meta = {"mode": spec.mode, "note": spec.note, "segments": segments,
             "reasons": {str(position[n]): why for n, why in (spec.reasons or {}).items()},
             "records": [[r.kind, r.message] for r in fragment.records[first_record:]]}
-    cache.store(text, meta, modules)
+    return lambda: cache.store(text, meta, modules)
+
+
+def publish(spec) -> None:
+    """Queue the disk entry ``write`` made for ``spec``, once."""
+    queue, spec.publish = getattr(spec, "publish", None), None
+    if queue is not None:
+        queue()
 
 
 def write_measured(spec) -> None:
     """Remember the first call's choice with the disk entry, so another process reuses it instead
     of timing the block again."""
+    publish(spec)                  # (the entry first: the note goes into its folder)
     cache = disk_cache.active()
     if cache is not None and getattr(spec, "disk_key", None) is not None and spec.measured is not None:
         compiled, python = spec.measured

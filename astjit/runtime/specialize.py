@@ -60,7 +60,7 @@ def specialize(fragment, key, args):
         notes = _compile_segments(fragment, ctx, segments, backends)
         spec = _assemble(fragment, key, ctx, segments, reasons, "; ".join(notes), python=False)
     if text is not None:
-        persisted.write(text, choice, backends, spec, first_record, fragment)
+        spec.publish = persisted.write(text, choice, backends, spec, first_record, fragment)
         spec.disk_key = text
     return spec
 

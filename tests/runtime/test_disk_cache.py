@@ -357,3 +357,46 @@ def test_a_loop_kernel_calling_numpys_blas_is_loaded_by_a_new_process(tmp_path):
     run = new_process_runner(tmp_path, BLAS_SCRIPT)
     assert run("1") == "the whole loop runs as one kernel"
     assert run("2") == "the whole loop runs as one kernel (from the disk cache)"
+
+
+def two_blocks(x, y, flag):
+    z = np.exp(x) * 2.0 + y
+    if flag:
+        w = z * 3.0 - 1.0
+    else:
+        w = z * 0.5 + 2.0
+    return w
+
+
+def test_no_kernel_is_written_to_the_cache_while_a_block_is_timed(cache_dir, monkeypatch):
+    """Exporting a kernel (LLVM's code generation again, the C compiler) in the background took a core
+    from the first call's timed runs: a kernel of two threads measured 4-10x its time and was left to
+    Python in this process and every later one. An entry is now queued after its block's measurement,
+    and a measurement waits for the writes queued before it."""
+    import time
+
+    from astjit.runtime import measure
+
+    writes, timed = [], []
+    real_write, real_best = disk_cache.DiskCache._write, measure._best
+
+    def write(self, *args):
+        start = time.perf_counter()
+        real_write(self, *args)
+        writes.append((start, time.perf_counter()))
+
+    def best(*args, **kwargs):
+        start = time.perf_counter()
+        result = real_best(*args, **kwargs)
+        timed.append((start, time.perf_counter()))
+        return result
+
+    monkeypatch.setattr(disk_cache.DiskCache, "_write", write)
+    monkeypatch.setattr(measure, "_best", best)
+    jf = jit(two_blocks)
+    x, y = np.linspace(-1, 1, 50_000), np.linspace(0, 1, 50_000)
+    for flag in (True, False, True):
+        assert np.array_equal(jf(x, y, flag), two_blocks(x, y, flag))
+    disk_cache.wait()
+    assert writes and timed
+    assert not [(w, t) for w in writes for t in timed if w[0] < t[1] and t[0] < w[1]], (writes, timed)

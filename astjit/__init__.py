@@ -10,6 +10,7 @@ from .api import Explanation, JitFunction, explain, jit
 from .errors import (
     AstjitError,
     CacheDirectoryWarning,
+    ConfigurationWarning,
     DeviceError,
     GradError,
     RecompileLimitWarning,
@@ -23,4 +24,5 @@ from .graph import ops as _ops  # noqa: F401  (registers every op)
 
 __version__ = "0.1.0"
 __all__ = ["jit", "explain", "grad", "value_and_grad", "adjoint", "JitFunction", "Explanation", "AstjitError", "GradError", "SourceUnavailableError",
-           "StrictModeError", "Unsupported", "RuleError", "DeviceError", "RecompileLimitWarning", "CacheDirectoryWarning"]
+           "StrictModeError", "Unsupported", "RuleError", "DeviceError", "RecompileLimitWarning", "CacheDirectoryWarning",
+           "ConfigurationWarning"]

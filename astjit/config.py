@@ -56,9 +56,11 @@ def disk_cache_enabled() -> bool:
 
 
 def recompile_limit() -> int:
+    raw = os.environ.get("ASTJIT_RECOMPILE_LIMIT", "16")
     try:
-        return int(os.environ.get("ASTJIT_RECOMPILE_LIMIT", "16"))
+        return int(raw)
     except ValueError:
+        _warn_once("ASTJIT_RECOMPILE_LIMIT", raw, "an integer: the default, 16, applies")
         return 16
 
 
@@ -67,7 +69,26 @@ def log_kinds() -> frozenset:
     kinds = {k.strip() for k in raw.split(",") if k.strip()}
     if "all" in kinds:
         kinds = set(_LOG_KINDS)
+    unknown = sorted(kinds - set(_LOG_KINDS))
+    if unknown:
+        _warn_once("ASTJIT_LOG", raw, f"comma-separated kinds among {', '.join(_LOG_KINDS)} or all: "
+                                      f"{', '.join(map(repr, unknown))} logs nothing")
     return frozenset(kinds)
+
+
+_warned = set()
+
+
+def _warn_once(variable: str, value: str, expected: str) -> None:
+    """One ConfigurationWarning per variable and value: a typo would otherwise be ignored silently."""
+    if (variable, value) in _warned:
+        return
+    _warned.add((variable, value))
+    import warnings
+
+    from .errors import ConfigurationWarning
+
+    warnings.warn(f"{variable}={value!r} is not {expected}", ConfigurationWarning, stacklevel=3)
 
 
 logger = logging.getLogger("astjit")

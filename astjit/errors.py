@@ -76,6 +76,10 @@ class CacheDirectoryWarning(UserWarning):
     """The kernel cache's folder is not safe to load code from, or cannot be made: the cache is off."""
 
 
+class ConfigurationWarning(UserWarning):
+    """An ``ASTJIT_*`` environment variable holds a value astjit does not read: its default applies."""
+
+
 class GradError(LocatedError, TypeError):
     """``astjit.grad`` cannot differentiate a statement of the user's function: an op without an adjoint
     rule, an in-place update of an array the gradient flows through, a ``return`` inside a loop."""

@@ -373,3 +373,24 @@ def test_arrays_a_loop_kernel_only_copies_are_still_checked_against_the_key():
             for w, g in zip(want, got):
                 assert g.dtype == w.dtype and g.shape == w.shape
                 np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("variable, value, expected", [
+    ("ASTJIT_RECOMPILE_LIMIT", "abc", "an integer"), ("ASTJIT_LOG", "bogus,cache", "'bogus' logs nothing")])
+def test_an_environment_value_astjit_does_not_read_is_named_in_a_warning(monkeypatch, variable, value, expected):
+    """(such values were ignored silently: a typo left the default in place without a word)"""
+    from astjit import ConfigurationWarning, config
+
+    monkeypatch.setenv(variable, value)
+    monkeypatch.setattr(config, "_warned", set())
+    with pytest.warns(ConfigurationWarning, match=expected):
+        jf = jit(scaled_sum)
+        assert_same_as_numpy(scaled_sum, np.arange(5.0), jitted=jf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConfigurationWarning)          # once per variable and value
+        assert_same_as_numpy(scaled_sum, np.arange(7.0), jitted=jf)
+
+
+def scaled_sum(a):
+    b = a * 2.0 + 1.0
+    return b.sum()

@@ -256,10 +256,16 @@ class JitFunction:
 
     def records(self) -> list[Record]:
         """What ``explain()`` reports, as a list of ``Record``s."""
+        from .frontend.transform import IN_COMPILED_LOOP
+
         t = self._ensure()
         out = list(self._records)
         if t is not None:
-            out += t.records
+            # a statement of a loop whose calls all ran its kernel did not run as Python: not reported
+            compiled = [frag.lines for frag in t.fragments if frag.block.kind == "loop" and frag.entries
+                        and all(e.runs == "compiled" for e in frag.entries)]
+            out += [r for r in t.records if not (r.message.endswith(IN_COMPILED_LOOP) and any(
+                first <= r.lineno <= last for first, last in compiled))]
             for frag in t.fragments:
                 out += frag.records
         return out

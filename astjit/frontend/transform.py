@@ -53,6 +53,11 @@ class Transformed:
     guarded: bool = False           # the function checks its guard itself (frontend/guard_prologue)
 
 
+# the note of a statement that does not compile as a block of its own but does inside its loop's kernel:
+# explain() leaves it out where every call of that loop ran its kernel (api.JitFunction.records)
+IN_COMPILED_LOOP = " where its loop does (the loop compiles as a whole)"
+
+
 def same_code(fn, fndef) -> bool:
     """Whether the parsed def compiles to ``fn``'s own code: the same constants, names, variables and
     instructions (``_instructions``: co_code itself differs legitimately, as CPython emits other
@@ -178,7 +183,7 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
         # a handed-over loop's Python is the loop as written, going on where the kernel declines
         frag.fallback = _declining if frag.block.resume_at else fallbacks[frag.index]
     records = [Record("statement", filename, s.lineno, f"{s.reason}: the statement runs as Python"
-                      + (" where its loop does (the loop compiles as a whole)" if s.in_region else ""),
+                      + (IN_COMPILED_LOOP if s.in_region else ""),
                       _line(filename, s.lineno), col=s.col, end_col=s.end_col) for s in finder.skipped
                if s.lineno not in generated]
     records += [Record("loop", filename, s.lineno, s.reason, _line(filename, s.lineno), col=s.col,

@@ -3,6 +3,7 @@ names the line and the reason, strict mode raises StrictModeError with file, lin
 ASTJIT_DISABLE runs the original."""
 
 import inspect
+import math
 
 import numpy as np
 import pytest
@@ -272,3 +273,21 @@ def test_out_of_range_item_assignment_raises_at_the_users_line():
     last = traceback.extract_tb(exc.value.__traceback__)[-1]
     assert last.filename == __file__ and last.line.strip() == "a[i] = v", last
     assert_same_as_numpy(store_at, np.zeros(4), 7, 1.0, jitted=jf)
+
+
+def scaled_roots(x, out):
+    for i in range(len(x)):
+        r = math.sqrt(abs(x[i]) + 1.0)
+        out[i] = x[i] / r
+    return out
+
+
+def test_explain_leaves_out_statements_of_a_loop_whose_calls_all_ran_its_kernel():
+    """A statement that compiles only inside its loop's kernel (``math.sqrt`` of an element) was
+    reported as running as Python "where its loop does" although the loop had compiled."""
+    jf = jit(scaled_roots)
+    for n in (2000, 5000):
+        x = np.linspace(-1.0, 1.0, n)
+        np.testing.assert_array_equal(jf(x, np.zeros(n)), scaled_roots(x, np.zeros(n)))
+    assert not any("where its loop does" in r.message for r in explain(jf)), explain(jf)
+    assert all(e.runs == "compiled" for f in jf.fragments for e in f.entries if f.block.kind == "loop")

@@ -134,9 +134,9 @@ class SegmentLowering:
                 costly.discard(n)
             if n in reduced and n in output_index and lv.shape and self.ctx.types[n].shape:
                 k = output_index[n]
-                early[k] = te.compute(lv.shape, _output_body(lv, True), name=f"out{k}")
-                early[k] = (early[k], lv)
-                lv = Lowered(lv.shape, lv.dtype, _placeholder_body(early[k][0], lv.dtype))
+                tensor = te.compute(lv.shape, _output_body(lv, True), name=f"out{k}")
+                early[k] = (tensor, lv)                         # (the output: its own expression)
+                lv = Lowered(lv.shape, lv.dtype, _placeholder_body(tensor, lv.dtype))
             self.values[n] = lv
         outs, out_specs = [], []
         for k, n in enumerate(self.segment.outputs):

@@ -118,7 +118,9 @@ class BlockFinder:
                 try:
                     lowering.statement(stmt)
                     run.append(stmt)
-                    if self.protected:   # a block raising midway cannot publish the names it already set
+                    # a block raising midway cannot publish the names it already set: a handler may see
+                    # them (in try/with), and so may a closure reading them after the exception left
+                    if self.protected or _assigned(stmt) & self.liveness.captured:
                         self.close(stmts, start, run, lowering)
                         run, lowering = [], None
                     continue
@@ -292,6 +294,12 @@ class BlockFinder:
                       maybe_unbound, in_loop=self.loop_depth > 0, hoisted_locals=of_locals)
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))
+
+
+def _assigned(stmt) -> set:
+    """The names a simple statement binds."""
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} | (
+        {stmt.target.id} if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) else set())
 
 
 def _computes(graph) -> bool:

@@ -658,3 +658,26 @@ def test_a_closure_sees_what_a_compiled_block_assigned(fn, backend):
         got, want = jf(a), fn(a)
         for g, w in zip(got, want):
             assert type(g) is type(w) and (g is w or np.array_equal(g, w))
+
+
+def closure_made_before_a_block_that_raises(a, o, box):
+    b = None
+    box.append(lambda: b)
+    b = a * 2.0
+    c = b + o                      # raises for an o that does not broadcast
+    return c
+
+
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_a_closure_sees_what_a_block_assigned_before_a_later_statement_raised(backend):
+    """The block of both statements raised without publishing ``b``: the closure, called after the
+    exception left the function, returned None where Python's returns the array."""
+    jf = jit(closure_made_before_a_block_that_raises, backend=backend)
+    for n in (100_000, 3, 100_000):
+        a = np.arange(float(n))
+        for fn in (closure_made_before_a_block_that_raises, jf):
+            box = []
+            with pytest.raises(ValueError):
+                fn(a, np.ones(n + 1), box)
+            assert isinstance(box[0](), np.ndarray) and np.array_equal(box[0](), a * 2.0)
+        assert np.array_equal(jf(a, np.ones(n), []), closure_made_before_a_block_that_raises(a, np.ones(n), []))

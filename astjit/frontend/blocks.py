@@ -120,7 +120,7 @@ class BlockFinder:
                     run.append(stmt)
                     # a block raising midway cannot publish the names it already set: a handler may see
                     # them (in try/with), and so may a closure reading them after the exception left
-                    if self.protected or _assigned(stmt) & self.liveness.captured:
+                    if self.protected or assigned_names(stmt) & self.liveness.captured:
                         self.close(stmts, start, run, lowering)
                         run, lowering = [], None
                     continue
@@ -284,8 +284,9 @@ class BlockFinder:
         # whose statements read it from the object, passed in too
         roots = {name: (attribute_chain(e) or [None])[0] for name, e in lowering.hoisted.items()}
         of_locals = frozenset(name for name, root in roots.items() if root in self.liveness.local_names)
+        inputs = {n.value for n in graph.inputs}
         for root in dict.fromkeys(roots[name] for name in of_locals):
-            if root not in {n.value for n in graph.inputs}:
+            if root not in inputs:
                 graph.input(root)
         live_in = [n.value for n in graph.inputs]
         bound = self.bound(run[0])
@@ -294,12 +295,6 @@ class BlockFinder:
                       maybe_unbound, in_loop=self.loop_depth > 0, hoisted_locals=of_locals)
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))
-
-
-def _assigned(stmt) -> set:
-    """The names a simple statement binds."""
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)} | (
-        {stmt.target.id} if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name) else set())
 
 
 def _computes(graph) -> bool:

@@ -3,7 +3,8 @@
 live-in:  a local read in the block where some reaching definition is not earlier in the block.
 live-out: a name written in the block and read after it, or read at or before its write inside the
           block (reachable only around a loop back edge). global/nonlocal names: passed in when read
-          first, always returned when written; so are locals that nested scopes read (closures' cells). Computed on the tree before it is rewritten.
+          first, always returned when written; so are locals that nested scopes read (closures'
+          cells). Computed on the tree before it is rewritten.
 """
 
 import beniget

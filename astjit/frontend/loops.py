@@ -593,7 +593,7 @@ def appended_lists(loop_calls) -> set:
 
 
 def assigned_names(loop) -> set:
-    """Every name a loop (its targets, its body's assignments) binds."""
+    """Every name a loop (its targets, its body's assignments), or any statement, binds."""
     out = set()
     for n in gast.walk(loop):
         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):

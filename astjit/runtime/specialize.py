@@ -52,8 +52,7 @@ def specialize(fragment, key, args):
     if choice == "auto" and all(s.reference for s in segments):
         if fragment.strict and _has_array_work(ctx):
             # (strict: an error where the block would run as Python, such as complex or float16 data)
-            raise Unsupported("nothing in this block compiles (" + ("; ".join(
-                sorted({r for r in reasons.values() if r})) or "nothing to compile") + ")")
+            raise Unsupported(f"nothing in this block compiles ({_why_nothing(reasons)})")
         note = _nothing_compiles(fragment, ctx, reasons)
         spec = _assemble(fragment, key, ctx, segments, reasons, note, python=True)
     else:
@@ -119,9 +118,13 @@ def _has_array_work(ctx) -> bool:
     return any(isinstance(t, ArrayType) and not t.scalar for t in ctx.types.values())
 
 
+def _why_nothing(reasons) -> str:
+    return "; ".join(sorted({r for r in reasons.values() if r})) or "nothing to compile"
+
+
 def _nothing_compiles(fragment, ctx, reasons) -> str:
     """Why no segment compiles; recorded for explain() where the block does array work."""
-    note = "; ".join(sorted({r for r in reasons.values() if r})) or "nothing to compile"
+    note = _why_nothing(reasons)
     if _has_array_work(ctx):
         # explain() lists every block with array work that is not compiled, and why
         fragment._record("fallback", f"nothing in this block compiles ({note}): the block runs as Python")

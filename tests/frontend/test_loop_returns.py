@@ -7,7 +7,7 @@ import functools
 import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops, peaked  # noqa: F401 - a fixture
-from loop_programs import is_sorted
+from loop_programs import is_sorted, primes_for_else
 
 from astjit import explain, jit
 
@@ -174,20 +174,6 @@ def find_above(a, t):
     return i
 
 
-def primes_below(n, out):
-    k = 0
-    for m in range(2, n):
-        for d in range(2, m):
-            if d * d > m:
-                break
-            if m % d == 0:
-                break
-        else:                              # no divisor: a prime
-            out[k] = m
-            k += 1
-    return k
-
-
 def rows_without_hits(A, t):
     misses = 0
     for i in range(A.shape[0]):
@@ -207,7 +193,7 @@ def test_for_else_runs_its_else_where_no_break_ran():
     rng = np.random.default_rng(3)
     a = rng.random(40)
     check(find_above, [(a, 0.5), (a, 2.0), (a[:0], 0.5), (np.array([np.nan, 1.0]), 0.5)])
-    check(primes_below, [(50, np.zeros(30, np.int64)), (2, np.zeros(3, np.int64)), (200, np.zeros(10, np.int64))])
+    check(primes_for_else, [(50, np.zeros(30, np.int64)), (2, np.zeros(3, np.int64)), (200, np.zeros(10, np.int64))])
     check(rows_without_hits, [(rng.random((6, 4)), 0.9), (rng.random((6, 4)), 2.0), (np.zeros((0, 3)), 1.0),
                               (rng.random((3, 0)), 0.5)])
     big = np.linspace(0, 1, 5000)

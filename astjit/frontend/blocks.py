@@ -238,17 +238,27 @@ class BlockFinder:
             if isinstance(sub, list) and sub and isinstance(sub[0], gast.stmt):
                 guarded = name == "body" and (isinstance(stmt, gast.Try | gast.TryStar)
                                               or isinstance(stmt, gast.With | gast.AsyncWith)
-                                              and not self.never_suppresses(stmt))
+                                              and not self.never_suppresses(stmt)) \
+                    or name == "orelse" and self.finally_follows(stmt)
                 looped = name == "body" and isinstance(stmt, gast.For | gast.While | gast.AsyncFor)
                 self.protected += guarded
                 self.loop_depth += looped
                 self.body(sub)
                 self.protected -= guarded
                 self.loop_depth -= looped
+        guarded = self.finally_follows(stmt)
+        self.protected += guarded
         for handler in getattr(stmt, "handlers", []) or []:
             self.body(handler.body)
+        self.protected -= guarded
         for case in getattr(stmt, "cases", []) or []:
             self.body(case.body)
+
+    @staticmethod
+    def finally_follows(stmt) -> bool:
+        """Whether a ``finally`` clause runs after ``stmt``'s handlers and else clause: it sees what they
+        set before one of their statements raised."""
+        return isinstance(stmt, gast.Try | gast.TryStar) and bool(stmt.finalbody)
 
     def never_suppresses(self, stmt) -> bool:
         """Whether every context manager of a ``with`` lets exceptions through (np.errstate, ...): then a
@@ -273,7 +283,7 @@ class BlockFinder:
         graph = lowering.graph
         if not _computes(graph):
             return                                     # nothing worth a Fragment call
-        live = self.liveness.block(run)
+        live = self.liveness.block(run, protected=self.protected > 0)
         for name in live["live_out"]:
             if name not in lowering.env:
                 return                                 # defensive: cannot publish this name

@@ -61,7 +61,11 @@ class FunctionLiveness:
                 self.captured |= {m.id for m in gast.walk(scope) if isinstance(m, gast.Name)} - own
         self.captured &= self.local_names
 
-    def block(self, stmts) -> dict:
+    def block(self, stmts, protected=False) -> dict:
+        """The block's live-in and live-out names. ``protected``: the block is inside a try/with body
+        (or a handler or else clause that a ``finally`` follows), where a handler may see any local
+        it sets before a later statement raises, though beniget's chains, which have no edge from the
+        middle of a try body to its handlers, link the handler's read to another assignment only."""
         order = {n: i for i, s in enumerate(stmts) for n in gast.walk(s)}
         inner = {d for n in order if isinstance(n, SCOPES) for d in self.duc.locals.get(n, ())}
 
@@ -86,6 +90,6 @@ class FunctionLiveness:
                 live_in[u.id] = None
         nested = {m for n in order if isinstance(n, SCOPES) for m in gast.walk(n)}
         writes = [n for n in names if isinstance(n.ctx, gast.Store) and n not in nested] + augs
-        live_out = [n for n in writes if n.id in self.declared or n.id in self.captured or any(
+        live_out = [n for n in writes if n.id in self.declared or n.id in self.captured or protected or any(
             u.node not in order or order[u.node] <= order[n] for u in self.duc.chains[n].users())]
         return {"live_in": list(live_in), "live_out": list(dict.fromkeys(n.id for n in pos(live_out)))}

@@ -241,6 +241,60 @@ def test_suppressed_exception_inside_with_block_keeps_earlier_assignments():
     assert compiled_fragments(jf) >= 2
 
 
+def try_reassigned_after_raise(a, n):
+    v = 0.0
+    try:
+        v = (a * 2.0).sum()
+        w = a.reshape(n, -1)           # ValueError where n does not divide a.size
+        v = w.sum()                    # beniget links `return v` to this assignment and the first only
+    except ValueError:
+        pass
+    return v
+
+
+def finally_reads_handler_value(a, n, out):
+    v = 0.0
+    try:
+        a.reshape(3, -1)               # always fails for 32 elements
+    except ValueError:
+        v = (a * 2.0).sum()
+        w = a.reshape(n, -1)
+        v = w.sum()
+    finally:
+        out[0] = v                     # sees the handler's first assignment when its reshape fails
+    return v
+
+
+def finally_reads_else_value(a, n, out):
+    v = 0.0
+    try:
+        a.sum()
+    except ValueError:
+        pass
+    else:
+        v = (a * 2.0).sum()
+        w = a.reshape(n, -1)
+        v = w.sum()
+    finally:
+        out[0] = v
+    return v
+
+
+@pytest.mark.parametrize("n", [7, 4, 7])
+def test_handler_sees_a_try_body_assignment_overwritten_later_in_the_body(n):
+    jf = jit(try_reassigned_after_raise)
+    for a in (A, B, A * 3):
+        assert_same_as_numpy(try_reassigned_after_raise, a, n, jitted=jf)
+
+
+@pytest.mark.parametrize("fn", [finally_reads_handler_value, finally_reads_else_value])
+def test_finally_sees_handler_and_else_assignments_before_a_raise(fn):
+    jf = jit(fn)
+    for n in (5, 4, 5, 8):
+        for a in (A, -B):
+            assert_same_as_numpy(fn, a, n, np.zeros(1), jitted=jf)
+
+
 def test_blocks_inside_try_still_compile():
     jf = jit(try_finally)
     jf(A, B, [])

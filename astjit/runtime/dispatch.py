@@ -140,7 +140,13 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, p
     call_args = ", ".join(list(kernel_args) + [f"o{k}" for k in range(len(allocs))])
     failed_args = f"({params}{',' if n else ''})" if packed else params
     lines += ["    try:", f"        kernel({call_args})", "        return " + result,
-              "    except Exception:", f"        return {on_failure}({failed_args})"]
+              "    except Exception:", "        pass"]
+    # the outputs freed before the slower path allocates its own: with both alive, a large output
+    # came from fresh pages on every call (a block on read-only 1000x1000 arrays, which the kernel
+    # refuses, ran 4x its kernel's time)
+    if allocs:
+        lines.append("    del " + ", ".join(f"o{k}" for k in range(len(allocs))))
+    lines.append(f"    return {on_failure}({failed_args})")
     exec(compile("\n".join(lines) + "\n", "<astjit runner>", "exec"), namespace)
     return namespace["run"]
 

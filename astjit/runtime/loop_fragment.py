@@ -7,13 +7,12 @@ stopped on a check (backends/tvm/loops) raises what Python would have raised, po
 line, with the arrays as Python would have left them.
 """
 
-import ctypes
 import functools
 
 import numpy as np
-from numpy.lib.array_utils import byte_bounds
 
 from .. import config
+from ..backends.array_views import compact, writeable_view
 from ..backends.contract import Compiled, Segment
 from ..errors import Unsupported
 from . import persisted
@@ -198,9 +197,9 @@ def make_loop_runner(kernel, lowered, fragment, args):
             if not a.flags.writeable:
                 if p in written:
                     return fallback(*args)        # Python raises at the first write, after its effects
-                a = _writeable_view(a)            # DLPack cannot carry a read-only array
+                a = writeable_view(a)            # DLPack cannot carry a read-only array
             if a.flags.c_contiguous and (a.size <= 1 or 1 in a.shape):
-                a = _compact(a)                   # (numpy ignores the strides of an empty or size-1 axis)
+                a = compact(a)                   # (numpy ignores the strides of an empty or size-1 axis)
             call.append(a)
         local = allocate(args)
         if local is None:
@@ -372,26 +371,6 @@ def local_array_allocator(lowered, live_in):
         return out
 
     return allocate
-
-
-def _writeable_view(a: np.ndarray) -> np.ndarray:
-    """The same memory as a writeable array, for a kernel that only reads it: a read-only array
-    (``np.broadcast_to``'s, one a user locked) passes without a copy, however large it is."""
-    low, high = byte_bounds(a)
-    memory = (ctypes.c_char * max(high - low, 1)).from_address(low)
-    return np.ndarray(a.shape, a.dtype, buffer=memory, offset=a.__array_interface__["data"][0] - low,
-                      strides=a.strides)
-
-
-def _compact(a: np.ndarray) -> np.ndarray:
-    """The same memory with C-order strides: a C-contiguous array may carry any stride along an axis of
-    extent 0 or 1 (``np.zeros(0)``'s is 0), which the kernel's argument check refuses."""
-    strides, step = [], a.itemsize
-    for extent in reversed(a.shape):
-        strides.append(step)
-        step *= max(extent, 1)
-    strides = tuple(reversed(strides))
-    return a if a.strides == strides else np.lib.stride_tricks.as_strided(a, strides=strides)
 
 
 def _overlap(a, b) -> bool:

@@ -270,3 +270,60 @@ def test_whole_array_loops_skip_the_kernel_when_tiny(monkeypatch):
     (_, plain, _), (_, compiled, _) = run_both(oscillators, jitted, (x, v, 0.01, 3))
     assert np.array_equal(plain, compiled)
     assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm"]
+
+
+def tanh_steps(u, k):
+    for _ in range(k):
+        u = np.tanh(u) * 0.9 + 0.1
+    return u
+
+
+def arctan_rows(out, a):
+    for i in range(a.shape[0]):
+        out[i] = np.arctan(a[i]) + 1.0
+    return out
+
+
+def _calls(dtype):
+    u = rng.standard_normal(300).astype(dtype)
+    a = rng.standard_normal((4, 50)).astype(dtype)
+    return [(tanh_steps, [(u, 5), (u[:7] * 3, 2)]), (arctan_rows, [(np.empty_like(a), a), (np.empty_like(a), -a)])]
+
+
+def check_close(fn, calls) -> str:
+    """Plain and jitted agree within the C library's few ulp (semantics.md's tolerances) on every
+    call, results and arguments afterwards; the loop's mode: "tvm" where its kernel ran."""
+    jitted = jit(fn)
+    for args in calls:
+        (k1, r1, a1), (k2, r2, a2) = run_both(fn, jitted, args)
+        assert k1 == k2 == "ok"
+        tol = 1e-5 if r1.dtype == np.float32 else 1e-12       # (relative and absolute: 0.9 * tanh + 0.1 cancels)
+        np.testing.assert_allclose(r2, r1, rtol=tol, atol=tol)
+        assert r1.dtype == r2.dtype and r1.shape == r2.shape
+        for x, y in zip(a1, a2):
+            np.testing.assert_allclose(y, x, rtol=tol, atol=tol)
+    modes = {e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries}
+    return jitted, modes
+
+
+def test_c_library_functions_over_arrays_leave_the_loop_to_numpys_vectorized_loops(monkeypatch):
+    """Where numpy's loop of np.tanh or np.arctan over float64 arrays is vectorized (SVML, with
+    AVX512_SKX), a kernel calling the C library per element ran 6-20x slower than the loop's Python:
+    the loop stays Python, and explain says why."""
+    from astjit.backends.tvm import support
+
+    monkeypatch.setattr(support, "_cpu_features", lambda: {"AVX512_SKX": True})
+    for fn, calls in _calls("float64"):
+        jitted, modes = check_close(fn, calls)
+        assert modes == {"python"}
+        assert "numpy's vectorized loop is faster than the kernel's call of the C library" in str(explain(jitted))
+    _, modes = check_close(tanh_steps, _calls("float32")[0][1])     # the kernel's own vectorized tanh
+    assert modes == {"tvm"}
+
+
+def test_c_library_functions_over_arrays_compile_where_numpy_calls_it_too(monkeypatch):
+    from astjit.backends.tvm import support
+
+    monkeypatch.setattr(support, "_cpu_features", lambda: {})
+    for fn, calls in _calls("float64"):
+        assert check_close(fn, calls)[1] == {"tvm"}

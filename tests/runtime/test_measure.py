@@ -135,3 +135,30 @@ def test_the_first_call_returns_what_the_chosen_code_returns(monkeypatch, python
     out = np.zeros(4)
     monkeypatch.setattr(measure, "_best", lambda fn, args, repeats, fresh=None, number=1: 1e-6)
     assert jw(out, np.arange(4.0)) == scaled_into(np.zeros(4), np.arange(4.0)) and out.tolist() == [1, 3, 5, 7]
+
+
+def arctan_into(out, a):
+    out[:] = np.arctan(a) * 0.5 + 1.0
+
+
+@pytest.mark.parametrize("features, python", [({"AVX512_SKX": True}, True), ({}, False)])
+def test_a_block_too_large_to_time_keeps_numpys_vectorized_ufunc_loops(monkeypatch, features, python):
+    """A block writing more than COPY_BYTES is not timed: where numpy's loop of a function is
+    vectorized on this CPU and the kernel's would call the C library per element (float64 arctan
+    with AVX512_SKX: 6-9x numpy's time over 5M elements), the block runs its Python by rule; else its
+    kernel, unmeasured."""
+    from astjit.backends.tvm import support
+
+    monkeypatch.setattr(measure, "COPY_BYTES", 8)                 # (small arrays stand for large ones)
+    monkeypatch.setattr(support, "_cpu_features", lambda: features)
+    jf = jit(arctan_into)
+    rng = np.random.default_rng(5)
+    for scale in (1.0, -3.0, 0.25):
+        a = rng.standard_normal(400) * scale
+        want, got = np.empty_like(a), np.empty_like(a)
+        arctan_into(want, a)
+        assert jf(got, a) is None
+        np.testing.assert_allclose(got, want, rtol=1e-15)          # (the C library's arctan: within an ulp)
+    [entry] = jf.fragments[0].entries
+    assert entry.mode in ("tvm", "mixed") and entry.measured is None     # (the write itself is numpy's)
+    assert entry.mode_chosen == ("python" if python else entry.mode)

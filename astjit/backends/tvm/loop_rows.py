@@ -399,7 +399,7 @@ class RowStatements:
             return self.compare_values(node.name, args[0], args[1], node.node)
         if node.kind == "unary":
             return self.unary_value(node.name, args[0], node.node)
-        return self.ufunc(node.name, args, node.node)
+        return self.ufunc(node.name, args, node.node, over_arrays=True)
 
     def refusal(self, reason, node) -> Unsupported:
         from .loops import _no

@@ -85,7 +85,7 @@ from .loop_types import (
     type_of_value,
 )
 from .runtime import tvm_module
-from .support import UFUNC_RULES
+from .support import UFUNC_RULES, numpy_loop_faster
 
 tvm = tvm_module()
 from tvm import tirx  # noqa: E402
@@ -2145,7 +2145,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         rule = lambda x, lo, hi: sm.clip_bound(r.dtype, sm.clip_bound(r.dtype, x, lo, True), hi, False)  # noqa: E731
         return Val(self.bind(sm.apply_once(rule, [x, lo, hi]), r.dtype), (r,))
 
-    def ufunc(self, name, args, e) -> Val:
+    def ufunc(self, name, args, e, over_arrays=False) -> Val:
+        """``np.name(*args)`` on elements; ``over_arrays``: the elements of a whole-array or row
+        statement's operands, where numpy would make one call of its loop over all of them."""
         ufunc = getattr(np, name)
         if len(args) != ufunc.nin:
             raise _no(f"np.{name} with {len(args)} arguments", e)
@@ -2162,6 +2164,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             if r.kind in "iu":           # (NEP 50: a Python int beside np.uint8(3) must fit uint8)
                 for v in args:
                     self.check_int_fits(v, r.dtype, e)
+        if over_arrays and numpy_loop_faster(name, loop):
+            raise _no(f"np.{name} over {loop} arrays: numpy's vectorized loop is faster than the kernel's "
+                      "call of the C library per element", e)
         xs = [_cast(v.expr, v.dtype, loop) for v in args]
         if name == "absolute" and loop == I64:
             self.fail(tirx.EQ(xs[0], tirx.const(-2**63, I64)), e, _int_overflow(e.lineno))

@@ -622,3 +622,44 @@ def _kind(node):
 
 def n_fill(node):
     return node.kwargs.get("fill_value") or node.args[1]
+
+
+# The functions a kernel computes with a call of the C library per element (about 10-20 ns each),
+# where numpy's own loop is vectorized: with AVX512_SKX numpy uses SVML for all of these but float64
+# sin and cos (0.2-1.4 ns an element measured, a libm call 10-30x that); with AVX2 and FMA3 only
+# float32 sin, cos, log (float32 exp and tanh, float64 exp and log are vectorized in kernels too).
+_KERNEL_VECTORIZED = {("exp", "float32"), ("tanh", "float32"), ("exp", "float64"), ("log", "float64"),
+                      ("sqrt", "float32"), ("sqrt", "float64"), ("copysign", "float32"),
+                      ("copysign", "float64")}
+
+
+def numpy_loop_faster(name: str, dtype: str) -> bool:
+    """Whether numpy's loop of ufunc ``name`` over ``dtype`` is vectorized on this CPU where a kernel
+    calls the C library per element: over whole arrays, numpy's own call is then the faster one."""
+    if (name not in sm.LIBM and name not in sm.LIBM2) or (name, dtype) in _KERNEL_VECTORIZED:
+        return False
+    features = _cpu_features()
+    if features.get("AVX512_SKX"):
+        return not (dtype == "float64" and name in ("sin", "cos"))
+    if features.get("AVX2") and features.get("FMA3"):
+        return dtype == "float32" and name in ("sin", "cos", "log")
+    return False
+
+
+def _cpu_features() -> dict:
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # another numpy layout: assume the C library's speed
+        return {}
+    return __cpu_features__
+
+
+def numpy_loop_faster_in(ctx, nodes) -> bool:
+    """Whether a kernel of these nodes applies a function over arrays that numpy's loop runs
+    vectorized (``numpy_loop_faster``): for a block that cannot be timed against its numpy."""
+    for n in nodes:
+        t = ctx.types.get(n)
+        if n.op.startswith("np.") and getattr(t, "shape", None) and not getattr(t, "scalar", True) \
+                and numpy_loop_faster(n.op[3:], str(t.dtype)):
+            return True
+    return False

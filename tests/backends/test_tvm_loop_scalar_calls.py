@@ -535,3 +535,18 @@ def test_a_numpy_int_that_was_a_python_int_divides_as_numpy_does():
     stamps = np.array([1_700_000_000_000_000_000, 1_700_000_000_000_000_123, 2**60 + 1])
     check(running_mean, [(stamps, np.zeros(3)), (np.arange(5), np.zeros(5)), (np.zeros(0, np.int64), np.zeros(0)),
                          (rng.random(4), np.zeros(4))])
+
+
+def numpy_abs_into(a, out):
+    for i in range(len(a)):
+        out[i] = np.abs(a[i])
+        out[-1 - i] += np.absolute(a[i]) // 2
+    return out
+
+
+def test_numpy_abs_of_int64_elements_wraps_at_the_minimum_as_numpy_does():
+    """np.abs(np.int64(-2**63)) is -2**63 in numpy (the builtin abs of a Python int is not bounded)."""
+    lo = -2**63
+    check(numpy_abs_into, [(np.array([5, lo]), np.zeros(2, np.int64)),
+                           (np.array([lo, -7, lo + 1, 0]), np.zeros(4, np.int64)),
+                           (np.array([-1, 2, -3], np.int32), np.zeros(3, np.int64))])

@@ -15,8 +15,9 @@ its Python's time per position): 5-9 ns where they are Python ints and floats, 1
 loop reads elements of arrays (numpy makes a scalar object of each, and arithmetic on numpy scalars
 costs two to three times Python's). A loop that reads elements of its arguments is priced at
 ELEMENT_UNIT_NS a unit, others at the fast end, UNIT_NS: below the kernel's price the loop is faster
-as Python. (A loop reading the items of a Python list runs at the fast end too; at about half the
-kernel's price in units and up, it calls the kernel, which converts the list.)
+as Python. (A loop reading the items of a Python list runs at the fast end too. Converting the list costs the
+kernel's runner about 45 ns an item, more than a simple position of the loop costs as Python: a loop
+whose position is worth less than SEQUENCE_ITEM_NS runs as written over any list, frontend/loop_guard.)
 """
 
 import gast
@@ -32,6 +33,12 @@ LIST_NS = 700                 # a list the loop appends to: its values handed ov
 ATTRIBUTE_NS = 170            # an object's attribute read before the call (runtime/plain_attribute)
 UNIT_NS = 7                   # one unit of Python work on Python numbers, at the fast end
 ELEMENT_UNIT_NS = 20          # one unit of a loop that reads elements of arrays (12-36 ns measured)
+# one item of a list or tuple the runner converts into the kernel's array (its items' types tested,
+# then np.array): 43-46 ns measured, at 20 and 1000 floats, besides the kernel's own work. A loop whose
+# position is estimated below this runs as written over a list (frontend/loop_guard), which is then
+# faster at any length: measured over lists of floats, a position of 10 units (``tot += v * 2.0``
+# under an ``if``) 21-32 ns as Python against 44 ns an item in a kernel, 15 units 74-102 ns against 46
+SEQUENCE_ITEM_NS = 80
 SHAPE_ATTRIBUTES = ("shape", "size", "ndim", "strides", "dtype")
 
 

@@ -210,3 +210,54 @@ def test_an_array_only_measured_does_not_make_a_trip_whole_array_work():
     assert jf.fragments[0].calls == 0
     a, s = np.cumsum(rng.random(2000)), rng.random(2000) * 0.5
     check(queue, [(a, s, 2.0), (a, s, 0.1)], compiled=True)
+
+
+def list_total(xs):
+    tot = 0.0
+    for v in xs:
+        if v > 0.5:
+            tot += v * 2.0
+        else:
+            tot -= v
+    return tot
+
+
+def list_horner(coeffs, x):
+    y = 0.0
+    for c in coeffs:
+        y = y * x + c
+    return y
+
+
+def list_heavy(xs):
+    tot = 0.0
+    for v in xs:
+        w = v * 0.5 + 1.0
+        tot += (v * v + 1.0) / (w * w + 2.0) * 2.0 - v / 3.0 + v * v * v + w * w / (w + 3.0)
+    return tot
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")       # (Horner's rule at -1.5 overflows)
+def test_a_cheap_loop_over_a_list_runs_as_written_at_any_length_and_over_an_array_calls_its_kernel():
+    """Converting a list costs the kernel's runner about 45 ns an item, more than a cheap position of
+    the loop costs as Python: over lists and tuples such a loop runs as written, however long."""
+    for fn, extra in ((list_total, ()), (list_horner, (0.9,)), (list_horner, (-1.5,))):
+        jf = jit(fn)
+        region = next(f for f in jf.fragments if f.block.kind == "loop")
+        for n in (20, 3000, 100_000):
+            xs = rng.random(n).tolist()
+            for seq in (xs, tuple(xs)):
+                assert jf(seq, *extra) == fn(seq, *extra)
+        assert region.calls == 0
+        a = rng.random(3000)
+        assert jf(a, *extra) == fn(a, *extra)
+        assert region.calls == 1 and [e.mode for e in region.entries] == ["tvm"]
+
+
+def test_a_costly_loop_over_a_long_list_calls_its_kernel():
+    jf = jit(list_heavy)
+    region = next(f for f in jf.fragments if f.block.kind == "loop")
+    for n in (5000, 5001):
+        xs = rng.random(n).tolist()
+        assert jf(xs) == list_heavy(xs)
+    assert region.calls == 2 and all(e.mode == "tvm" for e in region.entries)

@@ -251,8 +251,11 @@ def _sequence_test(block):
     of a list or tuple (``np.array`` of its items, after a test of their types), the loop runs as
     written over a list whatever its length; over an array its size decides. A kernel converting a
     list of floats for ``tot += v * 2.0`` ran 3-17x slower than the loop's Python at 5-100 items and
-    never faster at 100k, Horner's rule over a tuple of 8 coefficients 14x."""
+    never faster at 100k, Horner's rule over a tuple of 8 coefficients 14x. With ``ASTJIT_TINY_LOOP``
+    set, its threshold alone decides."""
     loop = block.kernel_loop
+    if tiny_loop_work() is not None:      # (ASTJIT_TINY_LOOP set: its threshold, over lists too)
+        return None
     if not isinstance(loop, gast.For) or isinstance(loop.iter, gast.Tuple):
         return None
     assigned = assigned_names(loop)

@@ -550,3 +550,24 @@ def test_numpy_abs_of_int64_elements_wraps_at_the_minimum_as_numpy_does():
     check(numpy_abs_into, [(np.array([5, lo]), np.zeros(2, np.int64)),
                            (np.array([lo, -7, lo + 1, 0]), np.zeros(4, np.int64)),
                            (np.array([-1, 2, -3], np.int32), np.zeros(3, np.int64))])
+
+
+def count_below(a, y):
+    x = 0.5                         # a Python float, then an element of a: a tagged variable
+    c = 0
+    for i in range(len(a)):
+        if x < y:
+            c += 1
+        if x != y:
+            c += 10
+        x = a[i]
+    return c, min(x, y), max(y, x)
+
+
+def test_a_tagged_int_compares_with_a_python_int_exactly():
+    """np.uint8(7) < -2 is False in numpy 2: the Python int is not wrapped into the element's type."""
+    calls = []
+    for dtype, ys in ((np.uint8, (-2, -300, 3, 1000)), (np.int8, (300, -300, -1, 5))):
+        a = rng.integers(0, 100, 60).astype(dtype)
+        calls += [(a, y) for y in ys]
+    check(count_below, calls)

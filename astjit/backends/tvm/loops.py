@@ -1759,7 +1759,15 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         promoted = possible_results(BINARY["Add"], (a, b), "promotion")
         expr = None                      # compared in the type the operands promote to on each iteration
         for combo, r in promoted.items():
-            here = rule(r.dtype)(_cast(a.expr, a.dtype, r.dtype), _cast(b.expr, b.dtype, r.dtype))
+            dtype = r.dtype
+            if all(t.kind in "biu" for t in combo):
+                # ints compare exactly, as in the branch above: np.uint8(7) < -2 is False, where the
+                # promoted type would wrap the Python int to 254 (a variable that is a Python float on
+                # some iterations and an element of a uint8 array on others)
+                if any(t.dtype == "uint64" for t in combo):
+                    raise _no("a comparison with uint64", node)
+                dtype = "int8" if all(t.kind == "b" for t in combo) else I64
+            here = rule(dtype)(_cast(a.expr, a.dtype, dtype), _cast(b.expr, b.dtype, dtype))
             expr = here if expr is None else tirx.Select(self.combination_holds((a, b), combo), here, expr)
         return expr
 

@@ -102,3 +102,17 @@ def test_computed_python_int_beyond_int64_reaching_a_kernel():
     jf = jit(where_with_computed_int)
     for k, m in ((1, 2), (2**62, 2**62), (3, -1), (2**63, 5)):
         assert_same_as_numpy(where_with_computed_int, np.linspace(0, 4, 5), k, m, jitted=jf)
+
+
+def float32_beside_int(a, k):
+    return a + k, a == k, np.maximum(a, k) * 0.5
+
+
+def test_a_python_int_beside_float32_rounds_twice_as_numpy_does():
+    """numpy makes a Python int beside float32 a Python float first, then float32: two roundings
+    (2**60 + 2**36 + 1 becomes 1.1529215e18; int64 to float32 at once would give 1.1529216e18)."""
+    jf = jit(float32_beside_int, backend="tvm")
+    a = np.full(40, np.float32(2**60))
+    for k in (2**60 + 2**36 + 1, 3, 2**53 + 1, -(2**60 + 2**36 + 1), 2**62 + 2**38 + 1):
+        assert_same_as_numpy(float32_beside_int, a, k, jitted=jf, rtol=0, atol=0)
+        assert_same_as_numpy(float32_beside_int, np.zeros(7, np.float32), k, jitted=jf, rtol=0, atol=0)

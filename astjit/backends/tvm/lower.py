@@ -35,10 +35,16 @@ class Lowered:
     at: Callable
     constant: object = None         # the Python or numpy scalar, for a constant operand
     staged: bool = False            # computed in a stage of its own (_staged)
+    python_int: bool = False        # a Python int passed in (numpy makes it a Python float first)
 
     def cast_at(self, dtype):
         if dtype == self.dtype:
             return self.at
+        if self.python_int and dtype == "float32":
+            # numpy converts a Python int beside float32 to a Python float, then to float32: two
+            # roundings (2**60 + 2**36 + 1 is 1.1529215e18, where int64 to float32 at once gives 1.1529216e18)
+            wide, narrow = casts.converter(self.dtype, "float64"), casts.converter("float64", dtype)
+            return lambda *i: narrow(wide(self.at(*i)))
         if dtype == "bool":
             return lambda *i: sm.truthy(self.at(*i), self.dtype)
         if sm.is_float(dtype) and self.constant is not None:     # cast here; shield the result
@@ -178,7 +184,7 @@ class SegmentLowering:
             v = te.var(f"s{k}", dt)
             self.params.append(v)
             self.input_kinds.append("scalar")
-            self.values[n] = Lowered((), dt, _constant_body(v, dt))
+            self.values[n] = Lowered((), dt, _constant_body(v, dt), python_int=t.kind is int)
         elif t.scalar or t.shape == ():
             dt = str(t.dtype)
             v = te.var(f"s{k}", dt)

@@ -100,14 +100,19 @@ class JitFunction:
     def _install_call(self, resolver, function) -> None:
         """Give this object a generated ``__call__`` with the original's parameters and the guard
         inline: a call costs about a third of the generic ``*args, **kwargs`` path (which stays for
-        signatures with defaults, ``*args``, ``**kwargs`` or keyword-only parameters)."""
-        from .frontend.guard_prologue import plain_signature
+        signatures with ``*args``, ``**kwargs``, keyword-only or positional-only parameters). A
+        parameter with a default takes the default object on the guarded path (the guard holds the
+        ``__defaults__`` tuple the call read): with the generic path, ``def f(x, y=2.0)`` cost
+        0.25-0.45 us a call more than ``def f(x, y)``."""
+        from .frontend.guard_prologue import positional_signature
 
         code = self.original.__code__
         params = code.co_varnames[:code.co_argcount]
-        if not plain_signature(self.original):  # (defaults set since the last transform: back to the generic call)
+        if not positional_signature(self.original):  # (set since the last transform: back to the generic call)
             self.__class__ = JitFunction
             return
+        defaults = self.original.__defaults__ or ()
+        required = params[:len(params) - len(defaults)]
         body, namespace = resolver.guard_expression(
             (self.original.__defaults__, self.original.__kwdefaults__),
             quiet_floating_point=(fpstate.current_state, fpstate.last_quiet))
@@ -117,13 +122,17 @@ class JitFunction:
         namespace["__astjit_missing"] = missing = object()
         names = ", ".join(params)
         signature = "".join(f", {p}=__astjit_missing" for p in params)
-        given = "".join(f" and {p} is not __astjit_missing" for p in params)
+        given = "".join(f" and {p} is not __astjit_missing" for p in required)
         keywords = "{" + ", ".join(f"{p!r}: {p}" for p in params) + "}"
         namespace["__astjit_given"] = lambda kw: {k: v for k, v in kw.items() if v is not missing}
+        filled = ""
+        for k, p in enumerate(params[len(required):]):
+            namespace[f"__astjit_default{k}"] = defaults[k]
+            filled += f"        if {p} is __astjit_missing:\n            {p} = __astjit_default{k}\n"
         src = (f"def __call__(__astjit_self{signature}):\n"
                f"    try:\n        __astjit_ok = {body}{given}\n"
                f"    except {GUARD_ERRORS}:\n        __astjit_ok = False\n"
-               f"    if __astjit_ok:\n        return __astjit_function({names})\n"
+               f"    if __astjit_ok:\n{filled}        return __astjit_function({names})\n"
                f"    return __astjit_self._slow_call((), __astjit_given({keywords}))\n")
         # compiled in the user's module: the guard reads its globals as the function does
         call = resolver.function_in_module(src, "__call__", namespace)

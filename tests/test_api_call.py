@@ -66,7 +66,9 @@ def later_defaults(a, b):
     return a * b
 
 
-def test_defaults_set_after_the_first_call_go_back_to_the_generic_call():
+def test_defaults_set_after_the_first_call_reach_the_next_calls():
+    """The guard holds the ``__defaults__`` tuple its call was made for: a default set or changed
+    since takes the slow path once, whose new transform fills it in."""
     jf = jit(later_defaults)
     a = np.arange(3.0)
     np.testing.assert_array_equal(jf(a, 2.0), a * 2.0)
@@ -74,7 +76,12 @@ def test_defaults_set_after_the_first_call_go_back_to_the_generic_call():
     try:
         for _ in range(3):
             np.testing.assert_array_equal(jf(a), a * 5.0)
-        assert type(jf).__call__ is JitFunction.__call__
+        later_defaults.__defaults__ = (-1.0,)
+        np.testing.assert_array_equal(jf(a), a * -1.0)
+        np.testing.assert_array_equal(jf(a, 3.0), a * 3.0)
+        later_defaults.__defaults__ = None
+        with pytest.raises(TypeError, match="missing 1 required positional argument: 'b'"):
+            jf(a)
     finally:
         later_defaults.__defaults__ = None
 
@@ -183,3 +190,26 @@ def test_parameters_named_like_generated_names():
         args = (np.arange(3.0) + k, np.ones(3) * k, 2.0 * k)
         np.testing.assert_array_equal(jf(*args), named_like_generated_code(*args))
     assert type(jf).__call__ is jf._transformed.function
+
+
+def scaled_into(a, out=None, scale=2.0, log=[]):   # noqa: B006 - a mutable default, as users write
+    if out is None:
+        out = np.empty_like(a)
+    out[:] = a * scale
+    log.append(len(log))
+    return out, len(log)
+
+
+def test_a_signature_with_defaults_takes_the_generated_call_and_the_original_default_objects():
+    """Defaults reach the rewritten function as the original's objects (a mutable default list keeps
+    growing across calls, as in Python), by position or keyword, on the generated call."""
+    jf = jit(scaled_into)
+    a = np.arange(4.0)
+    for args, kwargs in (((a,), {}), ((a,), {"scale": 3.0}), ((a, None, 0.5), {}), ((a,), {"out": np.zeros(4)})):
+        got, n = jf(*args, **kwargs)
+        want = a * (args[2] if len(args) > 2 else kwargs.get("scale", 2.0))
+        np.testing.assert_array_equal(got, want)
+    assert n == 4 and scaled_into.__defaults__[2] == [0, 1, 2, 3]
+    assert type(jf).__call__ is not JitFunction.__call__
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
+        jf()

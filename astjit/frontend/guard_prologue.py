@@ -61,6 +61,13 @@ def plain_signature(fn) -> bool:
             and not code.co_posonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
 
 
+def positional_signature(fn) -> bool:
+    """Positional parameters only, some maybe with defaults (api.JitFunction._install_call)."""
+    code = fn.__code__
+    return (not fn.__kwdefaults__ and not code.co_kwonlyargcount and not code.co_posonlyargcount
+            and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+
+
 def takes_prologue(fn) -> bool:
     """Whether ``fn``'s rewritten form can check its guard itself (a plain signature, a plain function)."""
     return plain_signature(fn) and not fn.__code__.co_flags & (

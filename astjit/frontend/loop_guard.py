@@ -73,6 +73,7 @@ from .loop_call_cost import SEQUENCE_ITEM_NS, UNIT_NS, kernel_call_units
 from .loops import (
     ISINSTANCE_NAME,
     NDARRAY_NAME,
+    NUMBERS_NAME,
     RANGE_NAME,
     appended_lists,
     assigned_names,
@@ -270,10 +271,18 @@ def _sequence_test(block):
     if each is not None and each >= limit:
         return None
     cheap = [] if each is not None else [gast.Compare(left=per_position, ops=[gast.Lt()], comparators=[_const(limit)])]
-    tests = [gast.BoolOp(op=gast.And(), values=[gast.UnaryOp(op=gast.Not(), operand=gast.Call(
-        func=_load(ISINSTANCE_NAME), args=[_load(n), _load(NDARRAY_NAME)], keywords=[]))] + copy.deepcopy(cheap))
-        if cheap else gast.UnaryOp(op=gast.Not(), operand=gast.Call(
-            func=_load(ISINSTANCE_NAME), args=[_load(n), _load(NDARRAY_NAME)], keywords=[])) for n in names]
+
+    def of_numbers(n):
+        # not an array, and its first item a number (a list of arrays goes on to the kernel, which
+        # declines it: the loop's blocks then compile for its arrays)
+        first = gast.Subscript(value=_load(n), slice=_const(0), ctx=gast.Load())
+        return gast.BoolOp(op=gast.And(), values=[
+            gast.UnaryOp(op=gast.Not(), operand=gast.Call(func=_load(ISINSTANCE_NAME),
+                                                          args=[_load(n), _load(NDARRAY_NAME)], keywords=[])),
+            gast.Call(func=_load(ISINSTANCE_NAME), args=[first, _load(NUMBERS_NAME)], keywords=[])]
+            + copy.deepcopy(cheap))
+
+    tests = [of_numbers(n) for n in names]
     return tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.Or(), values=tests)
 
 

@@ -667,7 +667,9 @@ UNKNOWN_TRIPS = 1 << 30            # a loop whose range depends on the loop's ow
 SLICE_STATEMENT_WORK = 64          # a statement on slices (``u[1:-1] = ...``): several numpy calls
 LEN_NAME, RANGE_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL)
 ISINSTANCE_NAME, NDARRAY_NAME = "__astjit_isinstance", "__astjit_ndarray"    # cells: isinstance, np.ndarray
-ARRAY_WORK_CELLS = {ISINSTANCE_NAME: isinstance, NDARRAY_NAME: np.ndarray}
+NUMBERS_NAME = "__astjit_numbers"          # cell: the types of a list's items a kernel converts
+ARRAY_WORK_CELLS = {ISINSTANCE_NAME: isinstance, NDARRAY_NAME: np.ndarray,
+                    NUMBERS_NAME: (int, float, complex, np.generic)}
 
 
 def _by_array_test(build):

@@ -129,7 +129,10 @@ class JitFunction:
         for k, p in enumerate(params[len(required):]):
             namespace[f"__astjit_default{k}"] = defaults[k]
             filled += f"        if {p} is __astjit_missing:\n            {p} = __astjit_default{k}\n"
-        src = (f"def __call__(__astjit_self{signature}):\n"
+        # too many arguments: the original's own TypeError ("takes from 1 to 2 positional arguments")
+        packed = f"({names}{',' if params else ''})"
+        src = (f"def __call__(__astjit_self{signature}, *__astjit_extra):\n"
+               f"    if __astjit_extra:\n        return __astjit_self.original(*{packed}, *__astjit_extra)\n"
                f"    try:\n        __astjit_ok = {body}{given}\n"
                f"    except {GUARD_ERRORS}:\n        __astjit_ok = False\n"
                f"    if __astjit_ok:\n{filled}        return __astjit_function({names})\n"

@@ -213,3 +213,5 @@ def test_a_signature_with_defaults_takes_the_generated_call_and_the_original_def
     assert type(jf).__call__ is not JitFunction.__call__
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
         jf()
+    with pytest.raises(TypeError, match=r"^scaled_into\(\) takes from 1 to 4 positional arguments but 5 were given$"):
+        jf(a, None, 1.0, [], 9)

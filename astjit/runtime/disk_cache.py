@@ -6,7 +6,8 @@ the typed graph's exact text (graph/fingerprint) plus the code identity: a hash 
 sources, the TVM version and the host CPU, so an edit to astjit, another TVM or another machine never
 reuses an entry. Entries are written in a temporary folder and published with an atomic rename, from a
 background thread (linking a library costs about 50 ms); an entry that fails to read or load (corrupt,
-truncated, written by another version) is deleted and rebuilt. Loading a library runs its code, so a
+truncated, written by another version) is deleted and rebuilt: ``meta.json`` holds each library's size
+and SHA-256, checked before the library is loaded. Loading a library runs its code, so a
 cache folder that other users can write is refused with a warning.
 
 ``ASTJIT_CACHE_DIR`` sets the folder (default ``$XDG_CACHE_HOME/astjit`` or ``~/.cache/astjit``) and
@@ -22,6 +23,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -126,6 +128,11 @@ class DiskCache:
                 or meta.get("identity") != code_identity():
             self.discard(folder, "written for another key or version")
             return None
+        if not _files_intact(folder, meta.get("files")):
+            # (a library cut short is mapped into memory by the loader, and touching its missing
+            # pages killed the process with SIGBUS, in every later run)
+            self.discard(folder, "a library is missing, truncated or altered")
+            return None
         return meta, folder
 
     def discard(self, folder: Path, why: str) -> None:
@@ -167,15 +174,18 @@ class DiskCache:
             return
         try:
             self.entries.mkdir(mode=0o700, parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.entries))
+            self._sweep_staging()
+            staging = Path(tempfile.mkdtemp(prefix=f".staging-{os.getpid()}-", dir=self.entries))
         except OSError as exc:
             config.log("cache", "cannot write to %s: %s", self.entries, exc)
             return
         try:
+            files = {}
             for k, module in enumerate(modules):
                 module.export_library(str(staging / f"kernel{k}.so"))
+                files[f"kernel{k}.so"] = _digest(staging / f"kernel{k}.so")
             with open(staging / "meta.json", "w") as f:
-                json.dump(meta, f)
+                json.dump(dict(meta, files=files), f)
             final.parent.mkdir(mode=0o700, exist_ok=True)
             shutil.rmtree(final, ignore_errors=True)         # a damaged entry that load() refused
             os.rename(staging, final)                         # atomic; fails if another process won
@@ -186,8 +196,75 @@ class DiskCache:
             shutil.rmtree(staging, ignore_errors=True)
 
 
+    def _sweep_staging(self) -> None:
+        """Remove staging folders of writes that never finished (a process killed while it wrote: a
+        Pool's workers terminated at its exit left one each), once per process and cache: those of a
+        process no longer running, and any older than an hour (another machine's, on a shared disk)."""
+        if self.entries in _swept:
+            return
+        _swept.add(self.entries)
+        now = time.time()
+        for staging in self.entries.glob(".staging-*"):
+            try:
+                if not _writer_alive(staging.name) or now - staging.stat().st_mtime > STALE_STAGING_S:
+                    shutil.rmtree(staging, ignore_errors=True)
+            except OSError:
+                pass
+
+
+STALE_STAGING_S = 3600
+_swept: set = set()
+
+
+def _writer_alive(name: str) -> bool:
+    """Whether the process named in a staging folder's name (``.staging-<pid>-...``) still runs."""
+    try:
+        pid = int(name.split("-")[1])
+    except (IndexError, ValueError):
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:             # another user's process: running
+        return True
+    return True
+
+
+def _digest(path: Path) -> list:
+    """[size, SHA-256] of a file (a library of a few hundred KB: well under a millisecond to hash)."""
+    data = path.read_bytes()
+    return [len(data), hashlib.sha256(data).hexdigest()]
+
+
+def _files_intact(folder: Path, files) -> bool:
+    if not isinstance(files, dict):
+        return False
+    for name, expected in files.items():
+        try:
+            path = folder / name
+            if path.stat().st_size != expected[0] or _digest(path) != list(expected):
+                return False
+        except (OSError, TypeError, IndexError):
+            return False
+    return True
+
+
 _executor = None
 _executor_lock = threading.Lock()
+
+
+def _forget_writer() -> None:
+    """In a child made with ``fork``: the parent's writer thread is not there, though its executor says
+    it is (a call waiting for the cache's writes never returned); the child makes its own."""
+    global _executor, _executor_lock
+    _executor, _executor_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_writer)
 
 
 def _writer() -> ThreadPoolExecutor:

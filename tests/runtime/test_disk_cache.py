@@ -400,3 +400,72 @@ def test_no_kernel_is_written_to_the_cache_while_a_block_is_timed(cache_dir, mon
     disk_cache.wait()
     assert writes and timed
     assert not [(w, t) for w in writes for t in timed if w[0] < t[1] and t[0] < w[1]], (writes, timed)
+
+
+TRUNCATION_SCRIPT = textwrap.dedent("""\
+    import sys
+    import numpy as np
+    from astjit import jit
+
+    @jit
+    def f(x, y):
+        return np.exp(x) * 2.0 + y
+
+    x = np.linspace(-1, 1, 1000) * float(sys.argv[1])
+    print(np.array_equal(f(x, x), np.exp(x) * 2.0 + x))
+""")
+
+
+def test_a_library_cut_short_is_compiled_again_in_a_new_process(tmp_path):
+    """A library cut to half its size keeps a valid header: loading it mapped pages past its end, and
+    touching them killed every later process (SIGBUS). ``meta.json`` holds each library's size and
+    SHA-256, checked before it is loaded."""
+    run = new_process_runner(tmp_path, TRUNCATION_SCRIPT)
+    assert run("1.0") == "True"
+    [library] = (tmp_path / "cache").glob("v*/*/*/kernel0.so")
+    library.write_bytes(library.read_bytes()[:library.stat().st_size // 2])
+    assert run("2.0") == "True"
+    assert run("3.0") == "True"
+    [entry] = entries(tmp_path / "cache")
+    sizes = json.loads((entry / "meta.json").read_text())["files"]
+    assert sizes["kernel0.so"][0] == (entry / "kernel0.so").stat().st_size
+
+
+def _call_in_child(n, queue):
+    x = np.linspace(0.0, 1.0, n)
+    queue.put(bool(np.allclose(jit(chain)(x, x)[1], chain(x, x)[1], rtol=1e-12)))    # (exp: within an ulp)
+
+
+def test_a_forked_child_does_not_wait_for_its_parents_cache_writer(cache_dir):
+    """The parent's writer thread is not copied into a child made with fork; the child makes its own
+    (it waited forever for a write queued to the parent's executor)."""
+    import multiprocessing
+
+    x = np.linspace(0.0, 1.0, 64)
+    assert_same_as_numpy(chain, x, x)
+    disk_cache.wait()
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_call_in_child, args=(77, queue))
+    child.start()
+    child.join(120)
+    alive = child.is_alive()
+    if alive:
+        child.kill()
+    assert not alive and child.exitcode == 0 and queue.get(timeout=5) is True
+
+
+def test_staging_folders_of_writers_no_longer_running_are_removed(cache_dir):
+    x = np.linspace(0.0, 1.0, 32)
+    assert_same_as_numpy(chain, x, x)
+    disk_cache.wait()
+    versions = next(cache_dir.glob("v*"))
+    dead = versions / ".staging-999999999-abc"          # (no such process)
+    mine = versions / f".staging-{os.getpid()}-def"
+    for folder in (dead, mine):
+        folder.mkdir()
+        (folder / "kernel0.so").write_bytes(b"partial")
+    disk_cache._swept.discard(versions)
+    assert_same_as_numpy(chain, x.astype(np.float32), x.astype(np.float32))     # another entry: a write
+    disk_cache.wait()
+    assert not dead.exists() and mine.exists()

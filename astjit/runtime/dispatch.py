@@ -172,6 +172,8 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     calling ``refused(*args)`` instead of ``checked`` wherever it would: for a dispatch that leaves
     those checks to the kernel (``make_hot_dispatch``), whose arguments may belong to another key
     (``checked`` takes them as this key's)."""
+    scalar_positions = set(scalars)     # (the runner reads only the numbers' types: no array outlives the call)
+    args = [a if i in scalar_positions else None for i, a in enumerate(args)]
     build = functools.partial(_loop_kernel_runner, kernel, args, arrays, written, copied, scalars, has_locals,
                               appends, checked, stopped, result, allocate, aligned, converted or {})
     run = build("checked")

@@ -11,7 +11,7 @@ from ..backends.partition import partition
 from ..devices import placement
 from ..errors import DeviceError, Unsupported
 from ..graph.passes import run_pipeline
-from ..graph.types import ArrayType
+from ..graph.types import ArrayType, Opaque, Static, WeakScalar
 from . import persisted
 from .plan import Plan
 
@@ -34,6 +34,18 @@ def specialize(fragment, key, args):
     place = _placement(fragment, args)
     graph, ctx, applied = run_pipeline(fragment.graph, args, fragment.rules)
     ctx.device, ctx.placement = place.device, place
+    try:
+        return _specialize_typed(fragment, key, graph, ctx, applied, place)
+    finally:
+        # the specialization lives as long as the function: it keeps the call's numbers (compile-time
+        # values it may still look up), not its arrays (a 160 MB argument outlived the call)
+        kept = {i for n, i in ctx.input_index.items() if isinstance(ctx.types.get(n), WeakScalar | Opaque | Static)}
+        ctx.args = [a if i in kept else None for i, a in enumerate(ctx.args)]
+
+
+def _specialize_typed(fragment, key, graph, ctx, applied, place):
+    from .fragment import Specialization
+
     fragment.note_rewrites(applied)
     choice = fragment.backend or config.backend_override() or "auto"
     if choice == "python":

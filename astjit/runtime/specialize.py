@@ -22,7 +22,6 @@ def specialize(fragment, key, args):
     graph (graph/passes), partition that graph among the device's backends, compile each segment,
     build the runner. A partition and kernels made by an earlier process for the same typed graph come
     from the disk cache."""
-    from .fragment import Specialization
 
     for name, a in zip(fragment.live_in, args):
         if type(a) is np.ndarray and not a.flags.c_contiguous:

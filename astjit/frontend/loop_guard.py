@@ -97,6 +97,15 @@ WHILE_TRIPS = 2
 # handed to the list after the call (backends/tvm/loop_lists); measured about 0.7 us for a list of 8
 # (a runner of 1.6 us around a 0.35 us kernel, where a loop without lists has about 0.9 us)
 LIST_HANDOFF_WORK = 64
+# a ``for`` loop that may leave early runs this many times a tiny loop's work as written before its
+# kernel takes over: a search's position (a comparison of an element) costs about 45-50 ns as Python,
+# a fifth of what its units say, and the handover's kernel call 1.3-2.6 us. With the tiny loop's
+# budget, a search ending at its 3rd-10th position ran 2.2-4.4x slower than plain Python (3-4
+# positions as written, then the kernel); with 8 times it, about 30 positions run as written, the
+# worst case is the per-call overhead (0.55-0.75x from the 1st to the 20th position), and a search
+# ending at position 100 is still 1.5x faster than Python (1.7x with the tiny budget). With an integer
+# ASTJIT_TINY_LOOP, that value is the budget
+HANDOVER_BUDGET = 8
 MOST_LISTED_TRIPS = 64          # a ``while``'s first trips: a constant tuple up to this many, else a range
 SHOWN = "astjit_shown"          # attribute of a generated statement: the statements ``show`` prints instead
 
@@ -170,7 +179,8 @@ def resume_position(loop, kernel_loop, live_in, maybe_unbound, tiny) -> int:
     # would see what the loop has rebound since (``n -= 1`` in ``for i in range(n)``)
     if {n.id for n in gast.walk(loop.iter) if isinstance(n, gast.Name)} & assigned_names(loop):
         return 0
-    return first_positions(kernel_loop, live_in, tiny)
+    # (an integer ASTJIT_TINY_LOOP is the budget itself)
+    return first_positions(kernel_loop, live_in, tiny if tiny_loop_work() is not None else HANDOVER_BUDGET * tiny)
 
 
 def _leaves(stmts) -> bool:

@@ -216,7 +216,9 @@ class Fragment:
             if not any(r.kind == "limit" for r in self.records):
                 self._record("limit", f"more than {limit} specializations (ASTJIT_RECOMPILE_LIMIT): "
                                       "further argument types run as Python")
-                if limit > 0:
+                # (not for a block that never compiled: it runs as Python for every argument type,
+                # and padding arrays would change nothing)
+                if limit > 0 and any(e.mode != "python" for e in self.entries):
                     self._warn_limit(limit, key, args)
             return Specialization(key, self.fallback, "python", "recompile limit")
         if self.entries:
@@ -263,7 +265,8 @@ class Fragment:
                                for i, v in last.value_guards.items() if not _same_value(args[i], v)) \
                 or "argument values the specialization depends on"
         warnings.warn_explicit(
-            f"{self.owner_name}: this block was specialized {limit} times (ASTJIT_RECOMPILE_LIMIT) and "
+            f"{self.owner_name}: this block was specialized {limit} time{'s' if limit != 1 else ''} "
+            "(ASTJIT_RECOMPILE_LIMIT) and "
             f"runs as Python for new argument types from now on; what keeps changing: {change}. Pass "
             "fewer distinct shapes, dtypes or such values (pad arrays to a few sizes), or raise "
             "ASTJIT_RECOMPILE_LIMIT.",

@@ -426,3 +426,19 @@ def test_a_specialization_keeps_its_calls_numbers_not_its_arrays(backend, monkey
         assert all(r() is None for r in refs), fn.__name__
         np.testing.assert_array_equal(jf(*make()), expected)          # (the specialization still runs)
         assert any(f.entries for f in jf.fragments)
+
+
+def positive_part(a):
+    b = a * 2.0 + 1.0
+    return b[b > 0]                       # boolean indexing: numpy's, for every shape
+
+
+def test_a_block_that_never_compiles_does_not_warn_at_the_recompile_limit():
+    """Each new shape is an entry, but one that runs as Python whatever the shape: padding arrays
+    would change nothing, so the limit is not a warning there."""
+    jf = jit(positive_part)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RecompileLimitWarning)
+        for n in range(10, 32):
+            assert_same_as_numpy(positive_part, np.linspace(-1, 1, n), jitted=jf)
+    assert all(e.mode == "python" for f in jf.fragments for e in f.entries)

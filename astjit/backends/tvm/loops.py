@@ -2425,7 +2425,8 @@ def _python_int_overflow(dtype):
 def _int_overflow(line, what="an int result beyond the int64 range"):
     def make(values):
         return OverflowError(f"{what} in a compiled loop (line {line}): astjit computes Python ints in "
-                             "loops as int64, where plain Python would go on with a larger int; run this "
+                             "loops as int64, where plain Python computes with a larger int (and raises "
+                             "only where such an int reaches an array of a fixed-size type); run this "
                              "function with @jit(backend='python') for such values")
     make.python_goes_on = True      # (an effect-free loop runs as Python instead: LoopLowering.fail)
     return make

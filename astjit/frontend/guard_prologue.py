@@ -56,9 +56,7 @@ def guard_names(fndef) -> dict:
 
 def plain_signature(fn) -> bool:
     """Positional parameters only, without defaults: a call binds each argument to one name."""
-    code = fn.__code__
-    return (not fn.__defaults__ and not fn.__kwdefaults__ and not code.co_kwonlyargcount
-            and not code.co_posonlyargcount and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+    return not fn.__defaults__ and positional_signature(fn)
 
 
 def positional_signature(fn) -> bool:

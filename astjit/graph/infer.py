@@ -63,6 +63,12 @@ class InferContext:
     def type(self, node):
         return self.types[node]
 
+    def release_arrays(self) -> None:
+        """Forget the call's arrays once the specialization is made; keep its numbers and objects,
+        compile-time values ``static_value`` may still look up (a 160 MB argument outlived the call)."""
+        kept = {i for n, i in self.input_index.items() if isinstance(self.types.get(n), WeakScalar | Opaque | Static)}
+        self.args = [a if i in kept else None for i, a in enumerate(self.args)]
+
     def static_value(self, node, what="this operand"):
         """The compile-time value of ``node``; Python scalars from live-ins become value guards."""
         t = self.types[node]

@@ -195,7 +195,6 @@ class DiskCache:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
-
     def _sweep_staging(self) -> None:
         """Remove staging folders of writes that never finished (a process killed while it wrote: a
         Pool's workers terminated at its exit left one each), once per process and cache: those of a

@@ -11,7 +11,7 @@ from ..backends.partition import partition
 from ..devices import placement
 from ..errors import DeviceError, Unsupported
 from ..graph.passes import run_pipeline
-from ..graph.types import ArrayType, Opaque, Static, WeakScalar
+from ..graph.types import ArrayType
 from . import persisted
 from .plan import Plan
 
@@ -22,7 +22,6 @@ def specialize(fragment, key, args):
     graph (graph/passes), partition that graph among the device's backends, compile each segment,
     build the runner. A partition and kernels made by an earlier process for the same typed graph come
     from the disk cache."""
-
     for name, a in zip(fragment.live_in, args):
         if type(a) is np.ndarray and not a.flags.c_contiguous:
             # a kernel takes C-contiguous arrays; a strided, transposed or Fortran-ordered one would be
@@ -36,10 +35,7 @@ def specialize(fragment, key, args):
     try:
         return _specialize_typed(fragment, key, graph, ctx, applied, place)
     finally:
-        # the specialization lives as long as the function: it keeps the call's numbers (compile-time
-        # values it may still look up), not its arrays (a 160 MB argument outlived the call)
-        kept = {i for n, i in ctx.input_index.items() if isinstance(ctx.types.get(n), WeakScalar | Opaque | Static)}
-        ctx.args = [a if i in kept else None for i, a in enumerate(ctx.args)]
+        ctx.release_arrays()          # (the specialization lives as long as the function)
 
 
 def _specialize_typed(fragment, key, graph, ctx, applied, place):

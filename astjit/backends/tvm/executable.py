@@ -61,8 +61,7 @@ def make_executable(kernel, input_kinds, out_specs, on_numpy):
                     v.flags.c_contiguous and v.flags.writeable for v in arrays):
                 return on_numpy(*inputs)   # another memory order, or a scalar the kernel cannot take
             # read-only arrays cannot cross DLPack as-is: their memory as writeable views (the kernel
-            # only reads inputs); strided 1-D or unaligned arrays:
-            # C-contiguous copies
+            # only reads inputs); strided 1-D or unaligned arrays: C-contiguous copies
             args = [_passable(v) if k == "array" else v for k, v in zip(input_kinds, args)]
             try:
                 kernel(*args, *outs)

@@ -84,6 +84,7 @@ from .loops import (
     substituted,
     work_expression,
 )
+from .prepare import rejoin_tests
 
 TINY_NAME = "__astjit_tiny"
 UNKNOWN_POSITION_WORK = 8       # a position whose work depends on values (``s = s + x``: an array?)
@@ -198,7 +199,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     """(statements, the loop as written among them) for loop region ``block`` whose Fragment call is
     ``call``; the caller keeps the loop's own source positions (tracebacks, pdb)."""
     tiny = block.tiny_work
-    loop = copy.deepcopy(block.written_loop)
+    loop = rejoin_tests(copy.deepcopy(block.written_loop))     # (as written: its tests in their ifs)
     for n in (n for stmt in call for n in gast.walk(stmt)):
         gast.copy_location(n, loop)          # (what ``show`` prints: some are not in the tree)
     if block.resume_at:
@@ -352,7 +353,7 @@ def _handed_over_for(block, loop, call):
                           right=per_position)
         test = gast.Compare(left=rest, ops=[gast.Gt()], comparators=[_const(most)])
     weigh = _weighed(left, _readable(test, block), True)
-    as_written = copy.deepcopy(block.written_loop)
+    as_written = rejoin_tests(copy.deepcopy(block.written_loop))
     attempt = [copy.deepcopy(first),
                gast.If(test=gast.Compare(left=_load(result), ops=[gast.IsNot()], comparators=[_load(DECLINED_NAME)]),
                        body=copy.deepcopy(took) + [gast.Break()], orelse=[])]

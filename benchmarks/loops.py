@@ -106,6 +106,8 @@ def cases():
         ("while+append: events 20k", p.event_times, (10, np.array([0.05, 1.0]), rng.random(40_000), 1e9)),
         ("i after loop: search 100k", p.last_below, (np.linspace(0, 1, 100_000), 0.9999)),
         ("for-else: primes 20k", p.primes_for_else, (20_000, np.zeros(3000, np.int64))),
+        ("list of floats 10k", p.list_total, (rng.random(10_000).tolist(),)),
+        ("np.tanh steps 100k x 5", p.tanh_steps, (rng.random(100_000), 5)),
         ("A[i][j], f(x, k=): matmul 60", p.matmul_chained, (rng.random((60, 60)), rng.random((60, 60)),
                                                             np.zeros((60, 60)))),
         # whole-array time steps on slices, windows
@@ -184,6 +186,8 @@ def cases():
         ("while+append: events 8", p.event_times, (10, np.array([0.05, 1.0]), rng.random(16), 1e9)),
         ("i after loop: search 8", p.last_below, (np.linspace(0, 1, 8), 0.9)),
         ("for-else: primes 20", p.primes_for_else, (20, np.zeros(10, np.int64))),
+        ("list of floats 20", p.list_total, (rng.random(20).tolist(),)),
+        ("np.tanh steps 16 x 5", p.tanh_steps, (rng.random(16), 5)),
         ("A[i][j], f(x, k=): matmul 3", p.matmul_chained, (rng.random((3, 3)), rng.random((3, 3)), np.zeros((3, 3)))),
     ]
 

@@ -705,3 +705,23 @@ def matmul_chained(A, B, C):
                 s += A[i][k] * B[k][j]
             C[i][j] = scaled(s, shift=1.0)
     return C
+
+
+def list_total(xs):
+    """A cheap loop over a Python list of floats: it runs as written (converting the list for a kernel
+    costs more than the loop's own Python)."""
+    tot = 0.0
+    for v in xs:
+        if v > 0.5:
+            tot += v * 2.0
+        else:
+            tot -= v
+    return tot
+
+
+def tanh_steps(u, steps):
+    """A whole-array float64 tanh at each step: numpy's vectorized tanh, where a kernel would call the C
+    library per element, keeps the loop in Python on CPUs where numpy's loop is vectorized."""
+    for _ in range(steps):
+        u = np.tanh(u) * 0.9 + 0.1
+    return u

@@ -285,8 +285,9 @@ def arctan_rows(out, a):
 
 
 def _calls(dtype):
-    u = rng.standard_normal(300).astype(dtype)
-    a = rng.standard_normal((4, 50)).astype(dtype)
+    edges = [np.nan, np.inf, -np.inf, -0.0, 0.0]
+    u = np.concatenate([rng.standard_normal(300), edges]).astype(dtype)
+    a = np.concatenate([rng.standard_normal(195), edges]).reshape(4, 50).astype(dtype)
     return [(tanh_steps, [(u, 5), (u[:7] * 3, 2)]), (arctan_rows, [(np.empty_like(a), a), (np.empty_like(a), -a)])]
 
 

@@ -248,6 +248,10 @@ def test_a_cheap_loop_over_a_list_runs_as_written_at_any_length_and_over_an_arra
             xs = rng.random(n).tolist()
             for seq in (xs, tuple(xs)):
                 assert jf(seq, *extra) == fn(seq, *extra)
+        for edges in ([-0.0, 0.25], [-0.0], [1.0, float("inf")], [float("nan"), 2.0], [-float("inf"), 0.75]):
+            got, want = jf(edges, *extra), fn(edges, *extra)
+            assert type(got) is type(want) and np.array_equal(got, want, equal_nan=True)
+            assert np.signbit(got) == np.signbit(want)
         assert region.calls == 0
         a = rng.random(3000)
         assert jf(a, *extra) == fn(a, *extra)

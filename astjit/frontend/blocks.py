@@ -61,6 +61,8 @@ class Block:
     numbers_at_entry: frozenset = frozenset()           # loop regions: live-ins known to hold numbers on entry
     hoisted_locals: frozenset = frozenset()             # hoisted attributes of local objects (read
     #                                                     through runtime/plain_attribute)
+    free_names: frozenset = frozenset()                 # live-ins that are globals or closure variables
+    #                                                     (read before the call where deletion shows: emit)
 
     @property
     def is_while(self) -> bool:
@@ -188,7 +190,7 @@ class BlockFinder:
                       entry_facts=facts, returns=checker.return_arity, in_loop=self.loop_depth > 0,
                       tiny_work=tiny_work(kernel_loop, live_in, live_out, checker.calls, hoisted_locals),
                       numbers_at_entry=frozenset(numbers_at_entry(stmts[:i], facts)),
-                      hoisted_locals=frozenset(hoisted_locals))
+                      hoisted_locals=frozenset(hoisted_locals), free_names=self.free_live_ins(live_in, hoisted))
         # (a handed-over ``for`` calls its kernel at a position left to run, which binds the loop's names)
         block.resume_at = resume_position(loop, kernel_loop, weighed_names(block), maybe_unbound, block.tiny_work)
         self.blocks.append(block)
@@ -214,6 +216,11 @@ class BlockFinder:
                 if isinstance(value, PASSED_VALUES):
                     names.append(name)
         return list(dict.fromkeys(names))
+
+    def free_live_ins(self, live_in, hoisted) -> frozenset:
+        """The live-ins that are not this function's locals nor hoisted attribute reads: globals and
+        closure variables holding data, which a later call may find deleted."""
+        return frozenset(n for n in live_in if n not in self.liveness.local_names and n not in hoisted)
 
     def note_untraceable_expression(self, stmt) -> None:
         """A return value or an if/while test that stays Python because of an unsupported call is worth
@@ -302,7 +309,8 @@ class BlockFinder:
         bound = self.bound(run[0])
         maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
         block = Block(len(self.blocks), run, graph, live_in, live["live_out"], dict(lowering.hoisted),
-                      maybe_unbound, in_loop=self.loop_depth > 0, hoisted_locals=of_locals)
+                      maybe_unbound, in_loop=self.loop_depth > 0, hoisted_locals=of_locals,
+                      free_names=self.free_live_ins(live_in, lowering.hoisted))
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))
 

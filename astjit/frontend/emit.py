@@ -44,6 +44,10 @@ def fallback_name(block) -> str:
 # exception reading it raises (as cells, so that no global of the user's module can shadow them)
 UNBOUND_NAME = "__astjit_unbound"
 UNBOUND_ERROR_NAME = "__astjit_unbound_error"
+# a cell of the factory: what reading a global, a closure variable or a global's attribute raises once
+# it is gone (the value passed is then UNBOUND: the Fragment declines, its Python raises where it reads)
+GONE_ERRORS_NAME = "__astjit_gone_errors"
+GONE_ERRORS = (NameError, AttributeError)
 
 
 # cells of the factory: the builtin next, and per straight-line block an iterator that says whether to
@@ -113,9 +117,8 @@ def fragment_call(block) -> list:
         w = __astjit_fragment_0(a, __astjit_in_v)
         del __astjit_in_v
     """
-    hoisted = {n: _plain_attribute_read(block.hoisted[n]) if n in block.hoisted_locals
-               else copy.deepcopy(block.hoisted[n]) for n in block.live_in if n in block.hoisted}
-    checked = set(block.maybe_unbound)
+    hoisted = {n: _plain_attribute_read(block.hoisted[n]) for n in block.live_in if n in block.hoisted_locals}
+    checked = set(block.maybe_unbound) | block.free_names
     args = [hoisted[n] if n in hoisted else load(checked_name(n) if n in checked else n)
             for n in block.live_in]
     keep = {id(m) for e in hoisted.values() for m in gast.walk(e)}   # an attribute read raises at its own line
@@ -126,9 +129,16 @@ def fragment_call(block) -> list:
         main = [gast.Expr(value=call)]
     else:
         main = [gast.Assign(targets=[_targets(block.live_out)], value=call, type_comment=None)]
-    checks = [_check(n) for n in block.maybe_unbound]
+    gone = _gone_checks(block)
+    if gone:            # ``show`` prints the call with what it reads: ``f(a, SCALE, cfg.DT)``
+        shown = _AsRead(block).visit_all(copy.deepcopy(main))
+        for n in (n for s in shown for n in gast.walk(s)):
+            gast.copy_location(n, block.stmts[0])
+        for s, shows in [(gone[0], [])] + list(zip(main, [shown] + [[]] * len(main))):
+            setattr(s, SHOWN, shows)
+    checks = [_check(n) for n in block.maybe_unbound] + gone
     # a check holds the old value: drop it, so that a block rebinding the name does not keep it alive
-    drop = [_delete([checked_name(n) for n in block.maybe_unbound])] if checks else []
+    drop = [_delete([checked_name(n) for n in block.maybe_unbound])] if block.maybe_unbound else []
     anchor = block.stmts[0]
     stmts = checks + main + drop + [_unbind(n) for n in block.unbound_after]
     if block.kind == "loop":
@@ -150,6 +160,48 @@ def fragment_call(block) -> list:
                 n.end_lineno, n.end_col_offset = getattr(anchor, "end_lineno", None), getattr(
                     anchor, "end_col_offset", None)
     return stmts
+
+
+def passed_attributes(block) -> list:
+    """The hoisted attribute reads of globals (``settings.DT``) that ``block``'s call takes."""
+    return [n for n in block.live_in if n in block.hoisted and n not in block.hoisted_locals]
+
+
+def _gone_checks(block) -> list:
+    """Each global, closure variable and global's attribute the block takes, read before its call::
+
+        try:
+            __astjit_in_SCALE = SCALE
+            __astjit_attr_cfg_1DT = cfg.DT
+        except __astjit_gone_errors:
+            __astjit_in_SCALE = __astjit_attr_cfg_1DT = __astjit_unbound
+
+    One deleted since (``del SCALE`` in a branch of another call) is passed as UNBOUND, which the
+    Fragment declines: its Python raises where a statement reads it, after the statements before (or
+    not at all, where no taken branch reads it), as in Python."""
+    reads = [(checked_name(n), load(n)) for n in block.live_in if n in block.free_names]
+    reads += [(n, copy.deepcopy(block.hoisted[n])) for n in passed_attributes(block)]
+    if not reads:
+        return []
+    gone = gast.Assign(targets=[store(name) for name, _ in reads], value=load(UNBOUND_NAME), type_comment=None)
+    handler = gast.ExceptHandler(type=load(GONE_ERRORS_NAME), name=None, body=[gone])
+    return [gast.Try(body=[_assign(name, value) for name, value in reads], handlers=[handler], orelse=[],
+                     finalbody=[])]
+
+
+class _AsRead(gast.NodeTransformer):
+    """The names _gone_checks reads into, as what they read (``__astjit_in_SCALE`` as ``SCALE``)."""
+
+    def __init__(self, block):
+        self.reads = {checked_name(n): load(n) for n in block.free_names}
+        self.reads.update({n: block.hoisted[n] for n in passed_attributes(block)})
+
+    def visit_all(self, stmts) -> list:
+        return [self.visit(s) for s in stmts]
+
+    def visit_Name(self, node):
+        read = self.reads.get(node.id)
+        return copy.deepcopy(read) if read is not None and isinstance(node.ctx, gast.Load) else node
 
 
 def _unbind(name):
@@ -210,13 +262,17 @@ class _WrappedReturns(gast.NodeTransformer):
 
 
 class _HoistedToNames(gast.NodeTransformer):
+    """Each hoisted attribute read as the value the call passed, or as written where that is UNBOUND
+    (gone when the call read it: the read raises at its own line): ``(n if n is not U else cfg.DT)``."""
+
     def __init__(self, hoisted):
         self.by_dump = {gast.dump(e): name for name, e in hoisted.items()}
 
     def visit_Attribute(self, node):
         name = self.by_dump.get(gast.dump(node))
         if name is not None and isinstance(node.ctx, gast.Load):
-            return gast.copy_location(load(name), node)
+            passed = gast.Compare(left=load(name), ops=[gast.IsNot()], comparators=[load(UNBOUND_NAME)])
+            return gast.copy_location(gast.IfExp(test=passed, body=load(name), orelse=node), node)
         return self.generic_visit(node)
 
 
@@ -248,7 +304,9 @@ def fallback_def(block, stmts=None, name=None):
     for r in ret:
         for n in gast.walk(r):
             gast.copy_location(n, block.stmts[-1])
-    fdef = gast.FunctionDef(name=name or fallback_name(block), args=_arguments(block.live_in),
+    # a global or closure variable is read by the statements themselves (NameError where it is gone)
+    params = [checked_name(n) if n in block.free_names else n for n in block.live_in]
+    fdef = gast.FunctionDef(name=name or fallback_name(block), args=_arguments(params),
                             body=body + ret, decorator_list=[], returns=None, type_comment=None, type_params=[])
     return gast.copy_location(fdef, block.stmts[0])
 

@@ -19,6 +19,8 @@ from ..runtime.plain_attribute import plain_attribute
 from ..runtime.records import Record
 from .blocks import BlockFinder
 from .emit import (
+    GONE_ERRORS,
+    GONE_ERRORS_NAME,
     NEXT_NAME,
     RETURNED_NAME,
     TYPE_NAME,
@@ -26,6 +28,7 @@ from .emit import (
     UNBOUND_NAME,
     build,
     fragment_name,
+    passed_attributes,
     python_switch_name,
     register_source,
     rewrite,
@@ -163,8 +166,8 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     cells.update({python_switch_name(f.block): f.python_switch for f in fragments.values()})
     cells[NEXT_NAME] = next
     cells.update(helpers)
-    if any(b.maybe_unbound or b.unbound_after for b in blocks):
-        cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError})
+    if any(b.maybe_unbound or b.unbound_after or b.free_names or passed_attributes(b) for b in blocks):
+        cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError, GONE_ERRORS_NAME: GONE_ERRORS})
     if any(b.kind == "loop" for b in blocks):
         cells.update({**BUILTIN_CELLS, **ARRAY_WORK_CELLS, DECLINED_NAME: DECLINED, RETURNED_NAME: Returned,
                       TYPE_NAME: type})

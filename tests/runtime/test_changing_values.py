@@ -207,3 +207,89 @@ def test_scalar_attribute_of_an_object_argument(value):
     for k in (value, value * 2.5, -value):
         h.k = k
         assert_same_as_numpy(scaled_by_attribute, h, np.arange(4.0), jitted=jf)
+
+
+# a global (and a closure variable) that a later call finds deleted: Python raises NameError only where
+# a statement reads it, after the statements before it have run
+SOMETIMES_SCALE = 2.0
+
+
+def loop_reading_a_global_in_one_branch(a, flag):
+    s = 0.0
+    for i in range(a.shape[0]):
+        if flag:
+            s += a[i] * SOMETIMES_SCALE
+        else:
+            s += a[i]
+    return s
+
+
+def block_writing_before_reading_a_global(a):
+    a[0] = 7.0
+    return a * SOMETIMES_SCALE + 1.0
+
+
+def _outcome(fn, *args):
+    a = np.arange(1000.0)
+    try:
+        result = ("returned", fn(a, *args))
+    except NameError as exc:
+        result = ("raised", str(exc))
+    return result, a
+
+
+@pytest.mark.parametrize("backend", [None, "tvm"])
+@pytest.mark.parametrize("fn, flags", [(loop_reading_a_global_in_one_branch, ((True,), (False,))),
+                                       (block_writing_before_reading_a_global, ((),))],
+                         ids=["loop, branch", "block, write first"])
+def test_a_deleted_global_raises_where_python_reads_it(fn, flags, backend):
+    """Each call read the global before the Fragment call: NameError where no taken branch reads it (a
+    loop summing without the scale), or before the block's own earlier write into ``a``."""
+    jf = jit(fn, backend=backend)
+    try:
+        for scale in (2.0, -0.5, 3.0):
+            globals()["SOMETIMES_SCALE"] = scale
+            for args in flags:
+                (kind, got), a = _outcome(jf, *args)
+                assert kind == "returned" and np.array_equal(got, fn(np.arange(1000.0), *args))
+        del globals()["SOMETIMES_SCALE"]
+        for args in flags * 2:
+            (got, a), (want, b) = _outcome(jf, *args), _outcome(fn, *args)
+            assert got[0] == want[0] and np.array_equal(got[1], want[1]) and np.array_equal(a, b)
+    finally:
+        globals()["SOMETIMES_SCALE"] = 2.0
+    for args in flags:
+        (kind, got), a = _outcome(jf, *args)
+        assert kind == "returned" and np.array_equal(got, fn(np.arange(1000.0), *args))
+
+
+def closure_over_a_cell_that_is_emptied():
+    weights = np.full(1000, 3.0)
+
+    def weighted(a, flag):
+        a[0] = 9.0
+        s = 0.0
+        for i in range(a.shape[0]):
+            if flag:
+                s += a[i] * weights[i]
+            else:
+                s += a[i]
+        return s
+
+    def empty():
+        nonlocal weights
+        del weights
+
+    return weighted, empty
+
+
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_an_emptied_closure_cell_raises_where_python_reads_it(backend):
+    fn, empty = closure_over_a_cell_that_is_emptied()
+    jf = jit(fn, backend=backend)
+    for flag in (True, False, True):
+        assert _outcome(jf, flag)[0] == _outcome(fn, flag)[0]
+    empty()
+    for flag in (False, True, False):
+        (got, a), (want, b) = _outcome(jf, flag), _outcome(fn, flag)
+        assert got[0] == want[0] and np.array_equal(got[1], want[1]) and np.array_equal(a, b)

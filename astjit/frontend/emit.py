@@ -261,19 +261,31 @@ class _WrappedReturns(gast.NodeTransformer):
     visit_Lambda = visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
 
 
-class _HoistedToNames(gast.NodeTransformer):
-    """Each hoisted attribute read as the value the call passed, or as written where that is UNBOUND
-    (gone when the call read it: the read raises at its own line): ``(n if n is not U else cfg.DT)``."""
+class _PassedOrAsWritten(gast.NodeTransformer):
+    """Each hoisted attribute read and each global or closure variable the call passed (as the
+    parameter ``__astjit_in_SCALE``), read as the value passed: the copies a measurement passes
+    (runtime/measure) are what the statements update. Where that is UNBOUND (gone when the call read
+    it) the read is as written, and raises at its own line: ``(n if n is not U else cfg.DT)``."""
 
-    def __init__(self, hoisted):
+    def __init__(self, hoisted, free_names):
         self.by_dump = {gast.dump(e): name for name, e in hoisted.items()}
+        self.free_names = free_names
+
+    @staticmethod
+    def passed_or(name, node):
+        passed = gast.Compare(left=load(name), ops=[gast.IsNot()], comparators=[load(UNBOUND_NAME)])
+        return gast.copy_location(gast.IfExp(test=passed, body=load(name), orelse=node), node)
 
     def visit_Attribute(self, node):
         name = self.by_dump.get(gast.dump(node))
         if name is not None and isinstance(node.ctx, gast.Load):
-            passed = gast.Compare(left=load(name), ops=[gast.IsNot()], comparators=[load(UNBOUND_NAME)])
-            return gast.copy_location(gast.IfExp(test=passed, body=load(name), orelse=node), node)
+            return self.passed_or(name, node)
         return self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in self.free_names and isinstance(node.ctx, gast.Load):
+            return self.passed_or(checked_name(node.id), node)
+        return node
 
 
 def fallback_def(block, stmts=None, name=None):
@@ -287,8 +299,8 @@ def fallback_def(block, stmts=None, name=None):
     if block.kind == "loop" and block.returns is not False:
         body = [_WrappedReturns().visit(s) for s in body]
     passed = {n: e for n, e in block.hoisted.items() if n not in block.hoisted_locals}
-    if passed:          # (an object's attribute is read by the loop itself: Python's reads, where they are)
-        body = [_HoistedToNames(passed).visit(s) for s in body]
+    if passed or block.free_names:   # (an object's attribute is read by the loop itself: Python's reads)
+        body = [_PassedOrAsWritten(passed, block.free_names).visit(s) for s in body]
     # a live-in passed as UNBOUND is deleted: the statement reading it raises UnboundLocalError itself
     unbind = [gast.copy_location(gast.If(
         test=gast.Compare(left=load(n), ops=[gast.Is()], comparators=[load(UNBOUND_NAME)]),
@@ -304,7 +316,7 @@ def fallback_def(block, stmts=None, name=None):
     for r in ret:
         for n in gast.walk(r):
             gast.copy_location(n, block.stmts[-1])
-    # a global or closure variable is read by the statements themselves (NameError where it is gone)
+    # a global or closure variable is the value passed, or read as written where it is gone
     params = [checked_name(n) if n in block.free_names else n for n in block.live_in]
     fdef = gast.FunctionDef(name=name or fallback_name(block), args=_arguments(params),
                             body=body + ret, decorator_list=[], returns=None, type_comment=None, type_params=[])

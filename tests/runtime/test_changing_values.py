@@ -293,3 +293,43 @@ def test_an_emptied_closure_cell_raises_where_python_reads_it(backend):
     for flag in (False, True, False):
         (got, a), (want, b) = _outcome(jf, flag), _outcome(fn, flag)
         assert got[0] == want[0] and np.array_equal(got[1], want[1]) and np.array_equal(a, b)
+
+
+ACCUMULATED = np.zeros(1000)
+
+
+def accumulate_into_a_global(a):
+    ACCUMULATED[:] = ACCUMULATED + a
+    return ACCUMULATED
+
+
+def closure_accumulating_into_its_cell():
+    box = np.zeros(1000)
+
+    def accumulate(a):
+        box[:] = box + a
+        return box
+
+    def reset(n):
+        nonlocal box
+        box = np.zeros(n)
+
+    return accumulate, reset
+
+
+def test_a_measured_block_writes_into_a_global_or_a_cell_once():
+    """A block's first call is timed against its Python on copies of what it writes: the Python read
+    the global (or the cell) itself and added ``a`` into the real array at each timed run (6.0, not
+    1.0, after the first call)."""
+    closure, reset = closure_accumulating_into_its_cell()
+    for fn, fresh in ((accumulate_into_a_global, lambda n: globals().__setitem__("ACCUMULATED", np.zeros(n))),
+                      (closure, reset)):
+        jf = jit(fn)
+        for n in (1000, 1000, 1200, 3000):     # a new shape is a new specialization, timed again
+            a = np.linspace(0.5, 2.0, n)
+            fresh(n)
+            want = fn(a).copy()
+            fresh(n)
+            got = jf(a)
+            assert np.array_equal(got, want)
+    globals()["ACCUMULATED"] = np.zeros(1000)

@@ -208,7 +208,8 @@ class BlockLowering:
                 return reduce, None
             obj = self.resolver.resolve_chain(chain)
             if obj is MISSING:
-                raise NotTraceable(f"call to '{'.'.join(chain)}', which cannot be resolved, stays Python", func)
+                why = "this function assigns" if self.resolver.assigned_by_function(chain) else "cannot be resolved"
+                raise NotTraceable(f"call to '{'.'.join(chain)}', which {why}, stays Python", func)
             op_name = ops.lookup_callable(obj)
             if op_name is None:
                 spelled = ".".join(chain)

@@ -12,11 +12,12 @@ _MISSING = object()
 
 
 class Resolver:
-    def __init__(self, fn, local_names: set):
+    def __init__(self, fn, local_names: set, assigned_chains=frozenset()):
         self.fn = fn
         self.local_names = local_names
         self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         self.guards: dict[str, object] = {}      # global or closure name -> object it resolved to
+        self.assigned_chains = assigned_chains    # attributes the function itself assigns (``C.F = ...``)
         b = fn.__globals__.get("__builtins__", builtins)
         self.builtins = b if isinstance(b, dict) else vars(b)
 
@@ -35,7 +36,11 @@ class Resolver:
 
     def resolve_chain(self, chain: list[str]):
         """Resolve ``np.linalg.norm`` given ['np', 'linalg', 'norm']; attributes only through modules
-        and classes (anything else could run user code)."""
+        and classes (anything else could run user code). An attribute the function assigns itself,
+        or one read through it (``C.F`` after ``C.F = np.negative`` in the body), is not resolved: the
+        guard checks it once, on entry, and the statements after the store must see the new object."""
+        if self.assigned_by_function(chain):
+            return _MISSING
         obj = self.lookup(chain[0])
         if obj is _MISSING:
             return _MISSING
@@ -46,6 +51,9 @@ class Resolver:
             if obj is _MISSING:
                 return _MISSING
         return obj
+
+    def assigned_by_function(self, chain) -> bool:
+        return any(tuple(chain[:k]) in self.assigned_chains for k in range(2, len(chain) + 1))
 
     def guard(self, name: str, obj) -> None:
         self.guards[name] = obj
@@ -121,6 +129,23 @@ class Resolver:
         factory = compile(f"def __astjit_factory({params}):\n{body}    return {name}\n", f"<astjit {name}>", "exec")
         code = next(c for c in factory.co_consts if isinstance(c, types.CodeType))
         return types.FunctionType(code, self.fn.__globals__)(*namespace.values())
+
+
+def assigned_attribute_chains(fndef) -> set[tuple]:
+    """``('C', 'F')`` for each ``C.F = ...``, ``C.F += ...`` or ``del C.F`` in ``fndef`` (nested
+    functions included: one may be called in between)."""
+    import gast
+
+    chains = set()
+    for node in gast.walk(fndef):
+        if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store | gast.Del):
+            parts, value = [node.attr], node.value
+            while isinstance(value, gast.Attribute):
+                parts.append(value.attr)
+                value = value.value
+            if isinstance(value, gast.Name):
+                chains.add((value.id, *parts[::-1]))
+    return chains
 
 
 GUARD_ERRORS = "(ValueError, AttributeError, NameError)"   # a cell emptied, an attribute or a name deleted

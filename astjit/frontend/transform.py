@@ -41,7 +41,7 @@ from .loop_iteration import BUILTIN_CELLS
 from .loops import ARRAY_WORK_CELLS
 from .lower import BlockLowering
 from .prepare import expression_checker, hoist_tests_and_returns
-from .resolve import Resolver
+from .resolve import Resolver, assigned_attribute_chains
 from .source import parse_function
 
 
@@ -147,9 +147,10 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     applied, generated, helpers = apply_transformations(fndef, rewriting.transformations(rewrites), fn)
     rules = rewriting.active_rules(rewrites, fastmath)
     liveness = FunctionLiveness(module, fndef)                   # local names of the original
-    resolver = Resolver(fn, liveness.local_names)
+    assigned = assigned_attribute_chains(fndef)
+    resolver = Resolver(fn, liveness.local_names, assigned)
     check_no_frame_introspection(fndef, resolver)
-    is_traceable = expression_checker(lambda: BlockLowering("probe", Resolver(fn, liveness.local_names),
+    is_traceable = expression_checker(lambda: BlockLowering("probe", Resolver(fn, liveness.local_names, assigned),
                                                             liveness.local_names))
     hoist_tests_and_returns(fndef, is_traceable)
     liveness = FunctionLiveness(module, fndef)                   # again, with the hoisted names

@@ -333,3 +333,42 @@ def test_a_measured_block_writes_into_a_global_or_a_cell_once():
             got = jf(a)
             assert np.array_equal(got, want)
     globals()["ACCUMULATED"] = np.zeros(1000)
+
+
+class Rebound:
+    FUNC = np.sqrt
+    DTYPE = np.float64
+
+
+def rebinds_a_class_attribute_then_calls_it(x):
+    y = Rebound.FUNC(x) * 2.0 + 1.0
+    Rebound.FUNC = np.negative
+    z = Rebound.FUNC(x) * 2.0 + 1.0
+    return y, z
+
+
+def rebinds_a_dtype_attribute_then_casts(x):
+    y = (x * 2.0).astype(Rebound.DTYPE)
+    Rebound.DTYPE = np.float32
+    z = (x * 2.0).astype(Rebound.DTYPE) + 1.0
+    return y, z
+
+
+@pytest.mark.parametrize("fn", [rebinds_a_class_attribute_then_calls_it, rebinds_a_dtype_attribute_then_casts],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_statements_after_the_function_rebinds_an_attribute_see_the_new_object(fn, backend):
+    """The attribute was resolved when the function was transformed and guarded on entry only: the
+    statements after ``Rebound.FUNC = np.negative`` kept calling np.sqrt (and casting to float64)."""
+    jf = jit(fn, backend=backend)
+    try:
+        for n in (8, 100_000, 8):
+            x = np.linspace(0.0, 1.0, n)
+            Rebound.FUNC, Rebound.DTYPE = np.sqrt, np.float64
+            want = fn(x)
+            Rebound.FUNC, Rebound.DTYPE = np.sqrt, np.float64
+            got = jf(x)
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and np.array_equal(g, w)
+    finally:
+        Rebound.FUNC, Rebound.DTYPE = np.sqrt, np.float64

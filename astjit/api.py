@@ -14,6 +14,9 @@ from .runtime.records import Record
 _slow_path = threading.local()        # .active: the jitted function whose slow path this thread is in
 
 
+KEPT_VERSIONS = 8       # earlier transforms a jitted function keeps to install again (_reinstall)
+
+
 class JitFunction:
     """A jitted function: call it like the original; inspect it with ``show()``, ``fragments``,
     ``cache_info()`` and ``explain()``.
@@ -34,6 +37,8 @@ class JitFunction:
         self.device = device
         watchers.watch(self)
         self._transformed = None
+        self._versions: list = []         # the latest transforms, each as installed (_reinstall)
+        self._transforms = 0
         self._disabled = False
         self._records: list[Record] = []
         functools.update_wrapper(self, fn)
@@ -62,7 +67,8 @@ class JitFunction:
         if self._disabled or not fpstate.kernels_allowed() or getattr(_slow_path, "active", None) is self:
             # (the last: called back from a guard that failed although the slow path found it holds)
             return self.original(*args, **kwargs)
-        if not (self._transformed is not None and self._names_hold()) and self._prepare() is None:
+        if (not (self._transformed is not None and self._names_hold()) and not self._reinstall()
+                and self._prepare() is None):
             return self.original(*args, **kwargs)
         outer, _slow_path.active = getattr(_slow_path, "active", None), self
         try:
@@ -70,9 +76,22 @@ class JitFunction:
         finally:
             _slow_path.active = outer
 
+    def _reinstall(self) -> bool:
+        """Install an earlier transform whose resolved names hold again (a global function that
+        alternates, ``FN = np.sin`` then ``np.cos``), with its compiled Fragments: transforming
+        anew at each change cost 10-20 ms a call. Returns whether one did."""
+        for version in reversed(self._versions):
+            if version["_names_hold"]():
+                cls = version.pop("__class__")
+                self.__dict__.update(version)       # (_transformed last: published once the rest is)
+                version["__class__"] = self.__class__ = cls
+                return True
+        return False
+
     def _configuration_changed(self) -> None:
         """The registered rewrite rules or backends changed: transform again at the next call, so that
         every block specializes with the rules and backends now active."""
+        self._versions.clear()
         if self._transformed is None:
             return
         self._transformed = None
@@ -168,6 +187,13 @@ class JitFunction:
             return None
         from .frontend.transform import transform
 
+        self._transforms += 1
+        if self._transforms > config.recompile_limit():
+            self._note_function(f"transformed {self._transforms - 1} times: the globals or attributes it "
+                                "resolves (functions, modules, classes, dtypes) keep being rebound to new "
+                                "objects; it runs as Python (ASTJIT_RECOMPILE_LIMIT)")
+            self._disabled = True
+            return None
         try:
             transformed = transform(self.original, self.strict, self.backend, self._parsed, self.rewrites,
                                     self.fastmath, self.device, guard_failed=self._slow_call,
@@ -204,6 +230,9 @@ class JitFunction:
             self._install_call(resolver, transformed.function)
         # published last: another thread reads _names_hold and _function once it sees _transformed
         self._transformed = transformed
+        self._versions = self._versions[-(KEPT_VERSIONS - 1):] + [{
+            "_function": self._function, "_names_hold": self._names_hold, "_guard": self.__dict__.get("_guard"),
+            "__class__": self.__class__, "_transformed": transformed}]
         return transformed
 
     # -- defaults: the original's, so that changing them reaches the next call ----------------------

@@ -3,13 +3,14 @@ what a specialization is guarded on or a runtime argument of the kernel, never a
 Each function is called several times with other values and compared with plain numpy."""
 
 import threading
+import types
 
 import numpy as np
 import pytest
 import settings_module as settings
 from differential import assert_same_as_numpy
 
-from astjit import jit
+from astjit import explain, jit
 
 WINDOW = (0, 2)
 PICK = slice(1, 3)
@@ -372,3 +373,49 @@ def test_statements_after_the_function_rebinds_an_attribute_see_the_new_object(f
                 assert g.dtype == w.dtype and np.array_equal(g, w)
     finally:
         Rebound.FUNC, Rebound.DTYPE = np.sqrt, np.float64
+
+
+ALTERNATING = np.sin
+
+
+def calls_an_alternating_global(a):
+    b = ALTERNATING(a) * 2.0 + 1.0
+    return b
+
+
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_a_global_function_that_alternates_reuses_its_earlier_transforms(backend):
+    """Rebinding FN between np.sin and np.cos transformed the function again at every call (10-20 ms,
+    thousands of times a plain call): each object's transform is kept and installed again."""
+    jf = jit(calls_an_alternating_global, backend=backend)
+    try:
+        for k in range(12):
+            globals()["ALTERNATING"] = (np.negative, np.abs, np.square)[k % 3]
+            a = np.linspace(-1.0, 1.0, 50 + k % 2)
+            assert np.array_equal(jf(a), calls_an_alternating_global(a))
+        assert jf._transforms == 3
+    finally:
+        globals()["ALTERNATING"] = np.sin
+
+
+def calls_through_a_module_global(a):
+    b = MODULE.negative(a) * 2.0 + 1.0
+    return b
+
+
+MODULE = np
+
+
+def test_a_global_rebound_to_new_objects_at_each_call_runs_as_python_past_the_limit(monkeypatch):
+    monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "4")
+    jf = jit(calls_through_a_module_global)
+    try:
+        for k in range(8):
+            module = types.ModuleType(f"fresh_{k}")       # a new module object each call
+            module.negative = np.negative if k % 2 else np.abs
+            globals()["MODULE"] = module
+            a = np.linspace(-1.0, 1.0, 40)
+            assert np.array_equal(jf(a), calls_through_a_module_global(a))
+        assert jf._transforms == 5 and "keep being rebound" in str(explain(jf))
+    finally:
+        globals()["MODULE"] = np

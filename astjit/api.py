@@ -82,9 +82,9 @@ class JitFunction:
         anew at each change cost 10-20 ms a call. Returns whether one did."""
         for version in reversed(self._versions):
             if version["_names_hold"]():
-                cls = version.pop("__class__")
-                self.__dict__.update(version)       # (_transformed last: published once the rest is)
-                version["__class__"] = self.__class__ = cls
+                # (_transformed last: another thread reads the rest once it sees it)
+                self.__dict__.update((k, v) for k, v in version.items() if k != "__class__")
+                self.__class__ = version["__class__"]
                 return True
         return False
 
@@ -232,7 +232,7 @@ class JitFunction:
         self._transformed = transformed
         self._versions = self._versions[-(KEPT_VERSIONS - 1):] + [{
             "_function": self._function, "_names_hold": self._names_hold, "_guard": self.__dict__.get("_guard"),
-            "__class__": self.__class__, "_transformed": transformed}]
+            "_transformed": transformed, "__class__": self.__class__}]
         return transformed
 
     # -- defaults: the original's, so that changing them reaches the next call ----------------------

@@ -110,6 +110,56 @@ def test_identity_rule_never_makes_an_alias():
         assert "multiply_by_one" not in fired(jf)
 
 
+def times_one_then_add_one(x):
+    y = x * 1
+    x += 1
+    return y + 0.5
+
+
+def same_astype_then_setitem(x):
+    y = x.astype(x.dtype)
+    x[0] = 99
+    return y * 2
+
+
+def negated_twice_then_view_written(x):
+    y = -(-x)  # noqa: B002
+    v = x[1:]
+    v *= 3
+    return y - 1.0
+
+
+def minus_zero_then_add_one(x):
+    y = x - 0
+    x += 1
+    return y * 2
+
+
+def times_one_then_other_array_written(x):
+    y = x * 1
+    z = x + 2.0
+    z += 1
+    return y + z
+
+
+@pytest.mark.parametrize("fn", [times_one_then_add_one, same_astype_then_setitem, negated_twice_then_view_written,
+                                minus_zero_then_add_one])
+def test_identity_rule_refused_where_its_value_is_written_before_the_read(fn):
+    """``y = x * 1; x += 1; return y + 0.5``: y holds x's values from before the write; replaced by x
+    it would read the written ones."""
+    for backend in ("tvm", None):
+        jf = jit(fn, backend=backend) if backend else jit(fn)
+        for n in (5, 6, 5):
+            assert_same_as_numpy(fn, np.arange(float(n)), jitted=jf)
+
+
+def test_identity_rule_still_fires_past_a_write_into_an_array_of_the_block():
+    jf = jit(times_one_then_other_array_written, backend="tvm")
+    for n in (5, 6):
+        assert_same_as_numpy(times_one_then_other_array_written, np.arange(float(n)), jitted=jf)
+    assert "multiply_by_one" in fired(jf)
+
+
 def test_rule_refused_where_the_type_would_change():
     """``x * 1`` of an int array by a float 1.0 is float64: replacing it by x would change the dtype."""
 

@@ -18,6 +18,10 @@ def bits_equal(got, want):
     assert type(got) is type(want)
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype.kind == "c":
+        bits_equal(got.real, want.real)
+        bits_equal(got.imag, want.imag)
+        return
     assert np.array_equal(got, want, equal_nan=True)
     if want.dtype.kind == "f":
         assert np.array_equal(np.signbit(got), np.signbit(want))
@@ -30,6 +34,9 @@ def values(dtype, n):
     rng = np.random.default_rng(n)
     if np.dtype(dtype).kind == "f":
         return np.array((SPECIALS * n)[:n] + list(rng.standard_normal(n)), dtype)[:n] if n > 0 else np.zeros(0, dtype)
+    if np.dtype(dtype).kind == "c":     # numpy's complex x * 1 is a full product: (inf+0j) * 1 is inf+nanj
+        parts = values(np.float64, 2 * n)
+        return (parts[:n] + 1j * parts[n:][::-1]).astype(dtype)
     if np.dtype(dtype).kind == "b":
         return rng.random(n) > 0.5
     info = np.iinfo(dtype)
@@ -65,8 +72,8 @@ def dot_of_sum(x, y):
 
 
 CASES = [  # (function, rule, dtypes where it fires, dtypes where it must not)
-    (times_one, "multiply_by_one", [np.float32, np.float64, np.int64], []),
-    (one_times, "multiply_by_one_left", [np.float64, np.int32], []),
+    (times_one, "multiply_by_one", [np.float32, np.float64, np.int64], [np.complex128]),
+    (one_times, "multiply_by_one_left", [np.float64, np.int32], [np.complex64]),
     (plus_zero, "add_zero", [np.int32, np.int64], [np.float64, np.float32]),
     (minus_zero, "subtract_zero", [np.float64, np.int16], []),
     (double_negation, "double_negation", [np.float32, np.int8, np.uint16], [np.bool_]),

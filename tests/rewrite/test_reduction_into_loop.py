@@ -160,9 +160,18 @@ def appends_a_view(h, xs):
     return np.sum(np.stack(outs))
 
 
+def error_state_in_the_loop(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        h = h + xs[t]
+        with np.errstate(over="raise"):        # the steps' error state is not the reduction's
+            outs.append(h)
+    return np.sum(np.stack(outs))
+
+
 @pytest.mark.parametrize("fn, extra", [
     (list_read_elsewhere, ()), (loop_breaks, ()), (other_axis, ()), (changed_in_place, ()),
-    (operand_assigned_in_loop, (np.ones(4),)), (appends_a_view, ()),
+    (operand_assigned_in_loop, (np.ones(4),)), (appends_a_view, ()), (error_state_in_the_loop, ()),
 ])
 def test_must_not_fire(fn, extra):
     check(fn, lambda k: (*rng_args(np.float64, 3 + k, 4, k)[:2], *extra), fire=False, rtol=1e-12)
@@ -205,3 +214,43 @@ def test_special_values_pass_through():
     assert_values_match(jf(h, xs), max_over_steps(h, xs))
     jf = jit(mse_scan, rewrites=PUSH)
     assert np.isnan(jf(h, 0.5, xs, tg)) and np.isnan(mse_scan(h, 0.5, xs, tg))
+
+
+def operand_written_by_out(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+        np.add(target, 1.0, out=target)         # the original reduces against the last values
+    return np.sum((np.stack(outs) - target) ** 2)
+
+
+def operand_filled(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+        target.fill(t)
+    return np.sum((np.stack(outs) - target) ** 2)
+
+
+def appends_a_positional_out(xs, buffer):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(np.multiply(xs[t], 2.0, buffer))   # every entry is buffer
+    return np.sum(np.stack(outs))
+
+
+def appends_an_einsum_view(xs, m):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(np.einsum("ij->ji", m))             # a view of m
+        m += 1.0
+    return np.sum(np.stack(outs))
+
+
+@pytest.mark.parametrize("fn", [operand_written_by_out, operand_filled, appends_a_positional_out,
+                                appends_an_einsum_view])
+def test_must_not_fire_where_the_loop_writes_what_the_reduction_reads(fn):
+    def make(k):
+        xs = np.random.default_rng(k).standard_normal((3 + k, 20_000))
+        return xs, (np.zeros((4, 4)) if fn is appends_an_einsum_view else np.zeros(20_000))
+    check(fn, make, fire=False, rtol=1e-12)

@@ -329,7 +329,9 @@ class _Rewriter:
         self.result.names[STEP_REDUCTION_NAME] = StepReduction
         make = gast.Assign(targets=[_name(reducer, gast.Store())],
                            value=_call(_name(STEP_REDUCTION_NAME), [gast.Constant(kind, None), gast.Constant(axis, None),
-                                                                     lam, _name(step_function)]), type_comment=None)
+                                                                     lam, _name(step_function),
+                                                                     gast.Constant(stacked_by, None)]),
+                           type_comment=None)
         body[i] = gast.copy_location(make, start)
         statements = [s for s in _walk_own(loop) if isinstance(s, gast.stmt)] + list(body)
         self.changed.add(start.lineno)

@@ -326,6 +326,21 @@ def test_rule_errors():
         jit(times_one, rewrites=[42])
     with pytest.raises(RuleError):
         rewrite.register("multiply_by_one")
+    with pytest.raises(RuleError, match="list of Rules"):
+        jit(times_one, rewrites=3)
+
+
+def test_an_error_in_where_is_a_rule_error_at_its_line():
+    """``m["y"]`` for a parameter the rule does not have: a RuleError naming the rule and the where's
+    line, not the KeyError from inside astjit."""
+    rule = Rule(lambda x: x * 2, lambda x: x + x, where=lambda m: m["y"].dtype == np.float64, name="doubling")
+
+    def doubled(x):
+        return x * 2 + 1
+
+    jf = jit(doubled, backend="tvm", rewrites=[rule])
+    with pytest.raises(RuleError, match=r'test_rules.py", line \d+: the where of rule doubling raised KeyError'):
+        jf(np.arange(3.0))
 
 
 def test_every_shipped_rule_is_traced_and_named():

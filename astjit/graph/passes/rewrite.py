@@ -22,7 +22,7 @@ Every application is checked on a clone, typed again, then kept.
 """
 
 from ... import config
-from ...errors import Unsupported
+from ...errors import RuleError, Unsupported, render_location
 from ..ops.registry import OPS
 from ..types import ArrayType, Static
 
@@ -114,12 +114,18 @@ def same_constant(a, b) -> bool:
 
 
 def _where_holds(rule, values, ctx) -> bool:
+    """What the rule's ``where`` says of this match; an error in it (a bug of the rule, such as
+    ``m["y"]`` for a parameter it does not have) is a RuleError at the ``where``'s own line."""
     from ...rewrite.match import Match
 
     try:
         return bool(rule.where(Match(values, ctx)))
     except Unsupported:          # it asked for a value known only at run time
         return False
+    except Exception as exc:
+        code = getattr(rule.where, "__code__", None)
+        raise RuleError(render_location(f"the where of rule {rule.name} raised {type(exc).__name__}: {exc}",
+                                        code and code.co_filename, code and code.co_firstlineno)) from exc
 
 
 def _try(graph, ctx, state, rule, root, values, matched, users, outputs):

@@ -64,7 +64,10 @@ def check_rewrites(rewrites) -> tuple:
         return ()
     if isinstance(rewrites, str | Rule):
         rewrites = [rewrites]
-    items = tuple(rewrites)
+    try:
+        items = tuple(rewrites)
+    except TypeError:
+        raise RuleError(f"rewrites= takes a list of Rules and rule names, not {type(rewrites).__name__}") from None
     known = {r.name for r in SHIPPED + registered()} | set(TRANSFORMATIONS)
     for item in items:
         if isinstance(item, Rule):

@@ -15,13 +15,17 @@ same computation up to rounding:
 
 - the list starts empty (``[]`` or ``list()``) and is read nowhere else: only appended to, in one
   ``for`` loop that follows it, and stacked once (``np.stack``, ``np.array``, ``np.asarray``) after;
-- the loop has no ``break``, ``return`` or ``yield`` (its steps are all the steps);
+- the loop has no ``break``, ``return`` or ``yield`` (its steps are all the steps), and neither it
+  nor the reduction's statement has a ``with`` (``np.errstate`` would give them different states);
 - the stacked array is reduced by ``np.sum``/``mean``/``max``/``min`` (or the method) over every axis
   or over the step axis (``axis=0``), after elementwise operations (operators, numpy ufuncs) whose
-  other operands are numbers, or names the loop and the statements up to the reduction never assign;
-- each appended value is a new array (an arithmetic expression, a numpy call, ``.copy()``), or a
-  name bound to one in the loop and never changed in place, passed to an unknown function or read
-  through a method: the list holds it by reference, and a later change in place would reach it.
+  other operands are numbers, or names the loop and the statements up to the reduction never assign
+  nor write into (``out=``, ``.fill()``, item assignment): they only read them;
+- each appended value is a new array (an arithmetic expression, a numpy call that returns a new
+  array and has no ``out``, by keyword or by position; not ``np.einsum``, which may return a view;
+  ``.copy()``), or a name bound to one in the loop and, in the loop and up to the reduction, never
+  changed in place, passed to an unknown function or read through a method: the list holds it by
+  reference, and a later change in place would reach it.
 
 The sum is reordered (per step, then across steps), so results differ in rounding: never applied
 unless named in ``@jit(rewrites=[...])``.
@@ -45,8 +49,11 @@ METHOD_REDUCTIONS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min"}
 STACKS = (np.stack, np.array, np.asarray)
 OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 FRESH_METHODS = ("copy",)
-FRESH_FUNCTIONS = (np.dot, np.matmul, np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var, np.where, np.clip,
-                   np.concatenate, np.stack, np.copy, np.outer, np.einsum)     # each returns a new array
+# functions that return a new array, each with the number of positional arguments before ``out``
+# (np.dot(a, b, out) writes into out and returns it); np.einsum is not one: it may return a view
+FRESH_FUNCTIONS = {np.dot: 2, np.sum: 3, np.mean: 3, np.max: 2, np.min: 2, np.prod: 3, np.std: 3, np.var: 3,
+                   np.where: 3, np.clip: 3, np.concatenate: 2, np.stack: 2, np.copy: 3, np.outer: 2}
+READ_BUILTINS = (len, range)
 EARLY_EXITS = (gast.Break, gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
 
 
@@ -107,29 +114,34 @@ class _Rewriter:
             return False
         loop = body[j]
         appends = [n for n in gast.walk(loop) if _is_append(n, name)]
-        if not appends or any(isinstance(n, EARLY_EXITS) for n in _walk_own(loop)):
+        # (a with statement, np.errstate among them, would give the steps another error state than the reduction)
+        if not appends or any(isinstance(n, EARLY_EXITS + (gast.With, gast.AsyncWith)) for n in _walk_own(loop)):
             return False
         k = next((m for m in range(j + 1, len(body)) if _mentions(body[m], name)), None)
-        if k is None:
+        if k is None or any(isinstance(n, gast.With | gast.AsyncWith) for n in gast.walk(body[k])):
             return False
         found = self.reduction_of_stack(body[k], name)
         if found is None:
             return False
-        reduction, kind, axis, expression, operands = found
+        reduction, kind, axis, expression, operands, stacked_by = found
         # the list is read nowhere else: its binding, its appends (each one Name), one stack
         if len(mentions) != 1 + len(appends) + 1:
             return False
         assigned = _assigned_names(loop) | {n for s in body[j + 1:k] for n in _assigned_names(s)}
         if any(_root_name(o) in assigned for o in operands if _root_name(o) is not None):
             return False
-        if not all(self.fresh_value(a.args[0], loop) for a in appends):
+        # nor changed in place (out=, .fill()): the original reduces against the operand's last values
+        between = [loop] + body[j + 1:k]
+        if not all(self.only_read(_root_name(o), between) for o in operands if _root_name(o) is not None):
             return False
-        self.rewrite(body, i, start, appends, reduction, kind, axis, expression, operands, name, loop)
+        if not all(self.fresh_value(a.args[0], loop, body[j + 1:k]) for a in appends):
+            return False
+        self.rewrite(body, i, start, appends, reduction, kind, axis, expression, operands, name, loop, stacked_by)
         return True
 
     def reduction_of_stack(self, stmt, name):
-        """(reduction call, kind, axis, elementwise expression, operands) where ``stmt`` reduces the
-        stacked list, or None."""
+        """(reduction call, kind, axis, elementwise expression, operands, the stacking function's name)
+        where ``stmt`` reduces the stacked list, or None."""
         for node in gast.walk(stmt):
             if not isinstance(node, gast.Call):
                 continue
@@ -139,7 +151,7 @@ class _Rewriter:
             kind, axis, argument = found
             stacks, operands = [], []
             if self.elementwise(argument, name, stacks, operands) and len(stacks) == 1:
-                return node, kind, axis, argument, operands
+                return node, kind, axis, argument, operands, self.resolve(stacks[0].func).__name__
         return None
 
     def reduction_call(self, call):
@@ -204,12 +216,13 @@ class _Rewriter:
                 return False
         return not keywords
 
-    def fresh_value(self, value, loop) -> bool:
-        """Whether an appended value is a new array nothing changes later (see the module docstring)."""
+    def fresh_value(self, value, loop, after=()) -> bool:
+        """Whether an appended value is a new array nothing changes later, in the loop or in the
+        statements ``after`` it (see the module docstring)."""
         if isinstance(value, gast.BinOp | gast.UnaryOp):
             return True
         if isinstance(value, gast.Call):
-            if self.is_numpy_function(value.func) and not any(k.arg == "out" for k in value.keywords):
+            if self.fresh_call(value):
                 return True
             return isinstance(value.func, gast.Attribute) and value.func.attr in FRESH_METHODS and not value.args
         if not isinstance(value, gast.Name):
@@ -226,23 +239,48 @@ class _Rewriter:
                    for s in bound):
             return False
         # read only as an operand of arithmetic or a numpy function (no alias, no change in place)
-        parents = {id(c): p for p in _walk_own(loop) for c in gast.iter_child_nodes(p)}
-        for node in _walk_own(loop):
-            if not (isinstance(node, gast.Name) and node.id == value.id and isinstance(node.ctx, gast.Load)):
-                continue
-            parent = parents.get(id(node))
-            if isinstance(parent, gast.BinOp | gast.UnaryOp | gast.Compare):
-                continue
-            if isinstance(parent, gast.Call) and node in parent.args and not any(k.arg == "out" for k in parent.keywords):
-                if _is_append(parent, None) or self.is_numpy_function(parent.func):
+        return self.only_read(value.id, [loop], appends=True) and self.only_read(value.id, after)
+
+    def only_read(self, name, statements, appends=False) -> bool:
+        """Whether ``statements`` read ``name``'s array only to compute new values (arithmetic, numpy
+        functions without ``out``, indexing or ``.shape`` read that way), never write into it or
+        hand it to anything that might (a method, an unknown function, a view kept in a name); with
+        ``appends``, appending it to a list counts as a read. Rebinding the name is not a write."""
+        for statement in statements:
+            parents = {id(c): p for p in _walk_own(statement) for c in gast.iter_child_nodes(p)}
+            for node in _walk_own(statement):
+                if isinstance(node, gast.AugAssign) and _root_name(node.target) == name:
+                    return False
+                if not (isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load)):
                     continue
-            return False
+                while True:
+                    parent = parents.get(id(node))
+                    # x[i], x.shape, x.T: read as what they are used for (x.fill(0) is a call of one)
+                    read_through = isinstance(parent, gast.Subscript) and parent.value is node or \
+                        isinstance(parent, gast.Attribute)
+                    if not (read_through and isinstance(parent.ctx, gast.Load)):
+                        break
+                    node = parent
+                if isinstance(parent, gast.BinOp | gast.UnaryOp | gast.Compare):
+                    continue
+                if isinstance(parent, gast.Subscript) and parent.slice is node:
+                    continue                         # used as an index: read
+                if isinstance(parent, gast.Call) and node in parent.args and (
+                        appends and _is_append(parent, None) or self.fresh_call(parent)
+                        or any(self.resolve(parent.func) is f for f in READ_BUILTINS)):
+                    continue
+                return False
         return True
 
-    def is_numpy_function(self, func) -> bool:
-        """A numpy ufunc or function that returns a new array (never its operand or a view of it)."""
-        fn = self.resolve(func)
-        return isinstance(fn, np.ufunc) or any(fn is f for f in FRESH_FUNCTIONS)
+    def fresh_call(self, call) -> bool:
+        """A call of a numpy ufunc or function that returns a new array (never its operand or a view of
+        it, nor an ``out`` array, by keyword or by position)."""
+        if any(k.arg == "out" for k in call.keywords):
+            return False
+        fn = self.resolve(call.func)
+        if isinstance(fn, np.ufunc):
+            return len(call.args) <= fn.nin
+        return any(fn is f and len(call.args) <= positional for f, positional in FRESH_FUNCTIONS.items())
 
     def resolve(self, func):
         """The object ``np.x``/``x`` names, where it is a module-level name the function does not
@@ -278,7 +316,7 @@ class _Rewriter:
         exec(compile(source, filename, "exec"), namespace)
         return jit(namespace[name])
 
-    def rewrite(self, body, i, start, appends, reduction, kind, axis, expression, operands, name, loop):
+    def rewrite(self, body, i, start, appends, reduction, kind, axis, expression, operands, name, loop, stacked_by):
         n = len(self.done)
         reducer = f"__astjit_reduce_{n}"
         params = [f"__astjit_o{k}" for k in range(len(operands))]
@@ -291,7 +329,9 @@ class _Rewriter:
         self.result.names[STEP_REDUCTION_NAME] = StepReduction
         make = gast.Assign(targets=[_name(reducer, gast.Store())],
                            value=_call(_name(STEP_REDUCTION_NAME), [gast.Constant(kind, None), gast.Constant(axis, None),
-                                                                     lam, _name(step_function)]), type_comment=None)
+                                                                     lam, _name(step_function),
+                                                                     gast.Constant(stacked_by, None)]),
+                           type_comment=None)
         body[i] = gast.copy_location(make, start)
         statements = [s for s in _walk_own(loop) if isinstance(s, gast.stmt)] + list(body)
         self.changed.add(start.lineno)

@@ -26,12 +26,13 @@ def _constants(*names):
 
 
 EXACT = [
-    # x * 1 is x for every float (NaN, inf, -0.0) and int: the result type must be x's (checked)
-    Rule(lambda x: x * 1, lambda x: x, name="multiply_by_one"),
-    Rule(lambda x: 1 * x, lambda x: x, name="multiply_by_one_left"),
+    # x * 1 is x for every float (NaN, inf, -0.0) and int: the result type must be x's (checked); not
+    # complex, where numpy multiplies in full: (inf+0j) * 1 is inf+nanj, (1-0j) * 1 is 1+0j
+    Rule(lambda x: x * 1, lambda x: x, where=_dtype_kind("x", "iuf"), name="multiply_by_one"),
+    Rule(lambda x: 1 * x, lambda x: x, where=_dtype_kind("x", "iuf"), name="multiply_by_one_left"),
     # x + 0 is x for integers only: -0.0 + 0.0 is 0.0
     Rule(lambda x: x + 0, lambda x: x, where=_dtype_kind("x", "iu"), name="add_zero"),
-    # x - 0 is x for floats too: -0.0 - 0.0 is -0.0
+    # x - 0 is x for floats too: -0.0 - 0.0 is -0.0 (and for complex, left out as rare)
     Rule(lambda x: x - 0, lambda x: x, where=_dtype_kind("x", "iuf"), name="subtract_zero"),
     # numpy raises on -x of booleans: that error must stay
     Rule(lambda x: -(-x), lambda x: x, where=_dtype_kind("x", "iufc"), name="double_negation"),  # noqa: B002

@@ -1,69 +1,113 @@
 """What ``push_reductions_into_loops`` (rewrite/reduction_into_loop) leaves in a function: a reduction
 of stacked per-step arrays, accumulated as the steps come.
 
-``StepReduction(kind, axis, expression, reduced_step)`` stands for ``np.<kind>(expression(
-np.stack(values), *operands), axis=axis)``: ``add(value, *operands)`` takes one step, ``result(
-*operands)`` gives the reduction. Steps of at least ``LARGE_STEP_BYTES`` are reduced one at a time by
-``reduced_step`` (a jitted function: that step's sum, max or min, or over the step axis its
-expression, one fused kernel); smaller ones are kept and reduced as a stack of up to
+``StepReduction(kind, axis, expression, reduced_step, stacked_by)`` stands for ``np.<kind>(
+expression(np.<stacked_by>(values), *operands), axis=axis)``: ``add(value, *operands)`` takes one
+step, ``result(*operands)`` gives the reduction. Steps of at least ``LARGE_STEP_BYTES`` are reduced one
+at a time by ``reduced_step`` (a jitted function: that step's sum, max or min, or over the step axis
+its expression, one fused kernel); smaller ones are kept and reduced as a stack of up to
 ``CHUNK_BYTES`` by numpy, as the original code reduces the whole stack (a kernel call per step of a
 few elements cost 3-4x the original). An operand with one axis more than the steps' values is taken
 a run of steps at a time (``operand[k0:k1]``; one whose step axis has length 1 broadcasts whole), as
-broadcasting against the stacked array pairs them; any other shape of operand (or a zero-size step)
-keeps all the values and reduces the stack at the end, as the original code did. An error computing
-a step is raised by ``result``, where the original code would have raised it.
+broadcasting against the stacked array pairs them.
+
+Totals accumulate in the dtype numpy's reduction of the whole stack accumulates in (a sum of int8 in
+int64, a mean of integers in float64, of float16 in float32), and the result has numpy's dtype and
+type (a numpy scalar where numpy gives one). Where the steps cannot be reduced apart (no steps, a
+zero-size step, an operand of any other shape, numpy's floating-point error state set to raise when
+the reduction is made), every value is kept and the original reduction runs at the end, as written.
+An error the original raises when it stacks or reduces (steps of different shapes, an operand that
+does not broadcast) is raised by ``result``, where the original raises it.
 """
 
 import math
 
 import numpy as np
 
+from ..runtime import fpstate
+
 REDUCE = {"sum": np.sum, "mean": np.sum, "max": np.max, "min": np.min}      # a mean divides at the end
+ORIGINAL = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}
 COMBINE = {"sum": np.add, "mean": np.add, "max": np.maximum, "min": np.minimum}
+STACKS = {"stack": np.stack, "array": np.array, "asarray": np.asarray}
 LARGE_STEP_BYTES = 64 * 1024
 CHUNK_BYTES = 256 * 1024
 
 
 class StepReduction:
-    __slots__ = ("kind", "axis", "expression", "reduced_step", "count", "total", "size", "kept", "kept_bytes",
-                 "chunk_start", "keep_all", "reduce_at", "takes", "error", "dtype")
+    __slots__ = ("kind", "axis", "expression", "reduced_step", "stack", "count", "total", "size", "kept",
+                 "kept_bytes", "chunk_start", "keep_all", "reduce_at", "takes", "error", "stack_error", "shape",
+                 "accumulate", "result_dtype", "jitted_step", "options")
 
-    def __init__(self, kind, axis, expression, reduced_step):
+    def __init__(self, kind, axis, expression, reduced_step, stacked_by="stack"):
         self.kind = kind
         self.axis = axis                    # None (every axis) or 0 (the step axis)
         self.expression = expression        # expression(stacked, *operands): elementwise
         self.reduced_step = reduced_step
+        self.stack = STACKS[stacked_by]
         self.count = 0                      # steps added
         self.total = None
         self.size = 0                       # elements reduced (for a mean over every axis)
         self.kept = []                      # values not reduced yet: steps chunk_start, chunk_start + 1, ...
         self.kept_bytes = 0
         self.chunk_start = 0
-        self.keep_all = False               # the steps cannot be reduced apart: the stack at the end
+        # under an error state that raises, numpy's reaction to the whole stack is part of the result
+        self.keep_all = not fpstate.kernels_allowed()
         self.reduce_at = CHUNK_BYTES        # kept bytes that make a chunk (0: every step; inf: never)
         self.takes = None                   # per operand: "whole", "first" (step axis of 1) or "step"
-        self.error = None
-        self.dtype = None
+        self.error = None                   # the first error reducing a chunk or stacking: no more steps kept
+        self.stack_error = None             # the error stacking the values (different shapes): raised first
+        self.shape = None                   # the first step's shape
+        self.accumulate = None              # the dtype totals are kept in
+        self.result_dtype = None            # a mean's dtype
+        self.jitted_step = True             # whether reduced_step sums in the accumulation dtype
+        self.options = {}                   # numpy's reduction of a chunk: {"dtype": ...} where not its own
 
     def add(self, value, *operands):
+        self.count += 1
+        if self.keep_all:
+            self.kept.append(value)          # as the original's list holds it
+            return
         if type(value) is not np.ndarray:
             value = np.asanyarray(value)
-        if not self.count:
-            self.takes = [_take(np.ndim(o), np.shape(o), value.ndim) for o in operands]
-            self.keep_all = value.size == 0 or None in self.takes
-            self.reduce_at = math.inf if self.keep_all else 0 if value.nbytes >= LARGE_STEP_BYTES else CHUNK_BYTES
-        self.count += 1
+        if value.shape != self.shape:        # the first step (no shape yet), or one np.stack refuses
+            if self.count == 1:
+                self._plan(value, operands)
+                if self.keep_all:
+                    self.kept.append(value)
+                    return
+            elif self.stack_error is None:
+                self.stack_error = _stack_error(self.stack, self.shape, value)
+                self.error = self.error or self.stack_error
         if self.error is None:
             self.kept.append(value)
             self.kept_bytes += value.nbytes
             if self.kept_bytes >= self.reduce_at:
                 self._reduce_kept(operands)
 
+    def _plan(self, value, operands):
+        """From the first step: how operands are taken, when steps are reduced, and in which dtype."""
+        self.shape = value.shape
+        self.takes = [_take(np.ndim(o), np.shape(o), value.ndim) for o in operands]
+        self.keep_all = value.size == 0 or None in self.takes
+        if self.keep_all:
+            return
+        self.reduce_at = 0 if value.nbytes >= LARGE_STEP_BYTES else CHUNK_BYTES
+        key = (self.expression.__code__, self.kind, self.axis, value.dtype, *map(_dtype_or_type, operands))
+        dtypes = _dtypes.get(key)
+        if dtypes is None:
+            dtypes = _dtypes[key] = _accumulation(self.kind, self.axis,
+                                                  _expression_dtype(self.expression, value, operands))
+        if dtypes is False:
+            self.keep_all = True
+        else:
+            self.accumulate, self.result_dtype, self.jitted_step, self.options = dtypes
+
     def _reduce_kept(self, operands):
         """Reduce the kept steps into the total: one step by the jitted function, several as a stack."""
         k0, k1 = self.chunk_start, self.chunk_start + len(self.kept)
         try:
-            one = len(self.kept) == 1
+            one = len(self.kept) == 1 and self.jitted_step
             parts = []
             for o, take in zip(operands, self.takes):
                 if take == "step" and k1 > np.shape(o)[0]:
@@ -80,23 +124,26 @@ class StepReduction:
                 shape = value.shape
             else:
                 value = np.stack(self.kept)
-                reduced = REDUCE[self.kind](self.expression(value, *parts), axis=self.axis)
+                reduced = REDUCE[self.kind](self.expression(value, *parts), axis=self.axis, **self.options)
                 shape = value.shape[1:] if self.axis == 0 else value.shape
             if self.axis is None:
                 self.size += math.prod(np.broadcast_shapes(shape, *[np.shape(p) for p in parts]))
-            self.dtype = np.asarray(reduced).dtype
-            self.total = reduced if self.total is None else COMBINE[self.kind](self.total, reduced)
+            if self.total is None:   # a copy: a step's own array must not become the result
+                if isinstance(reduced, np.ndarray) or getattr(reduced, "dtype", None) != self.accumulate:
+                    reduced = np.asarray(reduced).astype(self.accumulate)
+                self.total = reduced
+            else:
+                self.total = COMBINE[self.kind](self.total, reduced, dtype=self.accumulate)
         except Exception as exc:     # the original raises it after the loop, where the list is reduced
             self.error = exc
         self.chunk_start = k1
         self.kept, self.kept_bytes = [], 0
 
     def result(self, *operands):
-        if self.count == 0:
-            raise ValueError("need at least one array to stack")
-        if self.keep_all:
-            reduce = np.mean if self.kind == "mean" else REDUCE[self.kind]
-            return reduce(self.expression(np.stack(self.kept), *operands), axis=self.axis)
+        if self.count == 0 or self.keep_all:
+            return ORIGINAL[self.kind](self.expression(self.stack(self.kept), *operands), axis=self.axis)
+        if self.stack_error is not None:
+            raise self.stack_error
         if self.kept and self.error is None:
             self._reduce_kept(operands)
         if self.error is not None:
@@ -104,13 +151,53 @@ class StepReduction:
         for o, take in zip(operands, self.takes):
             if take == "step" and np.shape(o)[0] != self.count:
                 raise _mismatch(o, self.count)
-        if self.kind != "mean":
-            return self.total
-        # numpy's mean: a float or complex sum's dtype, else float64
-        mean_dtype = self.dtype if self.dtype.kind in "fc" else np.dtype(np.float64)
-        if self.axis is None:
-            return mean_dtype.type(self.total / self.size)
-        return np.asarray(self.total / self.count).astype(mean_dtype, copy=False)
+        total = self.total
+        if self.kind == "mean":
+            if self.axis is None:
+                return self.result_dtype.type(total / self.size)
+            total = np.true_divide(total, self.count, dtype=self.accumulate).astype(self.result_dtype, copy=False)
+        return total[()] if total.ndim == 0 else total        # numpy gives a scalar, not a 0-d array
+
+
+_dtypes: dict = {}       # (expression's code, kind, axis, dtypes) -> _accumulation's answer
+
+
+def _accumulation(kind, axis, dtype):
+    """(the dtype numpy's reduction of the stack accumulates in, a mean's dtype, whether reduced_step
+    may reduce a step alone, the options a chunk's np.sum needs to accumulate in it) for an expression
+    of ``dtype``; False where the dtype is not known."""
+    if dtype is None:
+        return False
+    summed = np.sum(np.zeros(1, dtype)).dtype                # numpy's sum: small integers in int64 / uint64
+    if kind == "sum":
+        return summed, None, True, {}
+    if kind != "mean":
+        return dtype, None, True, {}
+    # numpy's mean: integers and booleans in float64, float16 in float32 (then float16 again)
+    accumulate = np.dtype(np.float64) if dtype.kind in "iub" else np.dtype(np.float32) if dtype == np.float16 \
+        else dtype
+    # over every axis reduced_step sums in ``summed``: float16 would overflow where float32 does not
+    jitted = axis == 0 or summed == accumulate or dtype.kind in "iub"
+    return (accumulate, np.dtype(np.float16) if dtype == np.float16 else accumulate, jitted,
+            {} if accumulate == dtype else {"dtype": accumulate})
+
+
+def _dtype_or_type(operand):
+    if type(operand) in (bool, int, float, complex):
+        return type(operand)
+    dtype = getattr(operand, "dtype", None)
+    return dtype if isinstance(dtype, np.dtype) else np.asarray(operand).dtype
+
+
+def _expression_dtype(expression, value, operands):
+    """The dtype of ``expression`` on the stacked values, from 0-d samples of the same dtypes (numpy's
+    promotion does not look at values); None where it cannot be told."""
+    samples = [o if type(o) in (bool, int, float, complex) else np.ones((), np.asarray(o).dtype) for o in operands]
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(expression(np.ones((), value.dtype), *samples)).dtype
+    except Exception:
+        return None
 
 
 def _take(ndim, shape, value_ndim):
@@ -119,6 +206,15 @@ def _take(ndim, shape, value_ndim):
     if ndim == value_ndim + 1:
         return "first" if shape[0] == 1 else "step"
     return None
+
+
+def _stack_error(stack, shape, value):
+    """numpy's error stacking a value of ``shape`` and ``value`` (of another shape)."""
+    try:
+        stack([np.broadcast_to(np.zeros((), value.dtype), shape), value])
+    except Exception as exc:
+        return exc
+    return ValueError(f"all input arrays must have the same shape: {shape} and {value.shape}")
 
 
 def _mismatch(operand, steps):

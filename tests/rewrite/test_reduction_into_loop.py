@@ -1,6 +1,8 @@
 """push_reductions_into_loops: a reduction of stacked per-step arrays accumulates in the loop; its
 must-not-fire cases stay exactly as written."""
 
+import warnings
+
 import numpy as np
 import pytest
 from differential import assert_values_match
@@ -160,9 +162,18 @@ def appends_a_view(h, xs):
     return np.sum(np.stack(outs))
 
 
+def error_state_in_the_loop(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        h = h + xs[t]
+        with np.errstate(over="raise"):        # the steps' error state is not the reduction's
+            outs.append(h)
+    return np.sum(np.stack(outs))
+
+
 @pytest.mark.parametrize("fn, extra", [
     (list_read_elsewhere, ()), (loop_breaks, ()), (other_axis, ()), (changed_in_place, ()),
-    (operand_assigned_in_loop, (np.ones(4),)), (appends_a_view, ()),
+    (operand_assigned_in_loop, (np.ones(4),)), (appends_a_view, ()), (error_state_in_the_loop, ()),
 ])
 def test_must_not_fire(fn, extra):
     check(fn, lambda k: (*rng_args(np.float64, 3 + k, 4, k)[:2], *extra), fire=False, rtol=1e-12)
@@ -205,3 +216,192 @@ def test_special_values_pass_through():
     assert_values_match(jf(h, xs), max_over_steps(h, xs))
     jf = jit(mse_scan, rewrites=PUSH)
     assert np.isnan(jf(h, 0.5, xs, tg)) and np.isnan(mse_scan(h, 0.5, xs, tg))
+
+
+def operand_written_by_out(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+        np.add(target, 1.0, out=target)         # the original reduces against the last values
+    return np.sum((np.stack(outs) - target) ** 2)
+
+
+def operand_filled(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+        target.fill(t)
+    return np.sum((np.stack(outs) - target) ** 2)
+
+
+def appends_a_positional_out(xs, buffer):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(np.multiply(xs[t], 2.0, buffer))   # every entry is buffer
+    return np.sum(np.stack(outs))
+
+
+def appends_an_einsum_view(xs, m):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(np.einsum("ij->ji", m))             # a view of m
+        m += 1.0
+    return np.sum(np.stack(outs))
+
+
+@pytest.mark.parametrize("fn", [operand_written_by_out, operand_filled, appends_a_positional_out,
+                                appends_an_einsum_view])
+def test_must_not_fire_where_the_loop_writes_what_the_reduction_reads(fn):
+    def make(k):
+        xs = np.random.default_rng(k).standard_normal((3 + k, 20_000))
+        return xs, (np.zeros((4, 4)) if fn is appends_an_einsum_view else np.zeros(20_000))
+    check(fn, make, fire=False, rtol=1e-12)
+
+
+def sum_of_array(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return np.sum(np.array(outs))
+
+
+def mean_of_asarray(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return np.mean(np.asarray(outs))
+
+
+def max_of_array(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return np.max(np.array(outs))
+
+
+def run_both(fn, *args):
+    """(numpy's outcome, the rewritten function's): a value, or the exception's type."""
+    outcomes = []
+    for f in (fn, jit(fn, rewrites=PUSH)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                value = f(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+            except Exception as exc:
+                value = type(exc)
+        outcomes.append((value, sorted({type(w.message) for w in caught}, key=str)))
+    return outcomes
+
+
+@pytest.mark.parametrize("fn", [sum_of_array, mean_of_asarray, max_of_array])
+def test_no_steps_give_what_numpy_gives_for_an_empty_array(fn):
+    """np.array([]) is an empty float64 array: its sum is 0.0, its mean NaN with a warning, its max an error."""
+    (want, want_warnings), (got, got_warnings) = run_both(fn, np.zeros((0, 4)))
+    if isinstance(want, type):
+        assert got is want
+    else:
+        assert_values_match(got, want)
+    assert got_warnings == want_warnings
+    assert_values_match(jit(fn, rewrites=PUSH)(np.ones((3, 4))), fn(np.ones((3, 4))))
+
+
+def test_under_an_error_state_that_raises_the_reduction_is_numpys_own():
+    """np.errstate(all="raise"): the stack is reduced as written, the same bits and the same errors."""
+    rng = np.random.default_rng(0)
+    jf = jit(sum_of_array, rewrites=PUSH)
+    xs = rng.standard_normal((100, 20_000)).astype(np.float32)
+    jf(xs[:2])                                      # transformed under the default state
+    with np.errstate(all="raise"):
+        assert jf(xs).tobytes() == sum_of_array(xs).tobytes()
+        assert jf(np.zeros((0, 3))) == 0.0
+        big = np.full((4, 20_000), 1e38, np.float32)
+        with pytest.raises(FloatingPointError):
+            sum_of_array(big)
+        with pytest.raises(FloatingPointError):
+            jf(big)
+    assert fires(jf)
+
+
+def int_steps_summed_over_the_step_axis(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 3)
+    return np.sum(np.stack(outs), axis=0)
+
+
+def mean_over_every_axis(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 1.0)
+    return np.mean(np.stack(outs))
+
+
+def mean_of_scalar_steps(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(np.sum(xs[t]))
+    return np.mean(np.stack(outs), axis=0)
+
+
+def sum_of_scalar_steps(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(np.sum(xs[t]))
+    return np.sum(np.stack(outs), axis=0)
+
+
+@pytest.mark.parametrize("fn, dtype, value", [
+    (int_steps_summed_over_the_step_axis, np.int8, 100),       # numpy sums int8 in int64
+    (int_steps_summed_over_the_step_axis, np.uint8, 200),      # and uint8 in uint64
+    (int_steps_summed_over_the_step_axis, np.bool_, True),
+    (mean_over_every_axis, np.float16, 60_000),                # a float16 mean accumulates in float32
+    (mean_over_every_axis, np.int16, 30_000),
+    (mean_of_scalar_steps, np.float32, 1.5),                   # a numpy scalar, not a 0-d array
+    (sum_of_scalar_steps, np.float64, 2.5),
+], ids=["int8", "uint8", "bool", "float16 mean", "int16 mean", "mean of scalars", "sum of scalars"])
+def test_dtype_and_type_are_numpys(fn, dtype, value):
+    for steps, width in [(3, 10), (3, 70_000), (1, 10), (1, 70_000)]:
+        xs = np.full((steps, width), value, dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            jf = jit(fn, rewrites=PUSH)
+            assert_values_match(jf(xs), fn(xs), rtol=1e-6)
+            assert fires(jf)
+
+
+def sum_then_changed(x, n):
+    outs = []
+    for t in range(n):
+        h = x * 2.0
+        outs.append(h)
+    s = np.sum(np.stack(outs), axis=0)
+    s += 1.0
+    return s, h
+
+
+@pytest.mark.parametrize("width", [5, 70_000])
+def test_one_step_result_is_a_new_array(width):
+    jf = jit(sum_then_changed, rewrites=PUSH)
+    for n in (1, 2, 1):
+        s, h = jf(np.ones(width), n)
+        assert_values_match((s, h), sum_then_changed(np.ones(width), n))
+    assert fires(jf)
+
+
+def shrinking_steps(x, n):
+    outs = []
+    for t in range(n):
+        outs.append(x[: x.shape[0] - t] * 2.0)
+    return np.sum(np.stack(outs))
+
+
+@pytest.mark.parametrize("width", [10, 10_000])
+def test_steps_of_different_shapes_raise_numpys_error(width):
+    with pytest.raises(ValueError):
+        shrinking_steps(np.ones(width), 3)
+    jf = jit(shrinking_steps, rewrites=PUSH)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="same shape"):
+            jf(np.ones(width), 3)
+    assert_values_match(jf(np.ones(width), 1), shrinking_steps(np.ones(width), 1))
+    assert fires(jf)

@@ -18,6 +18,10 @@ def bits_equal(got, want):
     assert type(got) is type(want)
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape
+    if want.dtype.kind == "c":
+        bits_equal(got.real, want.real)
+        bits_equal(got.imag, want.imag)
+        return
     assert np.array_equal(got, want, equal_nan=True)
     if want.dtype.kind == "f":
         assert np.array_equal(np.signbit(got), np.signbit(want))
@@ -30,6 +34,9 @@ def values(dtype, n):
     rng = np.random.default_rng(n)
     if np.dtype(dtype).kind == "f":
         return np.array((SPECIALS * n)[:n] + list(rng.standard_normal(n)), dtype)[:n] if n > 0 else np.zeros(0, dtype)
+    if np.dtype(dtype).kind == "c":     # numpy's complex x * 1 is a full product: (inf+0j) * 1 is inf+nanj
+        parts = values(np.float64, 2 * n)
+        return (parts[:n] + 1j * parts[n:][::-1]).astype(dtype)
     if np.dtype(dtype).kind == "b":
         return rng.random(n) > 0.5
     info = np.iinfo(dtype)
@@ -65,8 +72,8 @@ def dot_of_sum(x, y):
 
 
 CASES = [  # (function, rule, dtypes where it fires, dtypes where it must not)
-    (times_one, "multiply_by_one", [np.float32, np.float64, np.int64], []),
-    (one_times, "multiply_by_one_left", [np.float64, np.int32], []),
+    (times_one, "multiply_by_one", [np.float32, np.float64, np.int64], [np.complex128]),
+    (one_times, "multiply_by_one_left", [np.float64, np.int32], [np.complex64]),
     (plus_zero, "add_zero", [np.int32, np.int64], [np.float64, np.float32]),
     (minus_zero, "subtract_zero", [np.float64, np.int16], []),
     (double_negation, "double_negation", [np.float32, np.int8, np.uint16], [np.bool_]),
@@ -108,6 +115,56 @@ def test_identity_rule_never_makes_an_alias():
             out = jf(x)
             assert x[0] == 0.0 and out is not x
         assert "multiply_by_one" not in fired(jf)
+
+
+def times_one_then_add_one(x):
+    y = x * 1
+    x += 1
+    return y + 0.5
+
+
+def same_astype_then_setitem(x):
+    y = x.astype(x.dtype)
+    x[0] = 99
+    return y * 2
+
+
+def negated_twice_then_view_written(x):
+    y = -(-x)  # noqa: B002
+    v = x[1:]
+    v *= 3
+    return y - 1.0
+
+
+def minus_zero_then_add_one(x):
+    y = x - 0
+    x += 1
+    return y * 2
+
+
+def times_one_then_other_array_written(x):
+    y = x * 1
+    z = x + 2.0
+    z += 1
+    return y + z
+
+
+@pytest.mark.parametrize("fn", [times_one_then_add_one, same_astype_then_setitem, negated_twice_then_view_written,
+                                minus_zero_then_add_one])
+def test_identity_rule_refused_where_its_value_is_written_before_the_read(fn):
+    """``y = x * 1; x += 1; return y + 0.5``: y holds x's values from before the write; replaced by x
+    it would read the written ones."""
+    for backend in ("tvm", None):
+        jf = jit(fn, backend=backend) if backend else jit(fn)
+        for n in (5, 6, 5):
+            assert_same_as_numpy(fn, np.arange(float(n)), jitted=jf)
+
+
+def test_identity_rule_still_fires_past_a_write_into_an_array_of_the_block():
+    jf = jit(times_one_then_other_array_written, backend="tvm")
+    for n in (5, 6):
+        assert_same_as_numpy(times_one_then_other_array_written, np.arange(float(n)), jitted=jf)
+    assert "multiply_by_one" in fired(jf)
 
 
 def test_rule_refused_where_the_type_would_change():
@@ -269,6 +326,21 @@ def test_rule_errors():
         jit(times_one, rewrites=[42])
     with pytest.raises(RuleError):
         rewrite.register("multiply_by_one")
+    with pytest.raises(RuleError, match="list of Rules"):
+        jit(times_one, rewrites=3)
+
+
+def test_an_error_in_where_is_a_rule_error_at_its_line():
+    """``m["y"]`` for a parameter the rule does not have: a RuleError naming the rule and the where's
+    line, not the KeyError from inside astjit."""
+    rule = Rule(lambda x: x * 2, lambda x: x + x, where=lambda m: m["y"].dtype == np.float64, name="doubling")
+
+    def doubled(x):
+        return x * 2 + 1
+
+    jf = jit(doubled, backend="tvm", rewrites=[rule])
+    with pytest.raises(RuleError, match=r'test_rules.py", line \d+: the where of rule doubling raised KeyError'):
+        jf(np.arange(3.0))
 
 
 def test_every_shipped_rule_is_traced_and_named():

@@ -13,13 +13,16 @@ the rule's own rounding:
 - the replacement's type (dtype, shape, Python or numpy scalar) is not the root's;
 - the replacement is one of the bound values (``x * 1 -> x``) while the root's value could be seen
   as an array of its own: a live-out, or read by a view, an in-place write or ``astype`` (which may
-  return its operand): a new array would become an alias.
+  return its operand): a new array would become an alias;
+- the replacement is one of the bound values and an in-place write between the root and the root's
+  last reader may reach that value's array (``y = x * 1; x += 1; return y`` must not read the new
+  ``x``): the root's value was taken before the write, the bound value's is read after it.
 
 Every application is checked on a clone, typed again, then kept.
 """
 
 from ... import config
-from ...errors import Unsupported
+from ...errors import RuleError, Unsupported, render_location
 from ..ops.registry import OPS
 from ..types import ArrayType, Static
 
@@ -111,21 +114,32 @@ def same_constant(a, b) -> bool:
 
 
 def _where_holds(rule, values, ctx) -> bool:
+    """What the rule's ``where`` says of this match; an error in it (a bug of the rule, such as
+    ``m["y"]`` for a parameter it does not have) is a RuleError at the ``where``'s own line."""
     from ...rewrite.match import Match
 
     try:
         return bool(rule.where(Match(values, ctx)))
     except Unsupported:          # it asked for a value known only at run time
         return False
+    except Exception as exc:
+        code = getattr(rule.where, "__code__", None)
+        raise RuleError(render_location(f"the where of rule {rule.name} raised {type(exc).__name__}: {exc}",
+                                        code and code.co_filename, code and code.co_firstlineno)) from exc
 
 
 def _try(graph, ctx, state, rule, root, values, matched, users, outputs):
     """(graph, types) with the rule applied at ``root``, checked; or None where it is refused."""
     from . import infer_again
 
-    fresh = rule.replacement.outputs[0][1].op != "input"
-    if not fresh and (root in outputs or any(not _takes_values_only(u) for u in users[root])):
-        return None
+    returned = rule.replacement.outputs[0][1]
+    if returned.op == "input":
+        if root in outputs or any(not _takes_values_only(u) for u in users[root]):
+            return None
+        if _written_while_read(graph, root, values[returned.value], users):
+            config.log("passes", "rule %s at line %s refused: its value is written in place before it is read",
+                       rule.name, root.lineno)
+            return None
     trial = graph.clone()
     at = {n: trial.nodes[n.id] for n in graph.nodes}
     new_root = splice(trial, rule.replacement, at[root], {k: at[v] for k, v in values.items()})
@@ -149,6 +163,36 @@ def _takes_values_only(user) -> bool:
     op = OPS.get(user.op)
     return op is not None and op.kind in FRESH_USER_KINDS and user.op not in ("astype",) \
         and "out" not in user.kwargs
+
+
+def _written_while_read(graph, root, value, users) -> bool:
+    """Whether an in-place write after ``root`` and before its last reader may change ``value``'s
+    array: the readers would see the written values where the root's copy kept the old ones."""
+    position = {n: k for k, n in enumerate(graph.nodes)}
+    last = max(position[u] for u in users[root])
+    return any(OPS.get(n.op) is not None and OPS[n.op].kind == "effect" and _may_share_memory(n.args[0], value)
+               for n in graph.nodes[position[root] + 1:last + 1])
+
+
+def _may_share_memory(a, b) -> bool:
+    """False only where ``a`` and ``b`` are provably different arrays: one of them is (a view of) an
+    array the block creates, and the other is not (a view of) the same one."""
+    a, b = _storage(a), _storage(b)
+    return a is b or not (_created_here(a) or _created_here(b))
+
+
+def _storage(node):
+    """The node whose array ``node`` is or views: through views, in-place writes and ``astype``."""
+    while node.args and OPS.get(node.op) is not None and (OPS[node.op].kind in ("view", "effect")
+                                                           or node.op == "astype"):
+        node = node.args[0]
+    return node
+
+
+def _created_here(node) -> bool:
+    op = OPS.get(node.op)
+    return node.op == "const" or op is not None and op.kind in FRESH_USER_KINDS + ("creation",) \
+        and node.op != "astype" and "out" not in node.kwargs
 
 
 def splice(graph, replacement, anchor, values):

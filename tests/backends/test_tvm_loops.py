@@ -343,6 +343,34 @@ def test_a_numpy_int_stored_into_a_narrower_array_as_numpy_stores_it(target, sou
           compiled=source is not np.uint64)         # (a uint64 array keeps the loop in Python)
 
 
+def clamped_into_uint8(x, hi, out):
+    for i in range(len(x)):
+        v = x[i]                 # a numpy int64...
+        if v > hi:
+            v = hi               # ...or a Python int, by iteration
+        out[i] = v
+    return out
+
+
+def clamped_then_cast(x, hi, out):
+    for i in range(len(x)):
+        v = x[i]
+        if v > hi:
+            v = hi
+        out[i] = np.uint8(v)
+    return out
+
+
+@pytest.mark.parametrize("fn", [clamped_into_uint8, clamped_then_cast], ids=lambda f: f.__name__)
+def test_a_name_holding_a_numpy_int_or_a_python_int_is_range_checked_only_as_the_python_int(fn):
+    """numpy wraps a numpy int stored into (or cast to) uint8 and raises OverflowError for a Python
+    int: the kernel checked the name as a Python int on every iteration (291 raised)."""
+    check(fn, [(np.full(40, 291), 300, np.zeros(40, np.uint8 if fn is clamped_into_uint8 else np.int64)),
+               (np.arange(250, 290), 280, np.zeros(40, np.uint8)),
+               (np.array([100, 260, 400, 5] * 10), 300, np.zeros(40, np.int64)),
+               (np.arange(-20, 20), 10, np.zeros(40, np.uint8))])
+
+
 def divided_elements(a, b, out, rest):
     for i in range(len(a)):
         out[i] = a[i] // b[i]

@@ -1507,7 +1507,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             if t.python:
                 if dtype == I64:
                     continue
-                now = tirx.const(True, "bool")
+                now = self.combination_holds((v,), (t,))     # (a numpy int on other iterations wraps)
                 x = _cast(v.expr, v.dtype, I64)
             else:
                 source = np.iinfo(t.dtype)

@@ -134,6 +134,34 @@ def test_nested_def_inside_jitted_function_stays_python():
     assert_same_as_numpy(outer_with_inner_def, A, 3)
 
 
+def defines_a_class_and_functions(x):
+    class Q:
+        k = 2.0
+
+        def scaled(self, v):
+            return v * self.k
+
+    def h(v):
+        def inner():
+            return v
+        return inner
+
+    y = x * 3.0 + 1.0
+    return y * Q.k, Q, Q.scaled, h, h(y), (lambda v: v), [lambda i=i: i for i in range(1)][0]
+
+
+def test_nested_classes_functions_and_lambdas_get_pythons_qualified_names():
+    plain = defines_a_class_and_functions(A)
+    jf = jit(defines_a_class_and_functions)
+    for _ in range(2):
+        got = jf(A)
+        np.testing.assert_array_equal(got[0], plain[0])
+        assert [o.__qualname__ for o in got[1:]] == [o.__qualname__ for o in plain[1:]]
+        assert got[1].__qualname__ == "defines_a_class_and_functions.<locals>.Q"
+    assert jf.fragments, explain(jf)          # the class does not stop the function compiling
+    assert "edited" not in str(explain(jf))
+
+
 def make_counter():
     total = np.zeros(16)
 

@@ -7,6 +7,7 @@ import types
 import gast
 
 from ..errors import SourceUnavailableError
+from .mangle import mangle_private_names
 
 
 def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
@@ -38,6 +39,7 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
     if not isinstance(fndef, gast.FunctionDef) or fndef.name != fn.__name__:
         raise SourceUnavailableError(f"the source found for {fn.__qualname__} is not its def statement")
     fndef.decorator_list = []
+    mangle_private_names(fndef, fn.__code__.co_qualname)
     return gast.Module(body=[fndef], type_ignores=[]), fndef
 
 
@@ -79,6 +81,7 @@ def _parse_lambda(fn) -> tuple[gast.Module, gast.FunctionDef]:
             fndef = gast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[],
                                      returns=None, type_comment=None, type_params=[])
             gast.copy_location(fndef, node)
+            mangle_private_names(fndef, code.co_qualname)
             module = gast.Module(body=[fndef], type_ignores=[])
             if _within(code, node) and same_code(fn, fndef):
                 return module, fndef

@@ -344,12 +344,56 @@ def test_method_with_private_attribute():
     np.testing.assert_array_equal(p.scale_super(A), A * B)
 
 
-@pytest.mark.xfail(strict=True, reason="name mangling: the rewritten method is compiled outside its class, so "
-                   "self.__w is not mangled; check_source_matches then refuses it and the method runs as Python")
 def test_method_with_private_attribute_compiles():
     p = Private(B)
     p.scale(A)
-    assert compiled(Private.scale)
+    assert compiled(Private.scale), explain(Private.scale)
+    assert "self, '_Private__w')" in Private.scale.source      # as Python compiles it in the class
+
+
+_Mangled__g = 2.0
+
+
+class _Mangled:
+    __k = 3.0
+
+    def __init__(self):
+        self.__v = A
+
+    def method(self, x, __p=1.0):
+        global __g
+        y = x * self.__k + self.__v * __g + __p
+
+        class Inner:
+            __k = 5.0                           # Inner's own: _Inner__k
+
+            def get(self):
+                return self.__k
+        return y * Inner().get(), [__i * 2 for __i in range(2)], (lambda __q: __q + self.__k)(1.0)
+
+    def defines_private_def(self, x):
+        def __h(v):
+            return v * 2
+        return __h(x + 1.0)
+
+    lam = (lambda self, x: x * self.__k + 1.0)  # noqa: E731
+
+
+@pytest.mark.parametrize("name", ["method", "defines_private_def", "lam"])
+def test_private_names_of_a_class_run_as_in_the_class(name):
+    obj = _Mangled()
+    plain = getattr(obj, name)
+    jf = jit(getattr(_Mangled, name))
+    for _ in range(2):
+        got, want = jf(obj, A), plain(A)
+        for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+            np.testing.assert_array_equal(g, w)
+    text = str(explain(jf))
+    assert "edited" not in text
+    if name == "defines_private_def":           # bound as _Mangled__h, named __h: astjit says why not
+        assert "it defines __h (line" in text and "inside class _Mangled" in text
+    else:
+        assert compiled(jf), text
 
 
 def _(x):

@@ -56,8 +56,12 @@ def _within(code, node) -> bool:
     return True
 
 
+# the def a lambda is parsed as: printed by show, so a name Python takes (the code keeps '<lambda>')
+LAMBDA_NAME = "lambda_"
+
+
 def _parse_lambda(fn) -> tuple[gast.Module, gast.FunctionDef]:
-    """A lambda as ``def <lambda>(params): return body``, found in its file by position.
+    """A lambda as ``def lambda_(params): return body``, found in its file by position.
 
     ``inspect`` gives a lambda's whole statement, which may not parse on its own (a lambda inside a
     multi-line call), so the whole file is parsed. Of the lambdas that start on the code's first line,
@@ -78,7 +82,7 @@ def _parse_lambda(fn) -> tuple[gast.Module, gast.FunctionDef]:
         if isinstance(node, gast.Lambda) and node.lineno == code.co_firstlineno:
             ret = gast.Return(value=node.body)
             gast.copy_location(ret, node.body)
-            fndef = gast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[],
+            fndef = gast.FunctionDef(name=LAMBDA_NAME, args=node.args, body=[ret], decorator_list=[],
                                      returns=None, type_comment=None, type_params=[])
             gast.copy_location(fndef, node)
             mangle_private_names(fndef, code.co_qualname)

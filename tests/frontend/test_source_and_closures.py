@@ -530,7 +530,11 @@ def test_lambdas_compile():
         assert_same_as_numpy(nested_call_lambda.original, a, a[::-1].copy(), jitted=nested_call_lambda)
     for jf in (scaled_exp, *lambda_pair, nested_call_lambda):
         assert {e.mode for f in jf.fragments for e in f.entries} & {"tvm", "mixed"}, jf.explain()
-    assert "def <lambda>(a, k=2.0):" in scaled_exp.source
+    # the source is Python (a def named lambda_); the function running is still named <lambda>
+    assert "def lambda_(a, k=2.0):" in scaled_exp.source
+    for jf in (scaled_exp, *lambda_pair, nested_call_lambda):
+        compile(jf.source, "<source>", "exec")
+        assert jf._function.__code__.co_name == jf._function.__name__ == "<lambda>"
 
 
 # the same constants, names and arguments on one line: each lambda's own source, found by position

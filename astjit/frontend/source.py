@@ -1,5 +1,6 @@
 """Get a function's source as a gast FunctionDef whose line numbers are the file's own."""
 
+import copy
 import inspect
 import linecache
 import types
@@ -92,3 +93,20 @@ def _parse_lambda(fn) -> tuple[gast.Module, gast.FunctionDef]:
     raise SourceUnavailableError(
         f"the source of the lambda at {code.co_filename}:{code.co_firstlineno} was not found (was the file "
         "edited after import?)")
+
+
+def as_python_text(fn, parsed, reasons) -> str:
+    """What ``show`` prints for a function that runs as Python: why (``reasons``, Records), then its
+    def as the running code has it, or a note where its file says otherwise (edited after import) or
+    has no source: never text that is not what runs."""
+    from .emit import to_source
+    from .transform import same_code
+
+    why = "; ".join(r.message.removesuffix(": the function runs as Python") for r in reasons)
+    head = f"# {fn.__qualname__} runs as Python" + (f": {why}" if why else "") + "\n"
+    if parsed is None:
+        return head + "# (its source is not available)\n"
+    fndef = parsed[1]
+    if not same_code(fn, copy.deepcopy(fndef)):
+        return head + f"# (its source in {fn.__code__.co_filename} is not what runs, so it is not shown)\n"
+    return head + to_source(copy.deepcopy(fndef))

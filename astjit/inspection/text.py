@@ -7,7 +7,8 @@ def render_function(jf, fragments: bool = False, code: str | None = None, color:
     source = mark_loop_calls(jf.source.rstrip(), jf.fragments)
     if color:
         source = highlight_python(source)
-    out = [f"# {jf.original.__qualname__}, as astjit runs it ({jf.original.__code__.co_filename})", source]
+    how = "as astjit runs it" if jf._transformed is not None else "as Python runs it"
+    out = [f"# {jf.original.__qualname__}, {how} ({jf.original.__code__.co_filename})", source]
     for frag in jf.fragments:
         out.append("")
         out.append(render_fragment(frag, graph=fragments, code=code, frags=jf.fragments))

@@ -668,6 +668,7 @@ def test_file_edited_after_import_runs_the_imported_code(tmp_path, monkeypatch):
         jf = jit(module.scale)
         assert_same_as_numpy(module.scale, A, jitted=jf)
         assert any("does not match" in r.message for r in explain(jf))
+        assert "a * 3" not in jf.source and "is not what runs, so it is not shown" in jf.source
     finally:
         sys.modules.pop("edited_module", None)
 

@@ -86,6 +86,8 @@ def render_mode(entry) -> str:
     if entry.note and entry.mode == "python":
         text += f" ({entry.note})"
     measured = entry.measured
+    if entry.kernel_failed:
+        return text + "; its compiled code raised at a call: runs as Python"
     if measured:
         compiled, python = measured
         chosen = "Python" if entry.runs == "python" else "compiled"

@@ -1,5 +1,6 @@
 """Specialize a Fragment for one key: place, infer, partition, compile each segment, build the runner."""
 
+import functools
 import math
 
 import numpy as np
@@ -93,6 +94,7 @@ def _assemble(fragment, key, ctx, segments, reasons, note, python):
     _guard_kernel_ints(ctx, ctx.graph, segments)
     plan, runner, mode = _build_runner(ctx, ctx.graph, segments, fragment.fallback)
     spec = Specialization(key, runner, mode, note, ctx.value_guards, ctx.range_guards, plan, **guards)
+    plan.kernel_failed = functools.partial(fragment.kernel_failed, spec)
     spec.measure = ctx.device == "cpu"      # a GPU kernel returns before it finishes: a timing would lie
     return spec
 

@@ -104,7 +104,7 @@ def subgraph_lines(entry) -> list[str]:
     for k, seg in enumerate(entry.segments):
         nodes = ", ".join(f"%{n.id} {n.op}" for n in seg.nodes)
         what = seg.description or seg.backend
-        out.append(f"subgraph {k}: {what}: {nodes}")
+        out.append(f"subgraph {k}: {what}: {nodes}" if nodes else f"subgraph {k}: {what}")   # (a loop: no nodes)
         if seg.reference:
             why = sorted({reasons[n] for n in seg.nodes if reasons.get(n)})
             if why:

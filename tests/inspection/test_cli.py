@@ -56,6 +56,12 @@ EXAMPLE = textwrap.dedent("""\
 
         def reads_w(self, x):
             return x * self.w + 1
+
+
+    def loopy(a, out, n):
+        for i in range(n):
+            out[i] = a[i] * 2 + 1
+        return out
     """)
 SOLVE_LINE = EXAMPLE.splitlines().index("    x = np.linalg.solve(a, b)") + 1
 SHAPES = "a=float32[64],b=float32[64]"
@@ -112,6 +118,11 @@ def test_code_prints_the_generated_kernel(example, kind, marker):
     out = ok(run("show", f"{example}:f", "--shapes", SHAPES, "--code", kind))
     assert f"# ---- {kind} code of subgraph 0 (tvm) ----" in out
     assert marker in out                           # CUDA C is generated without a GPU
+
+
+def test_a_loop_kernel_is_listed_without_an_empty_node_list(example):
+    out = ok(run("show", f"{example}:loopy", "--fragments", "--shapes", "a=float64[10],out=float64[10],n=int"))
+    assert "#     subgraph 0: tvm loop kernel\n" in out
 
 
 def test_color_always_colours_even_when_piped(example):

@@ -40,6 +40,8 @@ class JitFunction:
         self._versions: list = []         # the latest transforms, each as installed (_reinstall)
         self._transforms = 0
         self._disabled = False
+        self._noted_error_state = False
+        self._parsed = None
         self._records: list[Record] = []
         functools.update_wrapper(self, fn)
         try:
@@ -66,6 +68,9 @@ class JitFunction:
         was rebound since: run the original, or transform (again) and call."""
         if self._disabled or not fpstate.kernels_allowed() or getattr(_slow_path, "active", None) is self:
             # (the last: called back from a guard that failed although the slow path found it holds)
+            if not self._disabled and not self._noted_error_state and not fpstate.kernels_allowed():
+                self._noted_error_state = True
+                self._note_function(fpstate.RUNS_AS_PYTHON)
             return self.original(*args, **kwargs)
         if (not (self._transformed is not None and self._names_hold()) and not self._reinstall()
                 and self._prepare() is None):
@@ -179,6 +184,7 @@ class JitFunction:
 
     def _prepare(self):
         if config.disabled():
+            self._note_function("ASTJIT_DISABLE is set: the function runs as Python")
             self._disabled = True
             return None
         if inspect.iscoroutinefunction(self.original) or inspect.isasyncgenfunction(self.original):
@@ -272,13 +278,12 @@ class JitFunction:
     @property
     def source(self) -> str:
         """The transformed Python source: what actually runs."""
+        from .frontend.source import as_python_text
+
         t = self._ensure()
         if t is not None:
             return t.source
-        try:
-            return inspect.getsource(self.original)
-        except (OSError, TypeError):
-            return f"# {self.__qualname__} runs as Python; its source is not available\n"
+        return as_python_text(self.original, self._parsed, [r for r in self.records() if r.kind == "function"])
 
     def cache_info(self) -> dict:
         """Per Fragment name, one dict per specialization: its cache ``key``, ``mode``, ``compile_ms`` and

@@ -27,6 +27,12 @@ class Unsupported(AstjitError):
     """A Fragment cannot be specialized for these argument types; the block runs as Python."""
 
 
+class CompileFailed(Unsupported):
+    """A backend's compile() failed unexpectedly (out of memory, a full disk, a compiler's internal
+    error) rather than refusing: the part runs on numpy in this process, and the disk cache does not
+    remember it, as the next process's compile may succeed."""
+
+
 class RuleError(AstjitError, ValueError):
     """A rewrite rule that cannot be used: its pattern or replacement calls something astjit has no
     op for, their parameters differ, or a name in ``rewrites=`` names no rule."""

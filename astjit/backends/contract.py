@@ -107,9 +107,10 @@ class Backend:
         return f"the {self.name} backend runs no ops"
 
     def compile(self, ctx, segment: Segment) -> Compiled:
-        """Compile ``segment`` for this specialization's types. Raise ``astjit.Unsupported`` (or any
-        error) to decline: numpy runs the segment instead, or, on a device without numpy, the block runs
-        as Python; the reason is recorded for ``explain``."""
+        """Compile ``segment`` for this specialization's types. Raise ``astjit.Unsupported`` to
+        decline: numpy runs the segment instead, or, on a device without numpy, the block runs as
+        Python; the reason is recorded for ``explain`` and kept in the disk cache. Any other error is a
+        failure that may not happen again: the same, in this process only."""
         raise NotImplementedError
 
     def cache_key(self, device: str) -> str:

@@ -9,6 +9,7 @@ are compiled the same way into a fallback function, run whenever a Fragment cann
 import ast
 import copy
 import functools
+import inspect
 import linecache
 import types
 
@@ -470,15 +471,34 @@ def build(fn, fndef, blocks, fragments: dict):
         f.__kwdefaults__ = kwdefaults
         return f
 
-    code = _find_code(module_code, fndef.name).replace(co_name=fn.__code__.co_name,
-                                                       co_qualname=fn.__code__.co_qualname)
+    qualname = fn.__code__.co_qualname
+    code = _find_code(module_code, fndef.name)
+    code = _requalified(code, code.co_qualname, qualname).replace(co_name=fn.__code__.co_name)
     new = make(code, fn.__name__, fn.__defaults__, fn.__kwdefaults__)
     functools.update_wrapper(new, fn)
     built_fallbacks = {}
     for b in blocks:
         fcode = _find_code(module_code, fallback_name(b))
+        fcode = _requalified(fcode, fcode.co_qualname, qualname).replace(co_qualname=fcode.co_qualname)
         built_fallbacks[b.index] = make(fcode, fallback_name(b))
     return new, built_fallbacks
+
+
+def _requalified(code, old: str, new: str):
+    """``code`` qualified as ``new`` instead of ``old`` (the factory's ``__astjit_factory.<locals>.__astjit_def``),
+    and so are its nested functions, lambdas and classes: a def inside ``g`` is ``g.<locals>.h``,
+    as in Python, in its repr, in pickling errors and in logs. A class takes its ``__qualname__`` from a
+    constant of its body, which is renamed too (and so compiles to the original's constants)."""
+    consts = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType) and const.co_qualname.startswith(old + "."):
+            const = _requalified(const, const.co_qualname, new + const.co_qualname[len(old):])
+        consts.append(const)
+    if "__qualname__" in code.co_names and not code.co_flags & inspect.CO_OPTIMIZED:    # a class body
+        consts = [new if c == old else c for c in consts]
+    if code.co_qualname.startswith(old):
+        code = code.replace(co_qualname=new + code.co_qualname[len(old):])
+    return code.replace(co_consts=tuple(consts))
 
 
 def register_source(qualname: str, text: str) -> str:

@@ -1,5 +1,6 @@
 """Get a function's source as a gast FunctionDef whose line numbers are the file's own."""
 
+import copy
 import inspect
 import linecache
 import types
@@ -7,6 +8,7 @@ import types
 import gast
 
 from ..errors import SourceUnavailableError
+from .mangle import mangle_private_names
 
 
 def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
@@ -38,6 +40,7 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
     if not isinstance(fndef, gast.FunctionDef) or fndef.name != fn.__name__:
         raise SourceUnavailableError(f"the source found for {fn.__qualname__} is not its def statement")
     fndef.decorator_list = []
+    mangle_private_names(fndef, fn.__code__.co_qualname)
     return gast.Module(body=[fndef], type_ignores=[]), fndef
 
 
@@ -54,8 +57,12 @@ def _within(code, node) -> bool:
     return True
 
 
+# the def a lambda is parsed as: printed by show, so a name Python takes (the code keeps '<lambda>')
+LAMBDA_NAME = "lambda_"
+
+
 def _parse_lambda(fn) -> tuple[gast.Module, gast.FunctionDef]:
-    """A lambda as ``def <lambda>(params): return body``, found in its file by position.
+    """A lambda as ``def lambda_(params): return body``, found in its file by position.
 
     ``inspect`` gives a lambda's whole statement, which may not parse on its own (a lambda inside a
     multi-line call), so the whole file is parsed. Of the lambdas that start on the code's first line,
@@ -76,12 +83,30 @@ def _parse_lambda(fn) -> tuple[gast.Module, gast.FunctionDef]:
         if isinstance(node, gast.Lambda) and node.lineno == code.co_firstlineno:
             ret = gast.Return(value=node.body)
             gast.copy_location(ret, node.body)
-            fndef = gast.FunctionDef(name="<lambda>", args=node.args, body=[ret], decorator_list=[],
+            fndef = gast.FunctionDef(name=LAMBDA_NAME, args=node.args, body=[ret], decorator_list=[],
                                      returns=None, type_comment=None, type_params=[])
             gast.copy_location(fndef, node)
+            mangle_private_names(fndef, code.co_qualname)
             module = gast.Module(body=[fndef], type_ignores=[])
             if _within(code, node) and same_code(fn, fndef):
                 return module, fndef
     raise SourceUnavailableError(
         f"the source of the lambda at {code.co_filename}:{code.co_firstlineno} was not found (was the file "
         "edited after import?)")
+
+
+def as_python_text(fn, parsed, reasons) -> str:
+    """What ``show`` prints for a function that runs as Python: why (``reasons``, Records), then its
+    def as the running code has it, or a note where its file says otherwise (edited after import) or
+    has no source: never text that is not what runs."""
+    from .emit import to_source
+    from .transform import same_code
+
+    why = "; ".join(r.message.removesuffix(": the function runs as Python") for r in reasons)
+    head = f"# {fn.__qualname__} runs as Python" + (f": {why}" if why else "") + "\n"
+    if parsed is None:
+        return head + "# (its source is not available)\n"
+    fndef = parsed[1]
+    if not same_code(fn, copy.deepcopy(fndef)):
+        return head + f"# (its source in {fn.__code__.co_filename} is not what runs, so it is not shown)\n"
+    return head + to_source(copy.deepcopy(fndef))

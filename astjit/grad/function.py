@@ -194,7 +194,7 @@ def build_gradient(fn, argnums, with_value):
 
 
 def _compile(fn, fndef, body, aliases, with_value):
-    name = f"{fn.__name__}_{'value_and_grad' if with_value else 'grad'}"
+    name = f"{fndef.name}_{'value_and_grad' if with_value else 'grad'}"   # (a lambda's def: lambda_)
     function = gast.FunctionDef(name=name, args=fndef.args, body=body, decorator_list=[], returns=None,
                                 type_comment=None, type_params=[])
     factory = gast.FunctionDef(

@@ -20,6 +20,12 @@ class CliError(Exception):
 
 def load_target(target: str):
     """Import ``file.py`` and return the jitted function named by ``:name`` (``Class.method`` works)."""
+    return _load(target)[0]
+
+
+def _load(target: str):
+    """(the jitted function, its receiver): the receiver is ``(parameter, value)`` for a method looked up
+    on its class, whose first parameter Python fills (``self``: value None; ``cls``: the class)."""
     from ..api import JitFunction, jit
 
     path, sep, qualname = target.rpartition(":")
@@ -41,34 +47,42 @@ def load_target(target: str):
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0]       # one line: the rest is in the file
         raise CliError(f"importing {path} failed: {type(exc).__name__}: {first}") from None
-    obj = module
+    owner, obj = None, module
     for part in qualname.split("."):
-        if not hasattr(obj, part):
-            raise CliError(f"{path} has no function {qualname!r}")
-        obj = getattr(obj, part)
+        try:    # as stored: a classmethod, not the method bound to its class
+            owner, obj = obj, inspect.getattr_static(obj, part)
+        except AttributeError:
+            raise CliError(f"{path} has no function {qualname!r}") from None
     from ..grad import GradFunction
 
     if isinstance(obj, GradFunction):                 # astjit.grad(f): its generated function, jitted
         try:
-            return obj.build()                           # GradError at the user's line
+            return obj.build(), None                     # GradError at the user's line
         except AstjitError as exc:
             raise CliError(str(exc)) from None
+    method = isinstance(owner, type) and not isinstance(obj, staticmethod)
+    receiver = owner if isinstance(obj, classmethod) else None
+    if isinstance(obj, staticmethod | classmethod):
+        obj = obj.__func__
     backend = None
     if isinstance(obj, JitFunction):
         if not obj.strict:
-            return obj
+            return obj, _receiver(obj.original, method, receiver)
         # strict mode raises at the first fallback; the command line lists every one instead
         backend, obj = obj.backend, obj.original
-    if isinstance(obj, staticmethod | classmethod):
-        obj = obj.__func__
     if not callable(obj) or not hasattr(obj, "__code__"):
         kind = type(obj).__name__
         article = "an" if kind[0] in "aeiou" else "a"
         raise CliError(f"{qualname} in {path} is {article} {kind}, not a function")
     try:
-        return jit(obj, backend=backend)
+        return jit(obj, backend=backend), _receiver(obj, method, receiver)
     except AstjitError as exc:
         raise CliError(str(exc)) from None
+
+
+def _receiver(fn, method, value):
+    code = fn.__code__
+    return (code.co_varnames[0], value) if method and code.co_argcount else None
 
 
 def _color(choice: str) -> bool:
@@ -84,7 +98,7 @@ def _can_color() -> bool:
     return importlib.util.find_spec("pygments") is not None
 
 
-def _specialize(jf, shapes):
+def _specialize(jf, shapes, receiver=None):
     from .shapes import parse_shapes, specialize_statically
 
     if jf._ensure() is None:
@@ -101,7 +115,7 @@ def _specialize(jf, shapes):
             raise CliError(f"--shapes names {', '.join(map(repr, unknown))}, not an argument of "
                            f"{jf.original.__qualname__}({', '.join(params)})")
         try:
-            return specialize_statically(jf, values)
+            return specialize_statically(jf, values, receiver)
         except AstjitError as exc:
             raise CliError(str(exc)) from None
     return []
@@ -114,11 +128,11 @@ def cmd_show(args) -> int:
         raise CliError("--code needs --shapes: kernels exist only once the fragments are specialized")
     from ..grad import GradFunction
 
-    jf = load_target(args.target)
+    jf, receiver = _load(args.target)
     if isinstance(jf, GradFunction):
         print(f"# {jf.__doc__} The generated function:\n{jf.source}")
         jf = jf.jitted
-    notes = _specialize(jf, args.shapes)
+    notes = _specialize(jf, args.shapes, receiver)
     print(render_function(jf, fragments=args.fragments or bool(args.code), code=args.code,
                           color=_color(args.color) and _can_color()))
     for note in notes:
@@ -129,10 +143,10 @@ def cmd_show(args) -> int:
 def cmd_explain(args) -> int:
     from ..grad import GradFunction
 
-    jf = load_target(args.target)
+    jf, receiver = _load(args.target)
     if isinstance(jf, GradFunction):
         jf = jf.jitted
-    _specialize(jf, args.shapes)
+    _specialize(jf, args.shapes, receiver)
     print(jf.explain())
     return 0
 

@@ -91,12 +91,21 @@ def stand_in_for(t):
     return None
 
 
-def specialize_statically(jf, values: dict) -> list[str]:
-    """Specialize every Fragment reachable from ``values``; returns notes on the ones left out."""
+def specialize_statically(jf, values: dict, receiver=None) -> list[str]:
+    """Specialize every Fragment reachable from ``values``; returns notes on the ones left out.
+
+    ``receiver``: ``(parameter, value)`` of a method looked up on its class, whose first parameter
+    Python fills: a classmethod's class is known; an instance (value None) cannot be made up."""
     fn = jf.original
-    missing = [p for p in _parameters(fn) if p not in values]
-    notes = [f"no --shapes entry for argument '{p}'" for p in missing]
     env = dict(values)
+    instance = None
+    if receiver is not None and receiver[0] not in env:
+        if receiver[1] is not None:
+            env[receiver[0]] = receiver[1]
+        else:
+            instance = receiver[0]
+    missing = [p for p in _parameters(fn) if p not in env]
+    notes = [f"no --shapes entry for argument '{p}'" for p in missing if p != instance]
     for frag in jf.fragments:
         args = []
         for name in frag.live_in:
@@ -106,12 +115,7 @@ def specialize_statically(jf, values: dict) -> list[str]:
                 args.append(fn.__globals__[name])
             else:
                 args = None
-                if name in missing:
-                    notes.append(f"{frag.name} (line {frag.block.lineno}) is not specialized: "
-                                 f"'{name}' has no --shapes entry")
-                else:
-                    notes.append(f"{frag.name} (line {frag.block.lineno}): '{name}' comes from Python code, "
-                                 "so its type is unknown without running the function")
+                notes.append(_left_out(frag, name, missing, instance))
                 break
         if args is None:
             continue
@@ -127,6 +131,21 @@ def specialize_statically(jf, values: dict) -> list[str]:
             if value is not None:
                 env[name] = value
     return notes
+
+
+def _left_out(frag, name, missing, instance) -> str:
+    """Why ``frag`` is not specialized: it reads ``name``, whose type --shapes does not give."""
+    from ..frontend.lower import attribute_chain
+
+    where = f"{frag.name} (line {frag.block.lineno})"
+    chain = attribute_chain(frag.block.hoisted[name]) if name in frag.block.hoisted else None
+    read = f"'{name}'" if chain is None else ".".join(chain)         # self.w, not the hoisted name
+    if name == instance or (chain and chain[0] == instance):
+        return (f"{where} is not specialized: it reads {read}, of the instance the method is called on, "
+                "which --shapes cannot make up")
+    if name in missing:
+        return f"{where} is not specialized: {read} has no --shapes entry"
+    return f"{where}: {read} comes from Python code, so its type is unknown without running the function"
 
 
 def _parameters(fn):

@@ -7,7 +7,8 @@ def render_function(jf, fragments: bool = False, code: str | None = None, color:
     source = mark_loop_calls(jf.source.rstrip(), jf.fragments)
     if color:
         source = highlight_python(source)
-    out = [f"# {jf.original.__qualname__}, as astjit runs it ({jf.original.__code__.co_filename})", source]
+    how = "as astjit runs it" if jf._transformed is not None else "as Python runs it"
+    out = [f"# {jf.original.__qualname__}, {how} ({jf.original.__code__.co_filename})", source]
     for frag in jf.fragments:
         out.append("")
         out.append(render_fragment(frag, graph=fragments, code=code, frags=jf.fragments))
@@ -85,6 +86,8 @@ def render_mode(entry) -> str:
     if entry.note and entry.mode == "python":
         text += f" ({entry.note})"
     measured = entry.measured
+    if entry.kernel_failed:
+        return text + "; its compiled code raised at a call: runs as Python"
     if measured:
         compiled, python = measured
         chosen = "Python" if entry.runs == "python" else "compiled"
@@ -101,7 +104,7 @@ def subgraph_lines(entry) -> list[str]:
     for k, seg in enumerate(entry.segments):
         nodes = ", ".join(f"%{n.id} {n.op}" for n in seg.nodes)
         what = seg.description or seg.backend
-        out.append(f"subgraph {k}: {what}: {nodes}")
+        out.append(f"subgraph {k}: {what}: {nodes}" if nodes else f"subgraph {k}: {what}")   # (a loop: no nodes)
         if seg.reference:
             why = sorted({reasons[n] for n in seg.nodes if reasons.get(n)})
             if why:

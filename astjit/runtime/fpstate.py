@@ -18,6 +18,10 @@ except ImportError:  # another numpy layout: compare the error dict itself (slow
         return tuple(sorted(np.geterr().items()))
 
 QUIET = ("ignore", "warn")
+# what explain says once a call ran the original for want of a quiet state
+RUNS_AS_PYTHON = ("numpy's floating-point error state asked for errors at a call (np.errstate or np.seterr "
+                  "with 'raise', 'call', 'print' or 'log'): calls under such a state run as Python, where "
+                  "numpy raises, calls, prints or logs as it would")
 last_quiet = [None]          # the last state seen in which kernels may run
 
 

@@ -255,6 +255,21 @@ class Fragment:
                    self.block.lineno, describe_key(self.live_in, key), spec.compile_seconds * 1e3, spec.mode)
         return spec
 
+    def kernel_failed(self, spec, segment, exc) -> None:
+        """A compiled segment of ``spec`` raised at a call (runtime/plan: a backend's bug; the call ran
+        the block's Python): recorded once, and the specialization runs the block's Python from now on,
+        rather than a failing kernel before the Python at every call."""
+        if spec.kernel_failed:
+            return
+        spec.kernel_failed = True
+        self._record("fallback", f"the compiled code ({segment.description or segment.backend}) raised "
+                                 f"{type(exc).__name__}: {exc}: the block runs as Python "
+                                 f"(for {describe_key(self.live_in, spec.key)})")
+        config.log("fallbacks", "%s line %s: compiled code raised %r", self.owner_name, self.block.lineno, exc)
+        failing, spec.runner, spec.mode_chosen = spec.runner, self.python_runner, "python"
+        if self.cache.get(spec.key) is failing:
+            self.cache[spec.key] = spec.runner
+
     def _warn_limit(self, limit, key, args) -> None:
         """Warn once, at the user's line, naming what keeps changing between calls."""
         last = self.entries[-1]
@@ -317,6 +332,7 @@ class Specialization:
         self.mode_chosen = None
         self.disk_key = None               # its key in the disk cache, where it is stored there
         self.refused = False               # Python because these types cannot compile (Unsupported)
+        self.kernel_failed = False         # Python because a compiled part raised at a call
 
     @property
     def runs(self) -> str:

@@ -127,6 +127,8 @@ def measuring_runner(fragment, spec, key):
             warm = compiled(*(fresh() if fresh is not None else args))
         except Exception:   # the real run raises it, with the effects Python leaves before it
             return compiled(*args)
+        if spec.kernel_failed:   # its compiled code raised (runtime/plan): the block's Python is installed
+            return fragment.fallback(*args) if spec.effects else warm
         try:
             python_wins = _python_is_faster(args, fresh)
         except Exception:   # a timed run raising: keep the kernel
@@ -138,6 +140,8 @@ def measuring_runner(fragment, spec, key):
         return compiled(*args) if spec.effects else warm
 
     def install(runner, mode) -> None:
+        if spec.kernel_failed:          # (a compiled part raised as it was timed: Python is installed)
+            return
         spec.runner, spec.mode_chosen = runner, mode
         persisted.write_measured(spec)
         if fragment.cache.get(key) is first_call:

@@ -33,6 +33,9 @@ class Plan:
         self.copy_outputs = [isinstance(ctx.types.get(n), Static) and isinstance(ctx.types[n].value, list)
                              for _, n in graph.outputs]
         self.n_outputs = n_outputs
+        # called with (segment, exception) where a compiled segment raises: a backend's bug, which the
+        # specialization stops running (runtime/fragment.Fragment.kernel_failed)
+        self.kernel_failed = None
 
     def __call__(self, *args):
         values = list(self.template)
@@ -45,6 +48,8 @@ class Plan:
                 for i, r in zip(outs, results):
                     values[i] = r
         except Exception as exc:
+            if self.kernel_failed is not None and not self.segments[k].reference:
+                self.kernel_failed(self.segments[k], exc)
             if k < self.first_effect or (k == self.first_effect and getattr(exc, EFFECTS_DONE, True) is False):
                 return self.fallback(*args)      # nothing was written yet: numpy's error at the user's line
             raise

@@ -1,5 +1,6 @@
 """Specialize a Fragment for one key: place, infer, partition, compile each segment, build the runner."""
 
+import functools
 import math
 
 import numpy as np
@@ -9,7 +10,7 @@ from ..backends import registry
 from ..backends.contract import Compiled
 from ..backends.partition import partition
 from ..devices import placement
-from ..errors import DeviceError, Unsupported
+from ..errors import CompileFailed, DeviceError, Unsupported
 from ..graph.passes import run_pipeline
 from ..graph.types import ArrayType
 from . import persisted
@@ -63,8 +64,9 @@ def _specialize_typed(fragment, key, graph, ctx, applied, place):
         note = _nothing_compiles(fragment, ctx, reasons)
         spec = _assemble(fragment, key, ctx, segments, reasons, note, python=True)
     else:
-        notes = _compile_segments(fragment, ctx, segments, backends)
+        notes, failed = _compile_segments(fragment, ctx, segments, backends)
         spec = _assemble(fragment, key, ctx, segments, reasons, "; ".join(notes), python=False)
+        text = None if failed else text       # (a failure that may not happen again is not stored)
     if text is not None:
         spec.publish = persisted.write(text, choice, backends, spec, first_record, fragment)
         spec.disk_key = text
@@ -92,6 +94,7 @@ def _assemble(fragment, key, ctx, segments, reasons, note, python):
     _guard_kernel_ints(ctx, ctx.graph, segments)
     plan, runner, mode = _build_runner(ctx, ctx.graph, segments, fragment.fallback)
     spec = Specialization(key, runner, mode, note, ctx.value_guards, ctx.range_guards, plan, **guards)
+    plan.kernel_failed = functools.partial(fragment.kernel_failed, spec)
     spec.measure = ctx.device == "cpu"      # a GPU kernel returns before it finishes: a timing would lie
     return spec
 
@@ -140,13 +143,14 @@ def _nothing_compiles(fragment, ctx, reasons) -> str:
     return note
 
 
-def _compile_segments(fragment, ctx, segments, backends) -> list:
+def _compile_segments(fragment, ctx, segments, backends) -> tuple[list, bool]:
     """Each segment's Compiled; a segment its backend fails to compile runs on the reference backend
     (the notes say why), unless the fragment is strict or the device has no reference backend (then
-    the block runs as Python)."""
+    the block runs as Python). Returns the notes and whether a compile failed unexpectedly
+    (CompileFailed) rather than refused."""
     by_name = {b.name: b for b in backends}
     reference = next((b for b in backends if b.reference), None)
-    notes = []
+    notes, failed = [], False
     for seg in segments:
         backend = by_name[seg.backend]
         if not seg.reference:
@@ -158,23 +162,25 @@ def _compile_segments(fragment, ctx, segments, backends) -> list:
                 if fragment.strict or reference is None:
                     raise
                 notes.append(str(exc))
-                fragment._record("numpy", f"{exc}: this part runs on numpy")
+                failed = failed or isinstance(exc, CompileFailed)
+                fragment._record("numpy", f"{exc}: this part runs on numpy"
+                                 + (" in this process" if isinstance(exc, CompileFailed) else ""))
                 seg.backend, seg.reference, backend = reference.name, True, reference
         seg.compiled = backend.compile(ctx, seg)
         seg.description = seg.compiled.description or backend.name
-    return notes
+    return notes, failed
 
 
 def _compiled(backend, ctx, segment) -> Compiled:
     """``backend.compile``, held to the contract: a Compiled (a bare callable is taken as its run),
-    and any failure an ``Unsupported`` naming the backend."""
+    and any failure an ``Unsupported`` naming the backend (CompileFailed where it did not refuse)."""
     try:
         compiled = backend.compile(ctx, segment)
     except Unsupported:
         raise
     except Exception as exc:
-        raise Unsupported(f"backend {backend.name} failed to compile this part ({type(exc).__name__}: {exc})") \
-            from None
+        raise CompileFailed(f"backend {backend.name} failed to compile this part ({type(exc).__name__}: "
+                            f"{exc})") from None
     if not isinstance(compiled, Compiled):
         if not callable(compiled):
             raise Unsupported(f"backend {backend.name}'s compile() returned {type(compiled).__name__}, not a "

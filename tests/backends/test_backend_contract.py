@@ -162,6 +162,47 @@ def test_a_backend_that_fails_to_compile_hands_its_part_to_numpy_and_says_so():
         backends.unregister(backend)
 
 
+class CrashingKernel(UfuncChainBackend):
+    """Compiles, but its code raises at every run (a backend's bug)."""
+
+    name = "crashing"
+
+    def __init__(self):
+        super().__init__()
+        self.runs = 0
+
+    def compile(self, ctx, segment):
+        def run(*inputs):
+            self.runs += 1
+            raise RuntimeError("kernel crashed")
+        return Compiled(run, "crashing kernel")
+
+
+@pytest.mark.parametrize("backend", ["crashing", None], ids=["backend=crashing", "auto, measured"])
+def test_compiled_code_that_raises_is_recorded_and_not_run_again(backend):
+    crashing = backends.register(CrashingKernel())
+    try:
+        jf = jit(affine_exp, backend=backend)
+        x = np.linspace(0, 1, 10)
+        for _ in range(4):
+            np.testing.assert_array_equal(jf(x, x), affine_exp(x, x))
+        runs = crashing.runs
+        assert runs >= 1
+        for _ in range(3):
+            np.testing.assert_array_equal(jf(x, x), affine_exp(x, x))
+        assert crashing.runs == runs                 # not tried again for these types
+        text = str(astjit.explain(jf))
+        assert "the compiled code (crashing kernel) raised RuntimeError: kernel crashed: the block runs as " \
+               "Python (for x=float64[10], y=float64[10])" in text
+        assert text.count("kernel crashed") == 1
+        [entry] = jf.cache_info()["__astjit_fragment_0"]
+        assert entry["runs"] == "python"
+        assert "its compiled code raised at a call: runs as Python" in render_function(jf)
+        assert "beat the compiled" not in text       # (not timed against Python: it did not run)
+    finally:
+        backends.unregister(crashing)
+
+
 def test_a_backend_whose_supports_raises_declines_with_the_error_as_reason():
     backends.register(RaisingSupports())
     try:

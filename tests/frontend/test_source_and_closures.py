@@ -134,6 +134,34 @@ def test_nested_def_inside_jitted_function_stays_python():
     assert_same_as_numpy(outer_with_inner_def, A, 3)
 
 
+def defines_a_class_and_functions(x):
+    class Q:
+        k = 2.0
+
+        def scaled(self, v):
+            return v * self.k
+
+    def h(v):
+        def inner():
+            return v
+        return inner
+
+    y = x * 3.0 + 1.0
+    return y * Q.k, Q, Q.scaled, h, h(y), (lambda v: v), [lambda i=i: i for i in range(1)][0]
+
+
+def test_nested_classes_functions_and_lambdas_get_pythons_qualified_names():
+    plain = defines_a_class_and_functions(A)
+    jf = jit(defines_a_class_and_functions)
+    for _ in range(2):
+        got = jf(A)
+        np.testing.assert_array_equal(got[0], plain[0])
+        assert [o.__qualname__ for o in got[1:]] == [o.__qualname__ for o in plain[1:]]
+        assert got[1].__qualname__ == "defines_a_class_and_functions.<locals>.Q"
+    assert jf.fragments, explain(jf)          # the class does not stop the function compiling
+    assert "edited" not in str(explain(jf))
+
+
 def make_counter():
     total = np.zeros(16)
 
@@ -316,12 +344,56 @@ def test_method_with_private_attribute():
     np.testing.assert_array_equal(p.scale_super(A), A * B)
 
 
-@pytest.mark.xfail(strict=True, reason="name mangling: the rewritten method is compiled outside its class, so "
-                   "self.__w is not mangled; check_source_matches then refuses it and the method runs as Python")
 def test_method_with_private_attribute_compiles():
     p = Private(B)
     p.scale(A)
-    assert compiled(Private.scale)
+    assert compiled(Private.scale), explain(Private.scale)
+    assert "self, '_Private__w')" in Private.scale.source      # as Python compiles it in the class
+
+
+_Mangled__g = 2.0
+
+
+class _Mangled:
+    __k = 3.0
+
+    def __init__(self):
+        self.__v = A
+
+    def method(self, x, __p=1.0):
+        global __g
+        y = x * self.__k + self.__v * __g + __p
+
+        class Inner:
+            __k = 5.0                           # Inner's own: _Inner__k
+
+            def get(self):
+                return self.__k
+        return y * Inner().get(), [__i * 2 for __i in range(2)], (lambda __q: __q + self.__k)(1.0)
+
+    def defines_private_def(self, x):
+        def __h(v):
+            return v * 2
+        return __h(x + 1.0)
+
+    lam = (lambda self, x: x * self.__k + 1.0)  # noqa: E731
+
+
+@pytest.mark.parametrize("name", ["method", "defines_private_def", "lam"])
+def test_private_names_of_a_class_run_as_in_the_class(name):
+    obj = _Mangled()
+    plain = getattr(obj, name)
+    jf = jit(getattr(_Mangled, name))
+    for _ in range(2):
+        got, want = jf(obj, A), plain(A)
+        for g, w in zip(got, want) if isinstance(want, tuple) else [(got, want)]:
+            np.testing.assert_array_equal(g, w)
+    text = str(explain(jf))
+    assert "edited" not in text
+    if name == "defines_private_def":           # bound as _Mangled__h, named __h: astjit says why not
+        assert "it defines __h (line" in text and "inside class _Mangled" in text
+    else:
+        assert compiled(jf), text
 
 
 def _(x):
@@ -458,7 +530,11 @@ def test_lambdas_compile():
         assert_same_as_numpy(nested_call_lambda.original, a, a[::-1].copy(), jitted=nested_call_lambda)
     for jf in (scaled_exp, *lambda_pair, nested_call_lambda):
         assert {e.mode for f in jf.fragments for e in f.entries} & {"tvm", "mixed"}, jf.explain()
-    assert "def <lambda>(a, k=2.0):" in scaled_exp.source
+    # the source is Python (a def named lambda_); the function running is still named <lambda>
+    assert "def lambda_(a, k=2.0):" in scaled_exp.source
+    for jf in (scaled_exp, *lambda_pair, nested_call_lambda):
+        compile(jf.source, "<source>", "exec")
+        assert jf._function.__code__.co_name == jf._function.__name__ == "<lambda>"
 
 
 # the same constants, names and arguments on one line: each lambda's own source, found by position
@@ -592,6 +668,7 @@ def test_file_edited_after_import_runs_the_imported_code(tmp_path, monkeypatch):
         jf = jit(module.scale)
         assert_same_as_numpy(module.scale, A, jitted=jf)
         assert any("does not match" in r.message for r in explain(jf))
+        assert "a * 3" not in jf.source and "is not what runs, so it is not shown" in jf.source
     finally:
         sys.modules.pop("edited_module", None)
 

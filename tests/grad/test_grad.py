@@ -107,6 +107,13 @@ def test_casts_keep_the_argument_dtype():
         assert r.dtype == np.float64 and np.allclose(r, 2 * x.astype(np.float32), rtol=1e-6)
 
 
+def test_gradient_of_a_lambda():
+    x = np.random.default_rng(3).standard_normal(5)
+    assert np.allclose(astjit.grad(lambda v: (v * v).sum())(x), 2 * x, rtol=1e-12)
+    value, g = astjit.value_and_grad(lambda v: (v * 3.0).sum())(x)
+    assert value == pytest.approx((x * 3.0).sum()) and np.allclose(g, 3.0)
+
+
 def test_value_and_grad_returns_the_value_of_one_forward_pass():
     rng = np.random.default_rng(2)
     vg = astjit.value_and_grad(corpus.for_loop, argnums=(0, 1))

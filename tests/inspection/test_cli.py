@@ -35,6 +35,33 @@ EXAMPLE = textwrap.dedent("""\
     def strict_solve(m, v):
         x = np.linalg.solve(m, v)
         return x * 2
+
+
+    class K:
+        @classmethod
+        def c(cls, x):
+            return x * 2 + 1
+
+        @classmethod
+        @jit
+        def jitted_c(cls, x):
+            return x * 2 + 1
+
+        @staticmethod
+        def s(x):
+            return x * 2 + 1
+
+        def m(self, x):
+            return x * 2 + 1
+
+        def reads_w(self, x):
+            return x * self.w + 1
+
+
+    def loopy(a, out, n):
+        for i in range(n):
+            out[i] = a[i] * 2 + 1
+        return out
     """)
 SOLVE_LINE = EXAMPLE.splitlines().index("    x = np.linalg.solve(a, b)") + 1
 SHAPES = "a=float32[64],b=float32[64]"
@@ -93,11 +120,30 @@ def test_code_prints_the_generated_kernel(example, kind, marker):
     assert marker in out                           # CUDA C is generated without a GPU
 
 
+def test_a_loop_kernel_is_listed_without_an_empty_node_list(example):
+    out = ok(run("show", f"{example}:loopy", "--fragments", "--shapes", "a=float64[10],out=float64[10],n=int"))
+    assert "#     subgraph 0: tvm loop kernel\n" in out
+
+
 def test_color_always_colours_even_when_piped(example):
     pytest.importorskip("pygments")
     out = ok(run("show", f"{example}:f", "--color", "always"))
     assert "\x1b[" in out
     assert "\x1b[" not in ok(run("show", f"{example}:f", "--color", "never"))
+
+
+@pytest.mark.parametrize("method", ["c", "jitted_c", "s", "m"])
+def test_show_a_method_looked_up_on_its_class(example, method):
+    out = ok(run("show", f"{example}:K.{method}", "--shapes", "x=float64[8]", "--fragments"))
+    assert f"# K.{method}, as astjit runs it" in out
+    assert "cache entry [x=float64[8]]" in out      # specialized: the receiver needs no --shapes entry
+    assert "# note" not in out
+
+
+def test_shapes_of_a_method_reading_its_instance_say_so(example):
+    out = ok(run("show", f"{example}:K.reads_w", "--shapes", "x=float64[8]"))
+    assert "it reads self.w, of the instance the method is called on, which --shapes cannot make up" in out
+    assert "argument 'self'" not in out and "__astjit_attr" not in out.split("# note")[-1]
 
 
 # -- explain ------------------------------------------------------------------------------------------

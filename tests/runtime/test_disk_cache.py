@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from differential import assert_same_as_numpy
 
-from astjit import CacheDirectoryWarning, jit
+from astjit import CacheDirectoryWarning, Unsupported, backends, explain, jit
+from astjit.backends import Backend, Compiled
 from astjit.graph.fingerprint import NotFingerprintable, value_text
 from astjit.inspection.codegen import kernel_code
 from astjit.runtime import disk_cache
@@ -152,6 +153,53 @@ def test_a_plan_with_numpy_segments_is_restored(cache_dir):
     for scale in (1.0, 1e-3):
         assert_same_as_numpy(mixed, a * scale, b, jitted=jf)
     assert len(descriptions(jf)) == 2 and all("disk cache" in d for d in descriptions(jf))
+
+
+class OnceFailing(Backend):
+    """Runs add and multiply; its compile() raises ``error`` while ``failures`` lasts."""
+
+    name = "once-failing"
+
+    def __init__(self, error):
+        self.error, self.failures = error, 1
+
+    def supports(self, ctx, node):
+        return None if node.op in ("add", "multiply") else "not add or multiply"
+
+    def compile(self, ctx, segment):
+        if self.failures:
+            self.failures -= 1
+            raise self.error
+
+        def run(*inputs):
+            values = dict(zip(segment.inputs, inputs))
+            for n in segment.nodes:
+                args = [values[o] if o in values else ctx.types[o].value for o in n.operands]
+                values[n] = (np.add if n.op == "add" else np.multiply)(*args)
+            return tuple(values[n] for n in segment.outputs)
+        return Compiled(run, "once-failing ok")
+
+
+def affine(a, b):
+    return a * 2.0 + b
+
+
+@pytest.mark.parametrize("error, stored", [(MemoryError("out of memory while compiling"), False),
+                                           (Unsupported("this backend declines"), True)])
+def test_only_a_refusal_to_compile_is_stored(cache_dir, error, stored):
+    backend = backends.register(OnceFailing(error))
+    try:
+        x = np.linspace(0.0, 1.0, 8)
+        first = assert_same_as_numpy(affine, x, x, backend="once-failing")
+        assert first.fragments[0].entries[0].mode == "numpy"
+        assert str(error) in str(explain(first))
+        disk_cache.wait()
+        assert len(entries(cache_dir)) == int(stored)
+        # (as a new process would: the same typed graph, compile() now succeeds)
+        second = assert_same_as_numpy(affine, x, x, backend="once-failing")
+        assert second.fragments[0].entries[0].mode == ("numpy" if stored else "once-failing")
+    finally:
+        backends.unregister(backend)
 
 
 def test_exact_text_of_values():

@@ -204,8 +204,24 @@ def test_disable_runs_plain_python(monkeypatch):
     jf = jit(kernel)
     assert_same_as_numpy(kernel, A, B, jitted=jf)
     assert jf._transformed is None and jf.fragments == []
-    assert jf.source == inspect.getsource(kernel)
     assert_same_as_numpy(kernel, [1.0, 2.0], [3.0, 4.0], jitted=jf)
+
+
+def test_disable_says_so_in_explain_and_show(monkeypatch, capsys):
+    monkeypatch.setenv("ASTJIT_DISABLE", "1")
+
+    @jit
+    def decorated(a):
+        return a * 2 + 1
+
+    assert_same_as_numpy(decorated.original, A, jitted=decorated)
+    assert [r.message for r in explain(decorated)] == ["ASTJIT_DISABLE is set: the function runs as Python"]
+    assert decorated.source.split("\n")[0].endswith(".decorated runs as Python: ASTJIT_DISABLE is set")
+    compile(decorated.source, "<source>", "exec")            # the def as it runs, without its @jit
+    decorated.show()
+    shown = capsys.readouterr().out
+    assert "as Python runs it" in shown and "as astjit runs it" not in shown and "@jit" not in shown
+    assert "def decorated(a):" in shown and "return a * 2 + 1" in shown
 
 
 def test_disable_set_after_first_call_does_not_break_calls(monkeypatch):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from differential import assert_same_as_numpy
 
-from astjit import jit
+from astjit import explain, jit
 
 
 def divide_and_log(a, b):
@@ -42,6 +42,18 @@ def test_errstate_raise_reaches_compiled_code(mode, capfd):
     with np.errstate(all="ignore"):
         assert_same_as_numpy(divide_and_log, a, b, jitted=jf)
     assert {e.mode for f in jf.fragments for e in f.entries} & {"tvm", "mixed"}
+
+
+def test_explain_says_calls_under_a_raising_error_state_ran_as_python():
+    jf = jit(divide_and_log)
+    a = np.array([1.0, 2.0, 3.0])
+    with np.errstate(all="raise"):
+        assert_same_as_numpy(divide_and_log, a, a + 1, jitted=jf)
+        assert_same_as_numpy(divide_and_log, a, a + 2, jitted=jf)
+    text = str(explain(jf))
+    assert "nothing fell back" not in text
+    assert text.count("floating-point error state asked for errors") == 1     # once, not per call
+    assert "calls under such a state run as Python" in text
 
 
 def errstate_inside(a, b):

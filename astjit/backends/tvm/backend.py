@@ -7,7 +7,7 @@ allocated with ``np.empty`` (transparent huge pages on large arrays).
 
 import numpy as np
 
-from ...errors import Unsupported
+from ...errors import CompileFailed, Unsupported
 from ..contract import Compiled, Persisted
 from . import scalar_math as sm
 from . import support
@@ -66,7 +66,7 @@ class TvmBackend:
         except Unsupported:
             raise
         except Exception as exc:
-            raise Unsupported(f"TVM could not compile this fragment ({type(exc).__name__}: "
+            raise CompileFailed(f"TVM could not compile this fragment ({type(exc).__name__}: "
                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
         self.compiled += 1
         from ... import config

@@ -15,7 +15,7 @@ import importlib.util
 
 import numpy as np
 
-from ...errors import Unsupported
+from ...errors import CompileFailed, Unsupported
 from ..contract import Backend, Compiled
 
 DEFAULT_ARCH = "sm_90"      # for code generated without a GPU (inspection, the codegen tests)
@@ -150,7 +150,7 @@ def generate(ctx, segment, arch: str = DEFAULT_ARCH):
     except Unsupported:
         raise
     except Exception as exc:
-        raise Unsupported(f"TVM could not compile this fragment for CUDA ({type(exc).__name__}: "
+        raise CompileFailed(f"TVM could not compile this fragment for CUDA ({type(exc).__name__}: "
                           f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
     signature.te_func = signature.func
     signature.gpu_func = scheduled["main"]

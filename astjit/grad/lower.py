@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..frontend.lower import attribute_chain, describe
+from .activity import COMPREHENSIONS, STORING_METHODS
 from .normalize import located
 from .numpy_rules import astype, getitem
 from .rules import rule_for
@@ -102,6 +103,8 @@ class Lowering:
 
     def statement(self, s) -> list:
         touches = any(isinstance(n, gast.Name) and n.id in self.activity.active for n in gast.walk(s))
+        if touches:
+            self._refuse_assignment_expressions(s)
         if isinstance(s, gast.Assign):
             return self.assign(s)
         if isinstance(s, gast.AugAssign):
@@ -110,14 +113,18 @@ class Lowering:
             cond = self.fresh("cond")
             test = _assign(cond, s.test, s)
             return [Plain(test), IfItem(cond, self.statements(s.body), self.statements(s.orelse))]
-        if isinstance(s, gast.For) and touches and self._assigns_active(s):
+        if isinstance(s, gast.For) and touches and self._differentiated_loop(s):
             return self.for_loop(s)
-        if isinstance(s, gast.While) and touches and self._assigns_active(s):
+        if isinstance(s, gast.While) and touches and self._differentiated_loop(s):
             count = self.fresh("trips")
             return [Plain(_assign(count, gast.Constant(value=0, kind=None), s)),
                     WhileItem(s.test, count, self.statements(s.body))]
         if isinstance(s, gast.Break | gast.Continue):
             return [Exit(s)]
+        if isinstance(s, gast.Expr) and touches and self._stores_in_container(s.value):
+            raise self.error(s, f"`.{s.value.func.attr}()` puts a value the gradient flows through in a "
+                             "container, which astjit.grad cannot follow: join arrays written in the call "
+                             "instead (np.stack((a, b)), np.concatenate((a, b)))")
         if isinstance(s, gast.Expr) and touches and not self._is_print(s.value):
             raise self.error(s, "a statement whose effect astjit.grad cannot follow reads a value the gradient "
                              "flows through (only assignments, `if`, loops and print are differentiated)")
@@ -127,9 +134,25 @@ class Lowering:
                              "cannot be differentiated")
         return [Plain(s)]
 
-    def _assigns_active(self, loop) -> bool:
-        return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in self.activity.active
-                   for b in loop.body for n in gast.walk(b))
+    def _differentiated_loop(self, loop) -> bool:
+        """Whether a loop that reads active values must be differentiated: it assigns an active name, or
+        a statement of its body is more than plain Python once lowered (or is refused there). A loop
+        kept as plain Python contributes nothing to the gradient, so this must never miss one."""
+        if any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in self.activity.active
+               for b in loop.body for n in gast.walk(b)):
+            return True
+        return not _all_plain(self.statements(loop.body))
+
+    def _refuse_assignment_expressions(self, s):
+        """``y := v`` with an active ``v``: the lowering splits statements into ops and would not see it."""
+        for n in gast.walk(s):
+            if isinstance(n, gast.NamedExpr) and self.active(n.value):
+                raise self.error(n, "an assignment expression (`:=`) of a value the gradient flows through "
+                                 "cannot be differentiated: assign it in a statement of its own")
+
+    def _stores_in_container(self, e) -> bool:
+        return isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and e.func.attr in STORING_METHODS \
+            and any(self.active(a) for a in list(e.args) + [k.value for k in e.keywords])
 
     def _is_print(self, e) -> bool:
         return isinstance(e, gast.Call) and self.resolve(e.func) is print
@@ -243,6 +266,9 @@ class Lowering:
             cond = self.fresh("cond")
             return [Plain(_assign(cond, e.test, stmt)),
                     IfItem(cond, self.value_into(target, e.body, stmt), self.value_into(target, e.orelse, stmt))]
+        if isinstance(e, COMPREHENSIONS):
+            raise self.error(e, "a comprehension over values the gradient flows through cannot be "
+                             "differentiated: write it as a `for` loop")
         raise self.error(e, f"astjit.grad cannot differentiate this {type(e).__name__} expression")
 
     def _call_into(self, target, e, stmt, items):
@@ -264,6 +290,10 @@ class Lowering:
             call = gast.Call(func=gast.Attribute(value=receiver, attr=method, ctx=gast.Load()),
                              args=operands[1:], keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
             return items + [self._prim(target, call, op, operands, keywords, stmt, e)]
+        for a in list(e.args) + [k.value for k in e.keywords]:
+            if isinstance(a, COMPREHENSIONS) and self.active(a):
+                raise self.error(a, "a comprehension over values the gradient flows through cannot be "
+                                 "differentiated: write it as a `for` loop")
         op = self.resolve(func)
         if op is None:
             chain = attribute_chain(func)
@@ -338,6 +368,12 @@ def _index_value(index):
     if isinstance(index, gast.Tuple):
         return gast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=gast.Load())
     return index
+
+
+def _all_plain(items) -> bool:
+    """Whether lowered ``items`` are plain Python throughout (branches and loop exits included)."""
+    return all(isinstance(it, Plain | Exit) or isinstance(it, IfItem) and _all_plain(it.body)
+               and _all_plain(it.orelse) for it in items)
 
 
 def _own_walk(s):

@@ -29,6 +29,14 @@ def marker_line(name):
     ("may_not_return", (np.ones(3),), "must return a value on every path"),
     ("calls_a_user_function", (np.ones(3),), "no adjoint rule for"),
     ("joins_too_many", (np.ones(3),), "of at most 8 arrays"),
+    ("appends_in_a_loop", (np.ones(3),), "`.append()` puts a value the gradient flows through in a container"),
+    ("appends_in_a_while_loop", (np.ones(3),), "`.append()` puts a value the gradient flows through"),
+    ("fills_a_dict_in_a_loop", (np.ones(3),), "in-place update of an array the gradient flows through"),
+    ("sums_a_list_comprehension", (np.ones(3),), "a comprehension over values the gradient flows through"),
+    ("sums_a_generator", (np.ones(3),), "a comprehension over values the gradient flows through"),
+    ("comprehension_into_a_name", (np.ones(3),), "a comprehension over values the gradient flows through"),
+    ("assignment_expression_in_a_test", (np.ones(3),), "an assignment expression (`:=`)"),
+    ("assignment_expression_in_a_loop", (np.ones(3), 3), "an assignment expression (`:=`)"),
 ])
 def test_refused_at_the_users_line(name, args, words):
     g = astjit.grad(getattr(corpus, name))

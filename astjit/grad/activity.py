@@ -65,7 +65,11 @@ class Activity:
                         self.active.add(n.id)
         elif isinstance(s, gast.For | gast.While | gast.If):
             if isinstance(s, gast.For) and self.expr(s.iter):
-                self.active |= _stored_names(s.target)
+                target = s.target
+                if isinstance(s.iter, gast.Call) and self.resolve(s.iter.func) is enumerate \
+                        and isinstance(target, gast.Tuple | gast.List) and len(target.elts) == 2:
+                    target = target.elts[1]              # the counter carries no gradient
+                self.active |= _stored_names(target)
             for b in s.body + s.orelse:
                 self._stmt(b)
 

@@ -128,10 +128,6 @@ def build_gradient(fn, argnums, with_value):
 
     activity = Activity(resolve, wrt)
     activity.run(body)
-    lowering = Lowering(filename, activity, resolve, set(params), prefix=prefix)
-    lowering.aliased = _aliased(body, prefix + "returned")
-    items = lowering.statements(body)
-
     aliases = {}
 
     def bind_global(name, obj):
@@ -142,6 +138,10 @@ def build_gradient(fn, argnums, with_value):
             alias = f"{base}{k}"
         aliases[alias] = obj
         return alias
+
+    lowering = Lowering(filename, activity, resolve, set(params), bind_global, prefix=prefix)
+    lowering.aliased = _aliased(body, prefix + "returned")
+    items = lowering.statements(body)
 
     reverser = Reverser(lowering, bind_global, params, prefix)
     reverser.count_assignments(items)
@@ -233,6 +233,13 @@ def _aliased(body, returned) -> set:
     names = set()
     for s in body:
         for n in gast.walk(s):
+            if isinstance(n, gast.For):        # `for row in x`: each row is a view of x
+                if isinstance(n.iter, gast.Call) and isinstance(n.iter.func, gast.Name) \
+                        and n.iter.func.id == "range":
+                    continue
+                names.update(m.id for m in gast.walk(n.target) if isinstance(m, gast.Name))
+                names.update(m.id for m in gast.walk(n.iter) if isinstance(m, gast.Name))
+                continue
             if not isinstance(n, gast.Assign) or any(isinstance(t, gast.Name) and t.id == returned
                                                       for t in n.targets):
                 continue

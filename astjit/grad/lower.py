@@ -80,6 +80,7 @@ class Lowering:
     activity: object
     resolve: object                # AST callee -> object or None
     params: set
+    bind_global: object            # (name, object) -> the generated function's name for that object
     prefix: str = "_"              # of generated names: no name of the user's function starts with it
     counter: list = field(default_factory=lambda: [0])
     aliased: set = field(default_factory=set)
@@ -159,18 +160,82 @@ class Lowering:
 
     def for_loop(self, s) -> list:
         it = s.iter
-        if not (isinstance(it, gast.Call) and self.resolve(it.func) is range and not it.keywords):
-            raise self.error(s, "a loop the gradient flows through must be `for ... in range(...)`")
-        if not isinstance(s.target, gast.Name):
-            raise self.error(s.target, "the target of a differentiated `for` loop must be one name")
-        range_name = self.fresh("range")
-        items = [Plain(_assign(range_name, it, s))]
+        if isinstance(it, gast.Call) and self.resolve(it.func) is range and not it.keywords:
+            if not isinstance(s.target, gast.Name):
+                raise self.error(s.target, "the target of a differentiated `for` loop must be one name")
+            range_name = self.fresh("range")
+            return self._range_loop(s, s.target.id, [Plain(_assign(range_name, it, s))], range_name, [])
+        if self.active(it):
+            return self._indexed_loop(s)
+        raise self.error(s, "a loop the gradient flows through must be `for ... in range(...)` or over "
+                         "arrays the gradient flows through")
+
+    def _builtin(self, fn):
+        return _name(self.bind_global(fn.__name__, fn))
+
+    def _range_loop(self, s, position, before, range_name, first) -> list:
+        """``before``, then the loop of ``position`` over ``range_name`` running ``first`` and the body."""
+        items = list(before)
         count = None
         if any(isinstance(n, gast.Break) for b in s.body for n in _own_walk(b)):
             count = self.fresh("trips")
             items.append(Plain(_assign(count, gast.Constant(value=0, kind=None), s)))
-        items.append(ForItem(s.target.id, range_name, count, self.statements(s.body), s))
+        items.append(ForItem(position, range_name, count, first + self.statements(s.body), s))
         return items
+
+    def _indexed_loop(self, s) -> list:
+        """``for v in x``, ``for i, v in enumerate(x)`` and ``for a, b in zip(x, y)`` over arrays the
+        gradient flows through, as a loop over positions reading ``v = x[k]`` (iterating an array is
+        indexing its first axis), so each element's adjoint is added back at its position. The arrays
+        are bound before the loop, as the iteration holds them: rebinding ``x`` in the body does not
+        change what it iterates."""
+        it, target = s.iter, s.target
+        callee = self.resolve(it.func) if isinstance(it, gast.Call) else None
+        if callee in (enumerate, zip) and (it.keywords or any(isinstance(a, gast.Starred) for a in it.args)):
+            raise self.error(it, f"{callee.__name__}() with keywords or *args in a loop the gradient flows through")
+        start = None
+        if callee is enumerate and len(it.args) in (1, 2):
+            sequences, counter = [it.args[0]], None
+            start = it.args[1] if len(it.args) == 2 else None
+            if isinstance(target, gast.Tuple | gast.List) and len(target.elts) == 2:
+                counter, targets = target.elts[0], target.elts[1:]
+            else:
+                raise self.error(target, "the target of `for ... in enumerate(...)` must be `i, v`")
+        elif callee is zip and it.args:
+            sequences, counter = list(it.args), None
+            if not (isinstance(target, gast.Tuple | gast.List) and len(target.elts) == len(sequences)):
+                raise self.error(target, "the target of `for ... in zip(...)` must name each element")
+            targets = target.elts
+            inactive = [a for a in sequences if not self.active(a)]
+            if inactive:
+                raise self.error(inactive[0], "in a loop over zip(...) that the gradient flows through, each "
+                                 "iterable must be an array the gradient flows through")
+        else:
+            sequences, counter, targets = [it], None, [target]
+        if not all(isinstance(t, gast.Name) for t in targets) or counter is not None \
+                and not isinstance(counter, gast.Name):
+            raise self.error(target, "the target of a differentiated `for` loop must be names, one per element")
+        before, held = [], []
+        for a in sequences:
+            name = self.fresh("iterated")
+            before += self.value_into(name, a, s) if self.active(a) else [Plain(_assign(name, a, s))]
+            held.append(name)
+        lengths = [gast.Call(func=self._builtin(len), args=[_name(n)], keywords=[]) for n in held]
+        stop = lengths[0] if len(lengths) == 1 else gast.Call(func=self._builtin(min), args=lengths, keywords=[])
+        range_name, position = self.fresh("range"), self.fresh("position")
+        before.append(Plain(_assign(range_name, gast.Call(func=self._builtin(range), args=[stop], keywords=[]), s)))
+        first = []
+        if counter is not None:
+            count = _name(position)
+            if start is not None:              # evaluated once, before the loop, as enumerate does
+                first_count = self.fresh("start")
+                before.append(Plain(_assign(first_count, start, s)))
+                count = gast.BinOp(left=count, op=gast.Add(), right=_name(first_count))
+            first.append(Plain(_assign(counter.id, count, s)))
+        for t, n in zip(targets, held):
+            element = gast.Subscript(value=_name(n), slice=_name(position), ctx=gast.Load())
+            first += self.value_into(t.id, element, s)
+        return self._range_loop(s, position, before, range_name, first)
 
     def assign(self, s) -> list:
         if len(s.targets) != 1:

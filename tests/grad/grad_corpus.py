@@ -191,3 +191,42 @@ def rnn_loss(w, u, xs, h0):
     for t in range(xs.shape[0]):
         h = np.tanh(h @ w + xs[t] @ u)
     return np.sum(h * h)
+
+
+def over_elements(x):
+    s = 0.0
+    for v in x:
+        s = s + v ** 2
+    return s
+
+
+def over_rows(xs, w):
+    total = 0.0
+    for row in xs:
+        for v in np.tanh(row @ w):
+            total = total + v * v * v
+    return total
+
+
+def enumerated(x):
+    s = 0.0
+    for i, v in enumerate(x, 2):
+        s = s + v * i
+    return s
+
+
+def zipped(x, y):
+    s = 0.0
+    for a, b in zip(x, y[1:]):               # stops at the shorter one
+        if s > 2.0:
+            break
+        s = s + a * b * a
+    return s
+
+
+def iterable_rebound(x):
+    s = 0.0
+    for v in x:                              # iterates the x of before the loop
+        x = x * 2.0
+        s = s + v * np.sum(x)
+    return s

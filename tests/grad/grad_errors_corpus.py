@@ -106,3 +106,17 @@ def assignment_expression_in_a_loop(x, n):
         if (y := x[i] * 2.0) > 0:                  # marker: assignment_expression_in_a_loop
             s = s + 1.0
     return s + y
+
+
+def updates_a_row_in_place(x):
+    y = x * 2.0
+    for row in y:
+        row += 1.0                                 # marker: updates_a_row_in_place
+    return np.sum(y * y)
+
+
+def zips_with_a_list(x, names):
+    s = 0.0
+    for a, name in zip(x, names):                  # marker: zips_with_a_list
+        s = s + a * len(name)
+    return s

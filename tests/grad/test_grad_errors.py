@@ -36,6 +36,8 @@ def marker_line(name):
     ("sums_a_generator", (np.ones(3),), "a comprehension over values the gradient flows through"),
     ("comprehension_into_a_name", (np.ones(3),), "a comprehension over values the gradient flows through"),
     ("assignment_expression_in_a_test", (np.ones(3),), "an assignment expression (`:=`)"),
+    ("updates_a_row_in_place", (np.ones((2, 3)),), "another name or view also holds"),
+    ("zips_with_a_list", (np.ones(2), ["a", "bb"]), "each iterable must be an array the gradient flows"),
     ("assignment_expression_in_a_loop", (np.ones(3), 3), "an assignment expression (`:=`)"),
 ])
 def test_refused_at_the_users_line(name, args, words):

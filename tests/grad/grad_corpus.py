@@ -230,3 +230,15 @@ def iterable_rebound(x):
         x = x * 2.0
         s = s + v * np.sum(x)
     return s
+
+
+def updates_new_arrays(x, k):
+    a, b = x * 2.0, np.tanh(x)                     # new arrays: `+=` rebinds them
+    a += b
+    c = np.exp(x) if k else x * 3.0
+    c += a
+    d = x.astype(np.float64)
+    d *= c
+    s = d.sum()
+    s += np.sum(np.maximum(d, 0.1))
+    return s

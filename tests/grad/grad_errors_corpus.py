@@ -120,3 +120,31 @@ def zips_with_a_list(x, names):
     for a, name in zip(x, names):                  # marker: zips_with_a_list
         s = s + a * len(name)
     return s
+
+
+def updates_a_conditional_alias(x, k):
+    z = x * 1.5
+    w = z if k else z * 1.0
+    w += 1.0                                       # marker: updates_a_conditional_alias
+    return np.sum(z ** 2)
+
+
+def updates_an_unpacked_alias(x):
+    z = x * 1.5
+    a, b = z, z
+    a += 1.0                                       # marker: updates_an_unpacked_alias
+    return np.sum(b ** 2)
+
+
+def updates_an_astype_alias(x):
+    y = x * 1.5
+    z = y.astype(np.float64, copy=False)           # y itself for a float64 y
+    z += 1.0                                       # marker: updates_an_astype_alias
+    return np.sum(y ** 2)
+
+
+def updates_an_unknown_result(x):
+    z = x * 1.5
+    w = np.asarray(z)
+    w += 1.0                                       # marker: updates_an_unknown_result
+    return np.sum(z ** 2)

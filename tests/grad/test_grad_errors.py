@@ -38,6 +38,10 @@ def marker_line(name):
     ("assignment_expression_in_a_test", (np.ones(3),), "an assignment expression (`:=`)"),
     ("updates_a_row_in_place", (np.ones((2, 3)),), "another name or view also holds"),
     ("zips_with_a_list", (np.ones(2), ["a", "bb"]), "each iterable must be an array the gradient flows"),
+    ("updates_a_conditional_alias", (np.ones(3), True), "another name or view also holds"),
+    ("updates_an_unpacked_alias", (np.ones(3),), "another name or view also holds"),
+    ("updates_an_astype_alias", (np.ones(3),), "another name or view also holds"),
+    ("updates_an_unknown_result", (np.ones(3),), "another name or view also holds"),
     ("assignment_expression_in_a_loop", (np.ones(3), 3), "an assignment expression (`:=`)"),
 ])
 def test_refused_at_the_users_line(name, args, words):

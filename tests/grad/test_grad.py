@@ -91,6 +91,7 @@ CASES = {
     "zipped": (corpus.zipped, lambda r, n: (rand(r, n) + 1.0, rand(r, n + 1) + 1.0), (0, 1)),
     "iterable_rebound": (corpus.iterable_rebound, lambda r, n: (rand(r, n),), 0),
     "updates_new_arrays": (corpus.updates_new_arrays, lambda r, n: (rand(r, n), n % 2), 0),
+    "guarded_sqrt": (corpus.guarded_sqrt, lambda r, n: (rand(r, n) * 2.0 + 0.05,), 0),
     "rnn_loss": (corpus.rnn_loss, lambda r, n: (rand(r, n, n) * 0.5, rand(r, 2, n), rand(r, 6, 2, 2), rand(r, 2, n)),
                  (0, 1, 3)),
 }

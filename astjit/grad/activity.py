@@ -2,6 +2,12 @@
 through differentiable ops. Flow-insensitive (a name is active if any assignment to it is), which can
 only add adjoint code, never drop a contribution.
 
+A value reaches a name by more than assignment: a ``for`` target takes the elements of an active
+iterable, ``y := ...`` binds inside an expression, a comprehension's variables take the elements of its
+iterables, and ``hs.append(v)`` (or another method that stores its argument) puts an active value in a
+container. Each of these makes its name active, so the lowering reaches a rule or a refusal for it
+instead of keeping the statement as plain Python, which would drop the contribution silently.
+
 Comparisons, boolean operators, shapes, lengths, ``int()``, ``np.floor`` and the other registered
 non-differentiable ops give inactive values, as does ``astype`` to an integer or boolean dtype; the
 index of a subscript never carries a gradient.
@@ -14,6 +20,10 @@ from .rules import is_non_differentiable
 
 INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "flags", "strides"}
 INACTIVE_METHODS = {"argmax", "argmin", "argsort", "nonzero", "any", "all", "tolist", "__len__"}
+# methods of a local container that store their arguments in it (list, dict, set, deque, array)
+STORING_METHODS = {"append", "appendleft", "extend", "extendleft", "insert", "update", "setdefault", "add",
+                   "__setitem__", "put", "fill", "itemset"}
+COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)
 
 
 def assigned(stmt) -> set:
@@ -40,6 +50,7 @@ class Activity:
         return self.active
 
     def _stmt(self, s):
+        self._hidden_bindings(s)
         if isinstance(s, gast.Assign):
             if self.expr(s.value):
                 for t in s.targets:
@@ -53,8 +64,26 @@ class Activity:
                     if isinstance(n, gast.Name):
                         self.active.add(n.id)
         elif isinstance(s, gast.For | gast.While | gast.If):
+            if isinstance(s, gast.For) and self.expr(s.iter):
+                target = s.target
+                if isinstance(s.iter, gast.Call) and self.resolve(s.iter.func) is enumerate \
+                        and isinstance(target, gast.Tuple | gast.List) and len(target.elts) == 2:
+                    target = target.elts[1]              # the counter carries no gradient
+                self.active |= _stored_names(target)
             for b in s.body + s.orelse:
                 self._stmt(b)
+
+    def _hidden_bindings(self, s):
+        """``y := v`` and ``hs.append(v)`` anywhere in ``s`` with an active ``v``: ``y`` and ``hs`` become
+        active."""
+        for n in gast.walk(s):
+            if isinstance(n, gast.NamedExpr) and self.expr(n.value):
+                self.active |= _stored_names(n.target)
+            elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) \
+                    and n.func.attr in STORING_METHODS and isinstance(n.func.value, gast.Name) \
+                    and self.resolve(n.func) is None \
+                    and any(self.expr(a) for a in list(n.args) + [k.value for k in n.keywords]):
+                self.active.add(n.func.value.id)
 
     def expr(self, e) -> bool:
         """Whether expression ``e`` may carry a gradient."""
@@ -81,7 +110,26 @@ class Activity:
             return self._call(e)
         if isinstance(e, gast.IfExp):
             return self.expr(e.body) or self.expr(e.orelse)
+        if isinstance(e, gast.NamedExpr):
+            return self.expr(e.value)
+        if isinstance(e, COMPREHENSIONS):
+            return self._comprehension(e)
         return any(self.expr(c) for c in gast.iter_child_nodes(e) if isinstance(c, gast.expr))
+
+    def _comprehension(self, e) -> bool:
+        """Whether a comprehension's elements may carry a gradient: its variables are active while its
+        elements are looked at where they iterate over an active value."""
+        bound = set()
+        try:
+            for generator in e.generators:
+                if self.expr(generator.iter):
+                    names = _stored_names(generator.target) - self.active
+                    bound |= names
+                    self.active |= names
+            parts = [e.key, e.value] if isinstance(e, gast.DictComp) else [e.elt]
+            return any(self.expr(p) for p in parts)
+        finally:
+            self.active -= bound
 
     def _call(self, e) -> bool:
         operands = list(e.args) + [k.value for k in e.keywords]
@@ -95,6 +143,10 @@ class Activity:
         if obj is not None and is_non_differentiable(obj):
             return False
         return any(self.expr(a) for a in operands)
+
+
+def _stored_names(target) -> set:
+    return {n.id for n in gast.walk(target) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _float_dtype(resolve, node) -> bool:

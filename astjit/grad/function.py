@@ -22,6 +22,7 @@ from ..frontend.resolve import MISSING, Resolver
 from ..frontend.source import parse_function
 from . import helpers, numpy_rules  # noqa: F401  (registers the shipped rules)
 from .activity import Activity
+from .aliasing import aliased
 from .lower import Lowering
 from .normalize import located, normalize
 from .reverse import Reverser, drop_unneeded_saves, group_runs
@@ -128,10 +129,6 @@ def build_gradient(fn, argnums, with_value):
 
     activity = Activity(resolve, wrt)
     activity.run(body)
-    lowering = Lowering(filename, activity, resolve, set(params), prefix=prefix)
-    lowering.aliased = _aliased(body, prefix + "returned")
-    items = lowering.statements(body)
-
     aliases = {}
 
     def bind_global(name, obj):
@@ -142,6 +139,10 @@ def build_gradient(fn, argnums, with_value):
             alias = f"{base}{k}"
         aliases[alias] = obj
         return alias
+
+    lowering = Lowering(filename, activity, resolve, set(params), bind_global, prefix=prefix)
+    lowering.aliased = aliased(body, prefix + "returned", resolve)
+    items = lowering.statements(body)
 
     reverser = Reverser(lowering, bind_global, params, prefix)
     reverser.count_assignments(items)
@@ -224,34 +225,6 @@ def _prefix(fn, fndef) -> str:
     while any(n.startswith(prefix) for n in names):
         prefix += "_"
     return prefix
-
-
-def _aliased(body, returned) -> set:
-    """Names that may share an array with another name: ``y = x``, ``y = x[...]``, ``y = x.T``, and
-    views made by reshape, transpose, ravel, squeeze."""
-    views = {"reshape", "transpose", "ravel", "squeeze", "swapaxes", "view", "T", "asarray", "expand_dims"}
-    names = set()
-    for s in body:
-        for n in gast.walk(s):
-            if not isinstance(n, gast.Assign) or any(isinstance(t, gast.Name) and t.id == returned
-                                                      for t in n.targets):
-                continue
-            v = n.value
-            roots = []
-            if isinstance(v, gast.Name):
-                roots = [v.id]
-            elif isinstance(v, gast.Subscript | gast.Attribute) and isinstance(v.value, gast.Name):
-                roots = [v.value.id] if isinstance(v, gast.Subscript) or v.attr in views else []
-            elif isinstance(v, gast.Call):
-                f = v.func
-                if isinstance(f, gast.Attribute) and f.attr in views:
-                    if isinstance(f.value, gast.Name):
-                        roots = [f.value.id]
-                    roots += [a.id for a in v.args[:1] if isinstance(a, gast.Name)]
-            if roots:
-                names.update(roots)
-                names.update(t.id for t in n.targets if isinstance(t, gast.Name))
-    return names
 
 
 def _load(n):

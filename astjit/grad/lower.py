@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import gast
 
 from ..frontend.lower import attribute_chain, describe
+from .activity import COMPREHENSIONS, STORING_METHODS
 from .normalize import located
 from .numpy_rules import astype, getitem
 from .rules import rule_for
@@ -79,6 +80,7 @@ class Lowering:
     activity: object
     resolve: object                # AST callee -> object or None
     params: set
+    bind_global: object            # (name, object) -> the generated function's name for that object
     prefix: str = "_"              # of generated names: no name of the user's function starts with it
     counter: list = field(default_factory=lambda: [0])
     aliased: set = field(default_factory=set)
@@ -102,6 +104,8 @@ class Lowering:
 
     def statement(self, s) -> list:
         touches = any(isinstance(n, gast.Name) and n.id in self.activity.active for n in gast.walk(s))
+        if touches:
+            self._refuse_assignment_expressions(s)
         if isinstance(s, gast.Assign):
             return self.assign(s)
         if isinstance(s, gast.AugAssign):
@@ -110,14 +114,18 @@ class Lowering:
             cond = self.fresh("cond")
             test = _assign(cond, s.test, s)
             return [Plain(test), IfItem(cond, self.statements(s.body), self.statements(s.orelse))]
-        if isinstance(s, gast.For) and touches and self._assigns_active(s):
+        if isinstance(s, gast.For) and touches and self._differentiated_loop(s):
             return self.for_loop(s)
-        if isinstance(s, gast.While) and touches and self._assigns_active(s):
+        if isinstance(s, gast.While) and touches and self._differentiated_loop(s):
             count = self.fresh("trips")
             return [Plain(_assign(count, gast.Constant(value=0, kind=None), s)),
                     WhileItem(s.test, count, self.statements(s.body))]
         if isinstance(s, gast.Break | gast.Continue):
             return [Exit(s)]
+        if isinstance(s, gast.Expr) and touches and self._stores_in_container(s.value):
+            raise self.error(s, f"`.{s.value.func.attr}()` puts a value the gradient flows through in a "
+                             "container, which astjit.grad cannot follow: join arrays written in the call "
+                             "instead (np.stack((a, b)), np.concatenate((a, b)))")
         if isinstance(s, gast.Expr) and touches and not self._is_print(s.value):
             raise self.error(s, "a statement whose effect astjit.grad cannot follow reads a value the gradient "
                              "flows through (only assignments, `if`, loops and print are differentiated)")
@@ -127,27 +135,107 @@ class Lowering:
                              "cannot be differentiated")
         return [Plain(s)]
 
-    def _assigns_active(self, loop) -> bool:
-        return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in self.activity.active
-                   for b in loop.body for n in gast.walk(b))
+    def _differentiated_loop(self, loop) -> bool:
+        """Whether a loop that reads active values must be differentiated: it assigns an active name, or
+        a statement of its body is more than plain Python once lowered (or is refused there). A loop
+        kept as plain Python contributes nothing to the gradient, so this must never miss one."""
+        if any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in self.activity.active
+               for b in loop.body for n in gast.walk(b)):
+            return True
+        return not _all_plain(self.statements(loop.body))
+
+    def _refuse_assignment_expressions(self, s):
+        """``y := v`` with an active ``v``: the lowering splits statements into ops and would not see it."""
+        for n in gast.walk(s):
+            if isinstance(n, gast.NamedExpr) and self.active(n.value):
+                raise self.error(n, "an assignment expression (`:=`) of a value the gradient flows through "
+                                 "cannot be differentiated: assign it in a statement of its own")
+
+    def _stores_in_container(self, e) -> bool:
+        return isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and e.func.attr in STORING_METHODS \
+            and any(self.active(a) for a in list(e.args) + [k.value for k in e.keywords])
 
     def _is_print(self, e) -> bool:
         return isinstance(e, gast.Call) and self.resolve(e.func) is print
 
     def for_loop(self, s) -> list:
         it = s.iter
-        if not (isinstance(it, gast.Call) and self.resolve(it.func) is range and not it.keywords):
-            raise self.error(s, "a loop the gradient flows through must be `for ... in range(...)`")
-        if not isinstance(s.target, gast.Name):
-            raise self.error(s.target, "the target of a differentiated `for` loop must be one name")
-        range_name = self.fresh("range")
-        items = [Plain(_assign(range_name, it, s))]
+        if isinstance(it, gast.Call) and self.resolve(it.func) is range and not it.keywords:
+            if not isinstance(s.target, gast.Name):
+                raise self.error(s.target, "the target of a differentiated `for` loop must be one name")
+            range_name = self.fresh("range")
+            return self._range_loop(s, s.target.id, [Plain(_assign(range_name, it, s))], range_name, [])
+        if self.active(it):
+            return self._indexed_loop(s)
+        raise self.error(s, "a loop the gradient flows through must be `for ... in range(...)` or over "
+                         "arrays the gradient flows through")
+
+    def _builtin(self, fn):
+        return _name(self.bind_global(fn.__name__, fn))
+
+    def _range_loop(self, s, position, before, range_name, first) -> list:
+        """``before``, then the loop of ``position`` over ``range_name`` running ``first`` and the body."""
+        items = list(before)
         count = None
         if any(isinstance(n, gast.Break) for b in s.body for n in _own_walk(b)):
             count = self.fresh("trips")
             items.append(Plain(_assign(count, gast.Constant(value=0, kind=None), s)))
-        items.append(ForItem(s.target.id, range_name, count, self.statements(s.body), s))
+        items.append(ForItem(position, range_name, count, first + self.statements(s.body), s))
         return items
+
+    def _indexed_loop(self, s) -> list:
+        """``for v in x``, ``for i, v in enumerate(x)`` and ``for a, b in zip(x, y)`` over arrays the
+        gradient flows through, as a loop over positions reading ``v = x[k]`` (iterating an array is
+        indexing its first axis), so each element's adjoint is added back at its position. The arrays
+        are bound before the loop, as the iteration holds them: rebinding ``x`` in the body does not
+        change what it iterates."""
+        it, target = s.iter, s.target
+        callee = self.resolve(it.func) if isinstance(it, gast.Call) else None
+        if callee in (enumerate, zip) and (it.keywords or any(isinstance(a, gast.Starred) for a in it.args)):
+            raise self.error(it, f"{callee.__name__}() with keywords or *args in a loop the gradient flows through")
+        start = None
+        if callee is enumerate and len(it.args) in (1, 2):
+            sequences, counter = [it.args[0]], None
+            start = it.args[1] if len(it.args) == 2 else None
+            if isinstance(target, gast.Tuple | gast.List) and len(target.elts) == 2:
+                counter, targets = target.elts[0], target.elts[1:]
+            else:
+                raise self.error(target, "the target of `for ... in enumerate(...)` must be `i, v`")
+        elif callee is zip and it.args:
+            sequences, counter = list(it.args), None
+            if not (isinstance(target, gast.Tuple | gast.List) and len(target.elts) == len(sequences)):
+                raise self.error(target, "the target of `for ... in zip(...)` must name each element")
+            targets = target.elts
+            inactive = [a for a in sequences if not self.active(a)]
+            if inactive:
+                raise self.error(inactive[0], "in a loop over zip(...) that the gradient flows through, each "
+                                 "iterable must be an array the gradient flows through")
+        else:
+            sequences, counter, targets = [it], None, [target]
+        if not all(isinstance(t, gast.Name) for t in targets) or counter is not None \
+                and not isinstance(counter, gast.Name):
+            raise self.error(target, "the target of a differentiated `for` loop must be names, one per element")
+        before, held = [], []
+        for a in sequences:
+            name = self.fresh("iterated")
+            before += self.value_into(name, a, s) if self.active(a) else [Plain(_assign(name, a, s))]
+            held.append(name)
+        lengths = [gast.Call(func=self._builtin(len), args=[_name(n)], keywords=[]) for n in held]
+        stop = lengths[0] if len(lengths) == 1 else gast.Call(func=self._builtin(min), args=lengths, keywords=[])
+        range_name, position = self.fresh("range"), self.fresh("position")
+        before.append(Plain(_assign(range_name, gast.Call(func=self._builtin(range), args=[stop], keywords=[]), s)))
+        first = []
+        if counter is not None:
+            count = _name(position)
+            if start is not None:              # evaluated once, before the loop, as enumerate does
+                first_count = self.fresh("start")
+                before.append(Plain(_assign(first_count, start, s)))
+                count = gast.BinOp(left=count, op=gast.Add(), right=_name(first_count))
+            first.append(Plain(_assign(counter.id, count, s)))
+        for t, n in zip(targets, held):
+            element = gast.Subscript(value=_name(n), slice=_name(position), ctx=gast.Load())
+            first += self.value_into(t.id, element, s)
+        return self._range_loop(s, position, before, range_name, first)
 
     def assign(self, s) -> list:
         if len(s.targets) != 1:
@@ -243,6 +331,9 @@ class Lowering:
             cond = self.fresh("cond")
             return [Plain(_assign(cond, e.test, stmt)),
                     IfItem(cond, self.value_into(target, e.body, stmt), self.value_into(target, e.orelse, stmt))]
+        if isinstance(e, COMPREHENSIONS):
+            raise self.error(e, "a comprehension over values the gradient flows through cannot be "
+                             "differentiated: write it as a `for` loop")
         raise self.error(e, f"astjit.grad cannot differentiate this {type(e).__name__} expression")
 
     def _call_into(self, target, e, stmt, items):
@@ -264,6 +355,10 @@ class Lowering:
             call = gast.Call(func=gast.Attribute(value=receiver, attr=method, ctx=gast.Load()),
                              args=operands[1:], keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
             return items + [self._prim(target, call, op, operands, keywords, stmt, e)]
+        for a in list(e.args) + [k.value for k in e.keywords]:
+            if isinstance(a, COMPREHENSIONS) and self.active(a):
+                raise self.error(a, "a comprehension over values the gradient flows through cannot be "
+                                 "differentiated: write it as a `for` loop")
         op = self.resolve(func)
         if op is None:
             chain = attribute_chain(func)
@@ -338,6 +433,12 @@ def _index_value(index):
     if isinstance(index, gast.Tuple):
         return gast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=gast.Load())
     return index
+
+
+def _all_plain(items) -> bool:
+    """Whether lowered ``items`` are plain Python throughout (branches and loop exits included)."""
+    return all(isinstance(it, Plain | Exit) or isinstance(it, IfItem) and _all_plain(it.body)
+               and _all_plain(it.orelse) for it in items)
 
 
 def _own_walk(s):

@@ -191,3 +191,60 @@ def rnn_loss(w, u, xs, h0):
     for t in range(xs.shape[0]):
         h = np.tanh(h @ w + xs[t] @ u)
     return np.sum(h * h)
+
+
+def over_elements(x):
+    s = 0.0
+    for v in x:
+        s = s + v ** 2
+    return s
+
+
+def over_rows(xs, w):
+    total = 0.0
+    for row in xs:
+        for v in np.tanh(row @ w):
+            total = total + v * v * v
+    return total
+
+
+def enumerated(x):
+    s = 0.0
+    for i, v in enumerate(x, 2):
+        s = s + v * i
+    return s
+
+
+def zipped(x, y):
+    s = 0.0
+    for a, b in zip(x, y[1:]):               # stops at the shorter one
+        if s > 2.0:
+            break
+        s = s + a * b * a
+    return s
+
+
+def iterable_rebound(x):
+    s = 0.0
+    for v in x:                              # iterates the x of before the loop
+        x = x * 2.0
+        s = s + v * np.sum(x)
+    return s
+
+
+def updates_new_arrays(x, k):
+    a, b = x * 2.0, np.tanh(x)                     # new arrays: `+=` rebinds them
+    a += b
+    c = np.exp(x) if k else x * 3.0
+    c += a
+    d = x.astype(np.float64)
+    d *= c
+    s = d.sum()
+    s += np.sum(np.maximum(d, 0.1))
+    return s
+
+
+def guarded_sqrt(x):
+    # np.where(x > 0, np.sqrt(x), 0.0) would give NaN at x < 0 (docs/gradients.md): the inner where keeps
+    # the unused branch in sqrt's domain
+    return np.sum(np.where(x > 0, np.sqrt(np.where(x > 0, x, 1.0)), 0.0))

@@ -58,3 +58,93 @@ def helper(x):
 
 def joins_too_many(x):
     return np.sum(np.concatenate((x, x, x, x, x, x, x, x, x)))          # marker: joins_too_many
+
+
+def appends_in_a_loop(x):
+    hs = []
+    for i in range(3):
+        hs.append(x * i)                           # marker: appends_in_a_loop
+    return np.sum(np.stack(hs))
+
+
+def appends_in_a_while_loop(x):
+    hs = []
+    while len(hs) < 3:
+        hs.append(x * len(hs))                     # marker: appends_in_a_while_loop
+    return np.sum(np.concatenate(hs))
+
+
+def fills_a_dict_in_a_loop(x):
+    d = {}
+    for i in range(2):
+        d[i] = x * i                               # marker: fills_a_dict_in_a_loop
+    return np.sum(d[1])
+
+
+def sums_a_list_comprehension(x):
+    return sum([v ** 2 for v in x])                # marker: sums_a_list_comprehension
+
+
+def sums_a_generator(x):
+    return np.sum(np.array(list(v ** 2 for v in x)))          # marker: sums_a_generator
+
+
+def comprehension_into_a_name(x):
+    squares = [v ** 2 for v in x]                  # marker: comprehension_into_a_name
+    return squares[0] + squares[1]
+
+
+def assignment_expression_in_a_test(x):
+    if (y := np.sum(x * 3.0)) > -100:              # marker: assignment_expression_in_a_test
+        return y * 2.0
+    return 0.0
+
+
+def assignment_expression_in_a_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        if (y := x[i] * 2.0) > 0:                  # marker: assignment_expression_in_a_loop
+            s = s + 1.0
+    return s + y
+
+
+def updates_a_row_in_place(x):
+    y = x * 2.0
+    for row in y:
+        row += 1.0                                 # marker: updates_a_row_in_place
+    return np.sum(y * y)
+
+
+def zips_with_a_list(x, names):
+    s = 0.0
+    for a, name in zip(x, names):                  # marker: zips_with_a_list
+        s = s + a * len(name)
+    return s
+
+
+def updates_a_conditional_alias(x, k):
+    z = x * 1.5
+    w = z if k else z * 1.0
+    w += 1.0                                       # marker: updates_a_conditional_alias
+    return np.sum(z ** 2)
+
+
+def updates_an_unpacked_alias(x):
+    z = x * 1.5
+    a, b = z, z
+    a += 1.0                                       # marker: updates_an_unpacked_alias
+    return np.sum(b ** 2)
+
+
+def updates_an_astype_alias(x):
+    y = x * 1.5
+    z = y.astype(np.float64, copy=False)           # y itself for a float64 y
+    z += 1.0                                       # marker: updates_an_astype_alias
+    return np.sum(y ** 2)
+
+
+def updates_an_unknown_result(x):
+    z = x * 1.5
+    w = np.asarray(z)
+    w += 1.0                                       # marker: updates_an_unknown_result
+    return np.sum(z ** 2)

@@ -85,6 +85,13 @@ CASES = {
     "accumulate": (corpus.accumulate, lambda r, n: (rand(r, 2, n), rand(r, n, n)), (0, 1)),
     "mlp_loss": (corpus.mlp_loss, lambda r, n: (rand(r, 4, n), rand(r, n), rand(r, n, 3), rand(r, 3), rand(r, 5, 4),
                                          np.eye(3)[r.integers(0, 3, 5)]), (0, 1, 2, 3)),
+    "over_elements": (corpus.over_elements, lambda r, n: (rand(r, n),), 0),
+    "over_rows": (corpus.over_rows, lambda r, n: (rand(r, n, 3), rand(r, 3, 2)), (0, 1)),
+    "enumerated": (corpus.enumerated, lambda r, n: (rand(r, n),), 0),
+    "zipped": (corpus.zipped, lambda r, n: (rand(r, n) + 1.0, rand(r, n + 1) + 1.0), (0, 1)),
+    "iterable_rebound": (corpus.iterable_rebound, lambda r, n: (rand(r, n),), 0),
+    "updates_new_arrays": (corpus.updates_new_arrays, lambda r, n: (rand(r, n), n % 2), 0),
+    "guarded_sqrt": (corpus.guarded_sqrt, lambda r, n: (rand(r, n) * 2.0 + 0.05,), 0),
     "rnn_loss": (corpus.rnn_loss, lambda r, n: (rand(r, n, n) * 0.5, rand(r, 2, n), rand(r, 6, 2, 2), rand(r, 2, n)),
                  (0, 1, 3)),
 }

@@ -29,6 +29,20 @@ def marker_line(name):
     ("may_not_return", (np.ones(3),), "must return a value on every path"),
     ("calls_a_user_function", (np.ones(3),), "no adjoint rule for"),
     ("joins_too_many", (np.ones(3),), "of at most 8 arrays"),
+    ("appends_in_a_loop", (np.ones(3),), "`.append()` puts a value the gradient flows through in a container"),
+    ("appends_in_a_while_loop", (np.ones(3),), "`.append()` puts a value the gradient flows through"),
+    ("fills_a_dict_in_a_loop", (np.ones(3),), "in-place update of an array the gradient flows through"),
+    ("sums_a_list_comprehension", (np.ones(3),), "a comprehension over values the gradient flows through"),
+    ("sums_a_generator", (np.ones(3),), "a comprehension over values the gradient flows through"),
+    ("comprehension_into_a_name", (np.ones(3),), "a comprehension over values the gradient flows through"),
+    ("assignment_expression_in_a_test", (np.ones(3),), "an assignment expression (`:=`)"),
+    ("updates_a_row_in_place", (np.ones((2, 3)),), "another name or view also holds"),
+    ("zips_with_a_list", (np.ones(2), ["a", "bb"]), "each iterable must be an array the gradient flows"),
+    ("updates_a_conditional_alias", (np.ones(3), True), "another name or view also holds"),
+    ("updates_an_unpacked_alias", (np.ones(3),), "another name or view also holds"),
+    ("updates_an_astype_alias", (np.ones(3),), "another name or view also holds"),
+    ("updates_an_unknown_result", (np.ones(3),), "another name or view also holds"),
+    ("assignment_expression_in_a_loop", (np.ones(3), 3), "an assignment expression (`:=`)"),
 ])
 def test_refused_at_the_users_line(name, args, words):
     g = astjit.grad(getattr(corpus, name))

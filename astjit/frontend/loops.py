@@ -819,6 +819,7 @@ class _WorkEstimate:
         self.live_in = live_in
         self.arrays = arrays
         self.names = set() if names is None else names
+        self.depth = 0              # how many loops the statements counted are in
 
     @staticmethod
     def count(args):
@@ -857,7 +858,20 @@ class _WorkEstimate:
 
     def position(self, body, outer):
         """One position of a loop: taking the next value (one unit) and the body."""
-        return gast.BinOp(left=gast.Constant(value=1, kind=None), op=gast.Add(), right=self.statements(body, outer))
+        self.depth += 1
+        body_work = self.statements(body, outer)
+        self.depth -= 1
+        return gast.BinOp(left=gast.Constant(value=1, kind=None), op=gast.Add(), right=body_work)
+
+    @staticmethod
+    def at_least_zero(trips):
+        """``(t if t > 0 else 0)`` for a nested loop's length ``t``: two negative lengths multiply into
+        a large positive work (a 3x3 filter's ``range(1, h - 1)`` nest on a 1x1 image called the
+        kernel, 12x plain Python's time); the outermost loop's sign reads as tiny by itself."""
+        if isinstance(trips, gast.Constant):
+            return trips
+        positive = gast.Compare(left=trips, ops=[gast.Gt()], comparators=[gast.Constant(value=0, kind=None)])
+        return gast.IfExp(test=positive, body=copy.deepcopy(trips), orelse=gast.Constant(value=0, kind=None))
 
     def statements(self, stmts, outer):
         total = None
@@ -865,8 +879,8 @@ class _WorkEstimate:
             if isinstance(s, gast.While):
                 term = gast.Constant(value=UNKNOWN_TRIPS, kind=None)
             elif isinstance(s, gast.For):
-                term = gast.BinOp(left=self.trips(s, outer), op=gast.Mult(),
-                                  right=self.position(s.body, self.inner(s, outer)))
+                trips = self.at_least_zero(self.trips(s, outer)) if self.depth else self.trips(s, outer)
+                term = gast.BinOp(left=trips, op=gast.Mult(), right=self.position(s.body, self.inner(s, outer)))
             else:
                 # (an ``if``'s branches count below, each statement once)
                 slices = not isinstance(s, gast.If) and any(isinstance(n, gast.Slice) for n in gast.walk(s))

@@ -223,6 +223,8 @@ def make_loop_runner(kernel, lowered, fragment, args):
             # array with a size-1 or empty axis may carry strides of any value there (numpy ignores them)
             config.log("fallbacks", "loop at %s line %s: the kernel refused its arguments", fragment.owner_name,
                        fragment.block.lineno)
+            status = None
+        if status is None:     # (outside the except clause: the loop's exception is not chained to TVM's)
             return fallback(*args)
         appends.extend(status, memoryview(status), args)
         s = status[:appends.fixed].tolist()

@@ -6,7 +6,7 @@ import threading
 import types
 
 from . import config
-from .errors import AstjitError, SourceUnavailableError, StrictModeError, render_location
+from .errors import AstjitError, SourceUnavailableError, StrictModeError, render_location, strict_error
 from .frontend.resolve import GUARD_ERRORS
 from .runtime import fpstate, watchers
 from .runtime.records import Record
@@ -40,9 +40,12 @@ class JitFunction:
         try:
             self._parsed = parse_function(fn)
         except Exception as exc:  # no source, or one Python's own parser cannot take (too deeply nested)
-            if strict or not isinstance(fn, types.FunctionType):   # jit(42) is a mistake, not a fallback
+            if not isinstance(fn, types.FunctionType):   # jit(42) is a mistake, not a fallback
                 raise
-            reason = str(exc) if isinstance(exc, AstjitError) else f"cannot parse it ({type(exc).__name__})"
+            reason = exc if isinstance(exc, AstjitError) else SourceUnavailableError(
+                f"cannot parse it ({type(exc).__name__})")
+            if strict:
+                raise strict_error(reason, fn) from None
             self._note_function(f"{reason}: the function runs as Python")
             self._disabled = True
 
@@ -174,7 +177,7 @@ class JitFunction:
                                     missing_arguments=self._missing_arguments)
         except AstjitError as exc:
             if self.strict:
-                raise
+                raise strict_error(exc, self.original) from None
             self._note_function(f"{exc}: the function runs as Python")
             self._disabled = True
             return None
@@ -352,8 +355,8 @@ def jit(fn=None, *, strict=False, backend=None, rewrites=(), fastmath=False, dev
         ValueError: ``backend`` names no backend, or ``device`` is not None, "cpu" or "cuda".
         RuleError: ``rewrites`` names no known rule or transformation.
         SourceUnavailableError: only with ``strict=True``, when ``fn`` has no readable source
-            (``exec``'d code, a builtin). Otherwise such a function runs as Python and ``explain``
-            says why; decorating never fails.
+            (``exec``'d code, a builtin): a ``StrictModeError`` naming the function's file and line.
+            Otherwise such a function runs as Python and ``explain`` says why; decorating never fails.
     """
     from .backends import registry
     from .devices import DEVICES

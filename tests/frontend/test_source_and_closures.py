@@ -495,8 +495,9 @@ def test_exec_function_runs_as_python_with_a_reason():
         assert_same_as_numpy(ns["made"], v, jitted=jf)
     message = str(jf.explain())
     assert "made" in message and "<string>" in message and "runs as Python" in message
-    with pytest.raises(astjit.SourceUnavailableError):
+    with pytest.raises(astjit.SourceUnavailableError) as info:
         jit(ns["made"], strict=True)
+    assert isinstance(info.value, astjit.StrictModeError) and str(info.value).startswith('File "<string>", line 1: ')
 
 
 def test_very_long_expression_falls_back_at_call_time():
@@ -592,6 +593,10 @@ def test_file_edited_after_import_runs_the_imported_code(tmp_path, monkeypatch):
         jf = jit(module.scale)
         assert_same_as_numpy(module.scale, A, jitted=jf)
         assert any("does not match" in r.message for r in explain(jf))
+        with pytest.raises(astjit.StrictModeError, match="does not match") as info:   # with its file and def
+            jit(module.scale, strict=True)(A)
+        assert isinstance(info.value, astjit.SourceUnavailableError)
+        assert (info.value.filename, info.value.lineno) == (str(path), 4), info.value
     finally:
         sys.modules.pop("edited_module", None)
 

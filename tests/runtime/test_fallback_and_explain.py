@@ -191,6 +191,21 @@ def test_strict_mode_raises_where_nothing_in_the_block_compiles(dtype):
     assert_same_as_numpy(strict_dtype, A.astype(dtype))       # the default runs it as Python
 
 
+def strict_reads_locals(a):
+    b = a * 2
+    return sorted(locals())
+
+
+def test_strict_mode_raises_with_file_line_and_caret_where_the_function_reads_its_locals():
+    """strict=True raised the base AstjitError, with no file and no caret, for a call of locals()."""
+    jf = jit(strict_reads_locals, strict=True)
+    with pytest.raises(astjit.StrictModeError) as exc:
+        jf(A)
+    check_strict_message(exc, strict_reads_locals, "locals()")
+    assert exc.value.lineno == line_of(strict_reads_locals, "locals()")
+    assert jit(strict_reads_locals)(A) == strict_reads_locals(A)          # the default runs it as Python
+
+
 def test_strict_mode_is_an_astjit_error_and_default_mode_does_not_raise():
     assert issubclass(astjit.StrictModeError, astjit.AstjitError)
     m = np.eye(3) + 1

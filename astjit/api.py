@@ -354,9 +354,12 @@ def jit(fn=None, *, strict=False, backend=None, rewrites=(), fastmath=False, dev
     Raises:
         ValueError: ``backend`` names no backend, or ``device`` is not None, "cpu" or "cuda".
         RuleError: ``rewrites`` names no known rule or transformation.
+        NotAFunctionError: ``fn`` is not a Python function (a builtin such as ``len``, ``np.sum``, a
+            ``functools.partial``, a class), with or without ``strict``; it is a ``TypeError``.
         SourceUnavailableError: only with ``strict=True``, when ``fn`` has no readable source
-            (``exec``'d code, a builtin): a ``StrictModeError`` naming the function's file and line.
-            Otherwise such a function runs as Python and ``explain`` says why; decorating never fails.
+            (``exec``'d code): a ``StrictModeError`` naming the function's file and line. Otherwise
+            such a function runs as Python and ``explain`` says why: decorating a Python function
+            never fails.
     """
     from .backends import registry
     from .devices import DEVICES

@@ -11,6 +11,11 @@ class SourceUnavailableError(AstjitError):
     """The function's source cannot be read (a lambda typed into a REPL, exec'd code, a builtin)."""
 
 
+class NotAFunctionError(SourceUnavailableError, TypeError):
+    """``jit`` of something that is not a Python function (a builtin, ``np.sum``, a
+    ``functools.partial``, a class): raised at decoration, with or without ``strict``."""
+
+
 class NotTraceable(AstjitError):
     """A statement or expression that cannot become part of a Fragment.
 

@@ -532,10 +532,15 @@ def test_functions_reading_their_locals_run_as_python():
         assert "runs as Python" in str(jf.explain()) and "()" in str(jf.explain())
 
 
-@pytest.mark.parametrize("obj", [np.exp, len, 42, "text", Layer, types.SimpleNamespace()])
-def test_non_function_raises_source_unavailable(obj):
-    with pytest.raises(astjit.SourceUnavailableError, match="def"):
-        jit(obj)
+@pytest.mark.parametrize("obj", [np.exp, len, np.sum, functools.partial(np.add, 1), 42, "text", Layer,
+                                 types.SimpleNamespace()])
+@pytest.mark.parametrize("strict", [False, True])
+def test_non_function_raises_a_type_error_at_decoration(obj, strict):
+    """Not a Python function: a NotAFunctionError (a TypeError and a SourceUnavailableError) whether
+    strict or not, as jit's docstring says."""
+    with pytest.raises(astjit.NotAFunctionError, match="def") as info:
+        jit(obj, strict=strict)
+    assert isinstance(info.value, TypeError) and isinstance(info.value, astjit.SourceUnavailableError)
 
 
 def test_source_unavailable_is_an_astjit_error():

@@ -165,10 +165,6 @@ class JitFunction:
         if config.disabled():
             self._disabled = True
             return None
-        if inspect.iscoroutinefunction(self.original) or inspect.isasyncgenfunction(self.original):
-            self._note_function("async functions are not compiled: the function runs as Python")
-            self._disabled = True
-            return None
         from .frontend.transform import transform
 
         try:

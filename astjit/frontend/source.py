@@ -7,7 +7,7 @@ import types
 
 import gast
 
-from ..errors import NotAFunctionError, SourceUnavailableError
+from ..errors import AstjitError, NotAFunctionError, SourceUnavailableError
 
 
 def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
@@ -16,6 +16,8 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
         hint = ": decorate the function it wraps" if isinstance(fn, functools.partial) else ""
         raise NotAFunctionError(
             f"astjit.jit needs a Python function (a 'def' or a lambda), got {type(fn).__name__} {fn!r}{hint}")
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):   # (their def is not a FunctionDef)
+        raise AstjitError("async functions are not compiled")
     if fn.__name__ == "<lambda>":
         return _parse_lambda(fn)
     try:

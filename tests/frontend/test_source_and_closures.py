@@ -532,6 +532,34 @@ def test_functions_reading_their_locals_run_as_python():
         assert "runs as Python" in str(jf.explain()) and "()" in str(jf.explain())
 
 
+async def doubled_later(a):
+    return a * 2.0
+
+
+async def doubles(a):
+    yield a * 2.0
+
+
+@pytest.mark.parametrize("fn", [doubled_later, doubles])
+def test_async_functions_run_as_python_and_say_so(fn):
+    """explain() said 'the source found for doubled_later is not its def statement'."""
+    import asyncio
+
+    jf = jit(fn)
+    call = jf(A)
+    if inspect.isasyncgen(call):
+        result = asyncio.run(anext(call))
+        expected = asyncio.run(anext(fn(A)))
+    else:
+        result, expected = asyncio.run(call), asyncio.run(fn(A))
+    np.testing.assert_array_equal(result, expected)
+    [record] = jf.records()
+    assert record.message == "async functions are not compiled: the function runs as Python"
+    with pytest.raises(astjit.StrictModeError, match="async functions are not compiled") as info:
+        jit(fn, strict=True)
+    assert (info.value.filename, info.value.lineno) == (__file__, fn.__code__.co_firstlineno)
+
+
 @pytest.mark.parametrize("obj", [np.exp, len, np.sum, functools.partial(np.add, 1), 42, "text", Layer,
                                  types.SimpleNamespace()])
 @pytest.mark.parametrize("strict", [False, True])

@@ -50,7 +50,7 @@ class JitFunction:
             self._disabled = True
 
     # -- calling ----------------------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):    # (self positional-only: f(a, self=1) reaches **kwargs)
         if self._guard():
             return self._function(*args, **kwargs)
         return self._slow_call(args, kwargs)
@@ -143,6 +143,9 @@ class JitFunction:
         # compiled in the user's module: the guard reads its globals as the function does
         call = resolver.function_in_module(src, "__call__", namespace)
         call.__name__, call.__qualname__ = self.original.__name__, self.original.__qualname__  # its errors
+        # its first parameter under a name no keyword can match: f(a, __astjit_self=1) gets Python's
+        # "unexpected keyword argument", not "multiple values for argument"
+        call.__code__ = call.__code__.replace(co_varnames=("__astjit self",) + call.__code__.co_varnames[1:])
         # a class of its own per jitted function: Python looks special methods up on the type
         self.__class__ = type(type(self).__name__, (JitFunction,), {"__call__": call,
                                                                     "__module__": JitFunction.__module__,

@@ -270,6 +270,41 @@ def test_explain_names_the_line_and_the_unsupported_input(args, mention):
     assert f"{__file__}:{line}" in str(explain(jf))
 
 
+def annotated(x):
+    y: float
+    y = x * 2.0
+    return y
+
+
+def yields_steps(x):
+    for i in range(3):
+        yield x * i
+
+
+def deletes_in_a_loop(x):
+    total = 0.0
+    for i in range(len(x)):
+        t = x[i] * 2.0
+        total += t
+        del t
+    return total
+
+
+@pytest.mark.parametrize("fn, args, marker, reason", [
+    (annotated, (A,), "y: float", "an annotation without a value stays Python"),
+    (yields_steps, (A,), "yield x * i", "a yield keeps this loop in Python"),
+    (deletes_in_a_loop, (A,), "del t", "a del statement keeps this loop in Python"),
+], ids=["annotation", "yield", "del"])
+def test_explain_names_a_statements_kind_in_words(fn, args, marker, reason):
+    """explain said "a AnnAssign statement stays Python" and "a expr statement keeps this loop in Python"."""
+    jf = jit(fn)
+    result = jf(*args)
+    if inspect.isgenerator(result):
+        result = list(result)
+    records = [r for r in explain(jf) if r.lineno == line_of(fn, marker)]
+    assert any(r.message.startswith(reason) for r in records), str(explain(jf))
+
+
 def store_at(a, i, v):
     b = a * 2.0
     a[i] = v

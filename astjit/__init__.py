@@ -13,6 +13,7 @@ from .errors import (
     ConfigurationWarning,
     DeviceError,
     GradError,
+    NotAFunctionError,
     RecompileLimitWarning,
     RuleError,
     SourceUnavailableError,
@@ -24,5 +25,5 @@ from .graph import ops as _ops  # noqa: F401  (registers every op)
 
 __version__ = "0.1.0"
 __all__ = ["jit", "explain", "grad", "value_and_grad", "adjoint", "JitFunction", "Explanation", "AstjitError", "GradError", "SourceUnavailableError",
-           "StrictModeError", "Unsupported", "RuleError", "DeviceError", "RecompileLimitWarning", "CacheDirectoryWarning",
+           "NotAFunctionError", "StrictModeError", "Unsupported", "RuleError", "DeviceError", "RecompileLimitWarning", "CacheDirectoryWarning",
            "ConfigurationWarning"]

@@ -1,12 +1,11 @@
 """The public entry points: ``jit`` and ``explain``."""
 
 import functools
-import inspect
 import threading
 import types
 
 from . import config
-from .errors import AstjitError, SourceUnavailableError, StrictModeError, render_location
+from .errors import AstjitError, SourceUnavailableError, StrictModeError, render_location, strict_error
 from .frontend.resolve import GUARD_ERRORS
 from .runtime import fpstate, watchers
 from .runtime.records import Record
@@ -47,14 +46,17 @@ class JitFunction:
         try:
             self._parsed = parse_function(fn)
         except Exception as exc:  # no source, or one Python's own parser cannot take (too deeply nested)
-            if strict or not isinstance(fn, types.FunctionType):   # jit(42) is a mistake, not a fallback
+            if not isinstance(fn, types.FunctionType):   # jit(42) is a mistake, not a fallback
                 raise
-            reason = str(exc) if isinstance(exc, AstjitError) else f"cannot parse it ({type(exc).__name__})"
+            reason = exc if isinstance(exc, AstjitError) else SourceUnavailableError(
+                f"cannot parse it ({type(exc).__name__})")
+            if strict:
+                raise strict_error(reason, fn) from None
             self._note_function(f"{reason}: the function runs as Python")
             self._disabled = True
 
     # -- calling ----------------------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
+    def __call__(self, /, *args, **kwargs):    # (self positional-only: f(a, self=1) reaches **kwargs)
         if self._guard():
             return self._function(*args, **kwargs)
         return self._slow_call(args, kwargs)
@@ -164,6 +166,9 @@ class JitFunction:
         # compiled in the user's module: the guard reads its globals as the function does
         call = resolver.function_in_module(src, "__call__", namespace)
         call.__name__, call.__qualname__ = self.original.__name__, self.original.__qualname__  # its errors
+        # its first parameter under a name no keyword can match: f(a, __astjit_self=1) gets Python's
+        # "unexpected keyword argument", not "multiple values for argument"
+        call.__code__ = call.__code__.replace(co_varnames=("__astjit self",) + call.__code__.co_varnames[1:])
         # a class of its own per jitted function: Python looks special methods up on the type
         self.__class__ = type(type(self).__name__, (JitFunction,), {"__call__": call,
                                                                     "__module__": JitFunction.__module__,
@@ -187,10 +192,6 @@ class JitFunction:
             self._note_function("ASTJIT_DISABLE is set: the function runs as Python")
             self._disabled = True
             return None
-        if inspect.iscoroutinefunction(self.original) or inspect.isasyncgenfunction(self.original):
-            self._note_function("async functions are not compiled: the function runs as Python")
-            self._disabled = True
-            return None
         from .frontend.transform import transform
 
         self._transforms += 1
@@ -206,7 +207,7 @@ class JitFunction:
                                     missing_arguments=self._missing_arguments)
         except AstjitError as exc:
             if self.strict:
-                raise
+                raise strict_error(exc, self.original) from None
             self._note_function(f"{exc}: the function runs as Python")
             self._disabled = True
             return None
@@ -385,9 +386,12 @@ def jit(fn=None, *, strict=False, backend=None, rewrites=(), fastmath=False, dev
     Raises:
         ValueError: ``backend`` names no backend, or ``device`` is not None, "cpu" or "cuda".
         RuleError: ``rewrites`` names no known rule or transformation.
+        NotAFunctionError: ``fn`` is not a Python function (a builtin such as ``len``, ``np.sum``, a
+            ``functools.partial``, a class), with or without ``strict``; it is a ``TypeError``.
         SourceUnavailableError: only with ``strict=True``, when ``fn`` has no readable source
-            (``exec``'d code, a builtin). Otherwise such a function runs as Python and ``explain``
-            says why; decorating never fails.
+            (``exec``'d code): a ``StrictModeError`` naming the function's file and line. Otherwise
+            such a function runs as Python and ``explain`` says why: decorating a Python function
+            never fails.
     """
     from .backends import registry
     from .devices import DEVICES

@@ -11,6 +11,11 @@ class SourceUnavailableError(AstjitError):
     """The function's source cannot be read (a lambda typed into a REPL, exec'd code, a builtin)."""
 
 
+class NotAFunctionError(SourceUnavailableError, TypeError):
+    """``jit`` of something that is not a Python function (a builtin, ``np.sum``, a
+    ``functools.partial``, a class): raised at decoration, with or without ``strict``."""
+
+
 class NotTraceable(AstjitError):
     """A statement or expression that cannot become part of a Fragment.
 
@@ -53,6 +58,33 @@ class LocatedError(AstjitError):
 
 class StrictModeError(LocatedError):
     """Raised by ``jit(strict=True)`` where the default would silently fall back to Python."""
+
+
+class StrictSourceUnavailableError(StrictModeError, SourceUnavailableError):
+    """``jit(strict=True)`` of a function whose source astjit cannot use (exec'd code, a file edited
+    after import): a StrictModeError naming the function's file and line, and a SourceUnavailableError."""
+
+
+class FrameIntrospection(AstjitError):
+    """The function reads its own frame (``locals()``, ``eval``): all of it runs as Python. ``lineno``,
+    ``col`` and ``end_col`` place the call in the function's file."""
+
+    def __init__(self, reason: str, lineno: int, col: int | None = None, end_col: int | None = None):
+        super().__init__(reason)
+        self.lineno, self.col, self.end_col = lineno, col, end_col
+
+
+def strict_error(exc: AstjitError, fn) -> LocatedError:
+    """What ``jit(strict=True)`` raises for ``exc``, a reason to run all of ``fn`` as Python: a
+    StrictModeError at the reason's line where ``exc`` has one (a caret under it), else at ``fn``'s
+    ``def``; ``exc`` itself where it already names its place."""
+    if isinstance(exc, LocatedError):
+        return exc
+    code = getattr(fn, "__code__", None)
+    filename, first = (code.co_filename, code.co_firstlineno) if code is not None else (None, None)
+    cls = StrictSourceUnavailableError if isinstance(exc, SourceUnavailableError) else StrictModeError
+    return cls(f"{exc} (strict=True forbids running it as Python)", filename, getattr(exc, "lineno", None) or first,
+               getattr(exc, "col", None), getattr(exc, "end_col", None))
 
 
 class DeviceError(LocatedError, ValueError):

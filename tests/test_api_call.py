@@ -215,3 +215,30 @@ def test_a_signature_with_defaults_takes_the_generated_call_and_the_original_def
         jf()
     with pytest.raises(TypeError, match=r"^scaled_into\(\) takes from 1 to 4 positional arguments but 5 were given$"):
         jf(a, None, 1.0, [], 9)
+
+
+def scaled_by_default(a, b=2.0):
+    return a * b
+
+
+def doubled_with_options(a, **options):
+    return a * 2.0, options
+
+
+def test_keywords_named_like_the_calls_own_first_parameter():
+    """``self=`` reached the generic call's own ``self`` ("got multiple values for argument 'self'")
+    instead of the original's ``**kwargs``; ``__astjit_self=`` the generated call's first parameter."""
+    a = np.arange(3.0)
+    jf = jit(doubled_with_options)
+    for _ in range(3):                    # (the first call transforms; the later ones run as installed)
+        value, options = jf(a, self=1, a_=2)
+        np.testing.assert_array_equal(value, a * 2.0)
+        assert options == {"self": 1, "a_": 2}
+    jf = jit(scaled_by_default)
+    for _ in range(3):
+        np.testing.assert_array_equal(jf(a), a * 2.0)
+        with pytest.raises(TypeError) as info:
+            jf(a, __astjit_self=1)
+        with pytest.raises(TypeError) as plain:
+            scaled_by_default(a, __astjit_self=1)
+        assert str(info.value) == str(plain.value) == "scaled_by_default() got an unexpected keyword argument '__astjit_self'"

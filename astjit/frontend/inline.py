@@ -119,6 +119,7 @@ def renamed_callee(fndef, call, site: int, filename, defaults=()) -> Inlined:
             elif isinstance(n.ctx, gast.Load):
                 free.append(n.id)
         n.astjit_file = filename
+        n.astjit_function = fndef.name       # (an exception raised there names this function's frame)
     return Inlined(fndef.name, [prefix + p for p in params], fndef.body, filename, list(dict.fromkeys(free)))
 
 

@@ -32,7 +32,7 @@ from .inline import (
     renamed_callee,
 )
 from .loop_iteration import LEN_CALL, RANGE_CALL, CountedForm, NotIterable, builtin_name, reversed_range
-from .lower import attribute_chain, hoisted_name
+from .lower import attribute_chain, hoisted_name, statement_kind
 
 # Python and math functions a loop body may call on scalars, by the object the name resolves to
 SCALAR_BUILTINS = {builtins.abs: "abs", builtins.min: "min", builtins.max: "max", builtins.int: "int",
@@ -160,7 +160,7 @@ class LoopChecker:
         elif isinstance(s, gast.Raise):
             self.raise_statement(s)
         else:
-            self.refuse(f"a {type(s).__name__.lower()} statement", s)
+            self.refuse(statement_kind(s), s)
 
     def raise_statement(self, s) -> None:
         """``raise E(...)`` of an exception class, called with constants, f-strings and values the loop

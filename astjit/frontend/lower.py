@@ -49,6 +49,27 @@ def describe(obj) -> str:
     return f"{module}.{name}" if module and module != "builtins" else name
 
 
+# what explain calls a statement that stays Python, in the words of Python's grammar
+_STATEMENT_KINDS = {"AnnAssign": "an annotated assignment", "Assign": "an assignment",
+                    "AugAssign": "an augmented assignment", "Delete": "a del statement",
+                    "Import": "an import statement", "ImportFrom": "an import statement",
+                    "FunctionDef": "a def statement", "AsyncFunctionDef": "a def statement",
+                    "ClassDef": "a class statement", "AsyncFor": "an async for statement",
+                    "AsyncWith": "an async with statement", "TryStar": "a try statement"}
+_EXPRESSION_KINDS = {"Yield": "a yield", "YieldFrom": "a yield from", "Await": "an await"}
+
+
+def statement_kind(stmt) -> str:
+    """``stmt``'s kind with its article, as a reason reads it: "an annotated assignment", "a with
+    statement", "a yield" (an expression statement of a yield)."""
+    name = type(stmt).__name__
+    if isinstance(stmt, gast.AnnAssign) and stmt.value is None:
+        return "an annotation without a value"
+    if isinstance(stmt, gast.Expr):
+        return _EXPRESSION_KINDS.get(type(stmt.value).__name__, "an expression statement")
+    return _STATEMENT_KINDS.get(name, f"a {name.lower()} statement")
+
+
 class BlockLowering:
     """Builds one Graph; ``env`` maps a variable to the node holding its current value."""
 
@@ -76,7 +97,7 @@ class BlockLowering:
             self.expr(stmt.value)                      # surfaces the precise reason first
             raise NotTraceable("an expression statement (its value is discarded) stays Python", stmt)
         else:
-            raise NotTraceable(f"a {type(stmt).__name__} statement stays Python", stmt)
+            raise NotTraceable(f"{statement_kind(stmt)} stays Python", stmt)
 
     def assign(self, target, value, value_expr) -> None:
         if isinstance(target, gast.Name):

@@ -1,21 +1,25 @@
 """Get a function's source as a gast FunctionDef whose line numbers are the file's own."""
 
 import copy
+import functools
 import inspect
 import linecache
 import types
 
 import gast
 
-from ..errors import SourceUnavailableError
+from ..errors import AstjitError, NotAFunctionError, SourceUnavailableError
 from .mangle import mangle_private_names
 
 
 def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
     """Parse ``fn``; raise SourceUnavailableError with a hint when there is no usable source."""
     if not isinstance(fn, types.FunctionType):
-        raise SourceUnavailableError(
-            f"astjit.jit needs a Python function defined with 'def', got {type(fn).__name__} {fn!r}")
+        hint = ": decorate the function it wraps" if isinstance(fn, functools.partial) else ""
+        raise NotAFunctionError(
+            f"astjit.jit needs a Python function (a 'def' or a lambda), got {type(fn).__name__} {fn!r}{hint}")
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):   # (their def is not a FunctionDef)
+        raise AstjitError("async functions are not compiled")
     if fn.__name__ == "<lambda>":
         return _parse_lambda(fn)
     try:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from ..errors import AstjitError, SourceUnavailableError
+from ..errors import FrameIntrospection, SourceUnavailableError
 from ..runtime.fragment import UNBOUND, Fragment
 from ..runtime.loop_fragment import DECLINED, LoopFragment, Returned
 from ..runtime.plain_attribute import NAME as PLAIN_ATTRIBUTE_NAME
@@ -98,8 +98,9 @@ def check_no_frame_introspection(fndef, resolver) -> None:
         if name not in FRAME_READERS or resolver.lookup(name) is not getattr(builtins, name):
             continue
         if FRAME_READERS[name] is None or len(node.args) == FRAME_READERS[name]:
-            raise AstjitError(f"it calls {name}() (line {node.lineno}), which reads the function's local "
-                              "variables as Python keeps them")
+            raise FrameIntrospection(f"it calls {name}() (line {node.lineno}), which reads the function's "
+                                     "local variables as Python keeps them", node.lineno, node.col_offset,
+                                     node.end_col_offset if node.end_lineno == node.lineno else None)
 
 
 def _signature(code):

@@ -25,9 +25,16 @@ def parse_shapes(text: str) -> dict:
     """``a=float32[1000],b=float64[3,4],n=int,k=5,s=float32`` -> stand-in values by name."""
     values = {}
     for part in _split(text):
+        if not part:
+            raise ShapeSpecError(f"an empty entry in --shapes {text!r} (two commas in a row, or a comma at "
+                                 "an end)")
         if "=" not in part:
             raise ShapeSpecError(f"expected name=type in --shapes, got {part!r}")
         name, spec = (s.strip() for s in part.split("=", 1))
+        if not name.isidentifier():
+            raise ShapeSpecError(f"expected name=type in --shapes, got {part!r}")
+        if name in values:
+            raise ShapeSpecError(f"--shapes gives {name!r} twice")
         values[name] = _stand_in(name, spec)
     return values
 
@@ -44,9 +51,9 @@ def _split(text):
             current = ""
         else:
             current += ch
-    if current.strip():
+    if parts or current.strip():          # (an empty or blank text: no entries)
         parts.append(current)
-    return [p.strip() for p in parts if p.strip()]
+    return [p.strip() for p in parts]
 
 
 def _stand_in(name, spec):

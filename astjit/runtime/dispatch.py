@@ -214,7 +214,10 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
         lines += [f"    if {test}:", f"        return {on_refusal}({params})"]
     lines += ["    try:", "        status = take()", "    except IndexError:", "        status = new_status()",
               "    try:", f"        kernel({', '.join(call)}, status[0])",
-              "    except Exception:", "        give(status)", f"        return {on_refusal}({params})",
+              "    except Exception:", "        give(status)", "        status = None",
+              # (the refusal's path outside the except clause: an exception of the loop's Python is the
+              # user's alone, not chained to the kernel's refusal)
+              "    if status is None:", f"        return {on_refusal}({params})",
               "    q = status[1]"]
     if appends.positions:
         lines.append(f"    extend(status[3], q, {packed})")

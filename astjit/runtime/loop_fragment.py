@@ -8,6 +8,7 @@ line, with the arrays as Python would have left them.
 """
 
 import functools
+import types
 
 import numpy as np
 
@@ -223,6 +224,8 @@ def make_loop_runner(kernel, lowered, fragment, args):
             # array with a size-1 or empty axis may carry strides of any value there (numpy ignores them)
             config.log("fallbacks", "loop at %s line %s: the kernel refused its arguments", fragment.owner_name,
                        fragment.block.lineno)
+            status = None
+        if status is None:     # (outside the except clause: the loop's exception is not chained to TVM's)
             return fallback(*args)
         appends.extend(status, memoryview(status), args)
         s = status[:appends.fixed].tolist()
@@ -246,7 +249,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
             return Returned(None if lowered.returns is None else values[0] if lowered.returns == 1 else tuple(values))
         site = lowered.sites[status[0] - 1]
         raise_at(site.raise_([int(v) for v in status[1:STATUS_SIZE]]), site.filename or fragment.filename,
-                 site.line)
+                 site.line, site.function or fragment.owner_name)
 
     # what the loop leaves, as an expression over the status list ``s``, the local buffers ``local``
     # and the arguments ``a0``, ``a1``...: the generated runner returns it inline, ``finish`` for ``run``
@@ -383,14 +386,22 @@ def _overlap(a, b) -> bool:
         return True
 
 
-def raise_at(exc: BaseException, filename: str, line: int):
-    """Raise ``exc`` from a frame at the user's file and line, where plain Python would have raised it."""
-    exec(_raising_code(filename, line), {"__astjit_exception": exc})
+def raise_at(exc: BaseException, filename: str, line: int, qualname: str = "<module>"):
+    """Raise ``exc`` from a frame at the user's file and line, where plain Python would have raised it,
+    named as the user's function (``qualname``) is. The frame has no local variables: the kernel keeps
+    none of the loop's values (docs/semantics.md, "Tracebacks")."""
+    types.FunctionType(_raising_code(filename, line, qualname), {"__astjit_exception": exc})()
 
 
 @functools.lru_cache(maxsize=256)
-def _raising_code(filename: str, line: int):
-    """The code raising at that line, compiled once per place: compiling it at each raise cost 30-170 us
-    (more the further down the file), a loop validating its input and raising at its second element
-    ran 144x slower than plain Python."""
-    return compile("\n" * (line - 1) + "raise __astjit_exception from None", filename, "exec")
+def _raising_code(filename: str, line: int, qualname: str):
+    """The code of a function raising at that line, compiled once per place: compiling it at each raise
+    cost 30-170 us (more the further down the file), a loop validating its input and raising at its
+    second element ran 144x slower than plain Python. The exception is a global of the function, so that
+    its frame's locals are empty (``pdb.post_mortem``, traceback tools)."""
+    module = compile("\n" * (line - 1) + "def f(): raise __astjit_exception from None", filename, "exec")
+    code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+    names = {"co_name": qualname.rpartition(".")[2]}
+    if hasattr(code, "co_qualname"):      # (Python 3.11 and later)
+        names["co_qualname"] = qualname
+    return code.replace(**names)

@@ -35,6 +35,7 @@ MARGIN = 1.0
 
 LONG = 5e-2          # above this, one timed run each: measuring must not cost more than the work
 COPY_BYTES = 1 << 25  # a block writing into more array bytes than this is not measured (copies cost)
+_FAILED = object()    # the warm-up run raised
 _IMMUTABLE = (bool, int, float, complex, str, bytes, type(None), np.generic, np.dtype, type)
 
 
@@ -125,8 +126,10 @@ def measuring_runner(fragment, spec, key):
         disk_cache.wait()
         try:    # warm-up (thread pool, page faults), on copies of what the block writes
             warm = compiled(*(fresh() if fresh is not None else args))
-        except Exception:   # the real run raises it, with the effects Python leaves before it
-            return compiled(*args)
+        except Exception:
+            warm = _FAILED
+        if warm is _FAILED:     # the real run raises it, with the effects Python leaves before it (outside
+            return compiled(*args)    # the except clause: the user sees their exception alone, unchained)
         if spec.kernel_failed:   # its compiled code raised (runtime/plan): the block's Python is installed
             return fragment.fallback(*args) if spec.effects else warm
         try:

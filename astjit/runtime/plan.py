@@ -50,12 +50,15 @@ class Plan:
         except Exception as exc:
             if self.kernel_failed is not None and not self.segments[k].reference:
                 self.kernel_failed(self.segments[k], exc)
-            if k < self.first_effect or (k == self.first_effect and getattr(exc, EFFECTS_DONE, True) is False):
-                return self.fallback(*args)      # nothing was written yet: numpy's error at the user's line
-            raise
-        out = [list(values[i]) if c else values[i] for i, c in zip(self.output_slots, self.copy_outputs)]
-        if self.n_outputs == 0:
-            return None
-        if self.n_outputs == 1:
-            return out[0]
-        return tuple(out)
+            if not (k < self.first_effect or (k == self.first_effect and getattr(exc, EFFECTS_DONE, True) is False)):
+                raise
+        else:
+            out = [list(values[i]) if c else values[i] for i, c in zip(self.output_slots, self.copy_outputs)]
+            if self.n_outputs == 0:
+                return None
+            if self.n_outputs == 1:
+                return out[0]
+            return tuple(out)
+        # nothing was written yet: numpy's error at the user's line (outside the except clause: not
+        # chained to the segment's)
+        return self.fallback(*args)

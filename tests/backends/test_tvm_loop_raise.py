@@ -88,6 +88,25 @@ def test_the_raised_exception_points_at_the_users_line():
             jitted(np.array([1.0, 2.0]), np.array([1.0, 0.0]), np.zeros(2))
         frame = traceback.extract_tb(info.value.__traceback__)[-1]
         assert frame.filename == __file__ and frame.line.startswith("raise ZeroDivisionError"), frame
+        assert frame.name == "safe_div"      # (the inlined function raising, as in plain Python)
+
+
+def test_the_raising_frame_is_named_as_the_users_function_and_holds_no_astjit_names():
+    """The frame at the user's line reads ``in roots`` (it read ``in <module>``, with astjit's
+    ``__astjit_exception`` and ``__builtins__`` as its locals); the loop's own variables are not kept
+    by the kernel, so it holds none."""
+    jitted = jit(roots)
+    with pytest.raises(ValueError) as info:
+        jitted(np.array([1.0, -2.0]), np.zeros(2))
+    assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm"]
+    frame = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert (frame.filename, frame.name, frame.line.strip()) == (
+        __file__, "roots", 'raise ValueError("negative value", i, a[i])     # a numpy float64 in the arguments')
+    tb = info.value.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    assert tb.tb_frame.f_locals == {}
+    assert getattr(tb.tb_frame.f_code, "co_qualname", roots.__qualname__) == roots.__qualname__  # (3.11+)
 
 
 def test_each_raise_site_is_compiled_once(monkeypatch):

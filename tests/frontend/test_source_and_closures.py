@@ -571,8 +571,9 @@ def test_exec_function_runs_as_python_with_a_reason():
         assert_same_as_numpy(ns["made"], v, jitted=jf)
     message = str(jf.explain())
     assert "made" in message and "<string>" in message and "runs as Python" in message
-    with pytest.raises(astjit.SourceUnavailableError):
+    with pytest.raises(astjit.SourceUnavailableError) as info:
         jit(ns["made"], strict=True)
+    assert isinstance(info.value, astjit.StrictModeError) and str(info.value).startswith('File "<string>", line 1: ')
 
 
 def test_very_long_expression_falls_back_at_call_time():
@@ -607,10 +608,43 @@ def test_functions_reading_their_locals_run_as_python():
         assert "runs as Python" in str(jf.explain()) and "()" in str(jf.explain())
 
 
-@pytest.mark.parametrize("obj", [np.exp, len, 42, "text", Layer, types.SimpleNamespace()])
-def test_non_function_raises_source_unavailable(obj):
-    with pytest.raises(astjit.SourceUnavailableError, match="def"):
-        jit(obj)
+async def doubled_later(a):
+    return a * 2.0
+
+
+async def doubles(a):
+    yield a * 2.0
+
+
+@pytest.mark.parametrize("fn", [doubled_later, doubles])
+def test_async_functions_run_as_python_and_say_so(fn):
+    """explain() said 'the source found for doubled_later is not its def statement'."""
+    import asyncio
+
+    jf = jit(fn)
+    call = jf(A)
+    if inspect.isasyncgen(call):
+        result = asyncio.run(anext(call))
+        expected = asyncio.run(anext(fn(A)))
+    else:
+        result, expected = asyncio.run(call), asyncio.run(fn(A))
+    np.testing.assert_array_equal(result, expected)
+    [record] = jf.records()
+    assert record.message == "async functions are not compiled: the function runs as Python"
+    with pytest.raises(astjit.StrictModeError, match="async functions are not compiled") as info:
+        jit(fn, strict=True)
+    assert (info.value.filename, info.value.lineno) == (__file__, fn.__code__.co_firstlineno)
+
+
+@pytest.mark.parametrize("obj", [np.exp, len, np.sum, functools.partial(np.add, 1), 42, "text", Layer,
+                                 types.SimpleNamespace()])
+@pytest.mark.parametrize("strict", [False, True])
+def test_non_function_raises_a_type_error_at_decoration(obj, strict):
+    """Not a Python function: a NotAFunctionError (a TypeError and a SourceUnavailableError) whether
+    strict or not, as jit's docstring says."""
+    with pytest.raises(astjit.NotAFunctionError, match="def") as info:
+        jit(obj, strict=strict)
+    assert isinstance(info.value, TypeError) and isinstance(info.value, astjit.SourceUnavailableError)
 
 
 def test_source_unavailable_is_an_astjit_error():
@@ -669,6 +703,10 @@ def test_file_edited_after_import_runs_the_imported_code(tmp_path, monkeypatch):
         assert_same_as_numpy(module.scale, A, jitted=jf)
         assert any("does not match" in r.message for r in explain(jf))
         assert "a * 3" not in jf.source and "is not what runs, so it is not shown" in jf.source
+        with pytest.raises(astjit.StrictModeError, match="does not match") as info:   # with its file and def
+            jit(module.scale, strict=True)(A)
+        assert isinstance(info.value, astjit.SourceUnavailableError)
+        assert (info.value.filename, info.value.lineno) == (str(path), 4), info.value
     finally:
         sys.modules.pop("edited_module", None)
 

@@ -229,7 +229,7 @@ def test_parse_shapes_scalars():
 
 def test_parse_shapes_empty():
     assert parse_shapes("") == {}
-    assert parse_shapes(" , ") == {}
+    assert parse_shapes("  ") == {}
 
 
 @pytest.mark.parametrize("text, message", [
@@ -238,6 +238,12 @@ def test_parse_shapes_empty():
     ("a=float32[3", "for 'a'"),
     ("n=integer", "unknown dtype 'integer' for 'n'"),
     ("a=float64[1000000000000,1000000]", "no array of that size can stand in"),     # (was a MemoryError traceback)
+    # (these were taken silently: the last of two entries won, empty entries were dropped)
+    ("a=float32[3],a=float64[2]", "--shapes gives 'a' twice"),
+    ("a=float32[3],,b=int", "an empty entry"),
+    (" , ", "an empty entry"),
+    ("a=float32[3],", "an empty entry"),
+    ("=float32[3]", "expected name=type"),
 ])
 def test_parse_shapes_errors(text, message):
     with pytest.raises(ShapeSpecError) as info:

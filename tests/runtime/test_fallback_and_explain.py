@@ -191,6 +191,21 @@ def test_strict_mode_raises_where_nothing_in_the_block_compiles(dtype):
     assert_same_as_numpy(strict_dtype, A.astype(dtype))       # the default runs it as Python
 
 
+def strict_reads_locals(a):
+    b = a * 2
+    return sorted(locals())
+
+
+def test_strict_mode_raises_with_file_line_and_caret_where_the_function_reads_its_locals():
+    """strict=True raised the base AstjitError, with no file and no caret, for a call of locals()."""
+    jf = jit(strict_reads_locals, strict=True)
+    with pytest.raises(astjit.StrictModeError) as exc:
+        jf(A)
+    check_strict_message(exc, strict_reads_locals, "locals()")
+    assert exc.value.lineno == line_of(strict_reads_locals, "locals()")
+    assert jit(strict_reads_locals)(A) == strict_reads_locals(A)          # the default runs it as Python
+
+
 def test_strict_mode_is_an_astjit_error_and_default_mode_does_not_raise():
     assert issubclass(astjit.StrictModeError, astjit.AstjitError)
     m = np.eye(3) + 1
@@ -269,6 +284,41 @@ def test_explain_names_the_line_and_the_unsupported_input(args, mention):
     assert records, str(explain(jf))
     assert any(mention in r.message for r in records), str(explain(jf))
     assert f"{__file__}:{line}" in str(explain(jf))
+
+
+def annotated(x):
+    y: float
+    y = x * 2.0
+    return y
+
+
+def yields_steps(x):
+    for i in range(3):
+        yield x * i
+
+
+def deletes_in_a_loop(x):
+    total = 0.0
+    for i in range(len(x)):
+        t = x[i] * 2.0
+        total += t
+        del t
+    return total
+
+
+@pytest.mark.parametrize("fn, args, marker, reason", [
+    (annotated, (A,), "y: float", "an annotation without a value stays Python"),
+    (yields_steps, (A,), "yield x * i", "a yield keeps this loop in Python"),
+    (deletes_in_a_loop, (A,), "del t", "a del statement keeps this loop in Python"),
+], ids=["annotation", "yield", "del"])
+def test_explain_names_a_statements_kind_in_words(fn, args, marker, reason):
+    """explain said "a AnnAssign statement stays Python" and "a expr statement keeps this loop in Python"."""
+    jf = jit(fn)
+    result = jf(*args)
+    if inspect.isgenerator(result):
+        result = list(result)
+    records = [r for r in explain(jf) if r.lineno == line_of(fn, marker)]
+    assert any(r.message.startswith(reason) for r in records), str(explain(jf))
 
 
 def store_at(a, i, v):

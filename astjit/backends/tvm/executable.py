@@ -53,20 +53,26 @@ def make_executable(kernel, input_kinds, out_specs, on_numpy):
         args = [v.item() if k == "item" else v for k, v in zip(input_kinds, inputs)] if needs_conversion \
             else inputs
         outs = [np.empty(s, d) for s, d in allocs]
+        # (numpy's path runs outside the except clauses: an exception it raises is the user's alone,
+        # not chained to the kernel's refusal)
         try:
             kernel(*args, *outs)
         except (ValueError, BufferError, TypeError, RuntimeError):
             arrays = [v for k, v in zip(input_kinds, args) if k == "array"]
-            if any(v.ndim > 1 and not v.flags.c_contiguous for v in arrays) or all(
-                    v.flags.c_contiguous and v.flags.writeable for v in arrays):
-                return on_numpy(*inputs)   # another memory order, or a scalar the kernel cannot take
-            # read-only arrays cannot cross DLPack as-is: their memory as writeable views (the kernel
-            # only reads inputs); strided 1-D or unaligned arrays: C-contiguous copies
-            args = [_passable(v) if k == "array" else v for k, v in zip(input_kinds, args)]
-            try:
-                kernel(*args, *outs)
-            except (ValueError, BufferError, TypeError, RuntimeError):
-                return on_numpy(*inputs)       # a scalar the kernel cannot take (a uint64 above 2**63)
+        else:
+            return tuple(o if p is None else p(o) for o, p in zip(outs, posts))
+        if any(v.ndim > 1 and not v.flags.c_contiguous for v in arrays) or all(
+                v.flags.c_contiguous and v.flags.writeable for v in arrays):
+            return on_numpy(*inputs)   # another memory order, or a scalar the kernel cannot take
+        # read-only arrays cannot cross DLPack as-is: their memory as writeable views (the kernel
+        # only reads inputs); strided 1-D or unaligned arrays: C-contiguous copies
+        args = [_passable(v) if k == "array" else v for k, v in zip(input_kinds, args)]
+        try:
+            kernel(*args, *outs)
+        except (ValueError, BufferError, TypeError, RuntimeError):
+            outs = None
+        if outs is None:
+            return on_numpy(*inputs)       # a scalar the kernel cannot take (a uint64 above 2**63)
         return tuple(o if p is None else p(o) for o, p in zip(outs, posts))
 
     return run

@@ -126,6 +126,7 @@ class ErrorSite:
     line: int
     raise_: object                 # callable(values) -> an exception instance
     filename: str | None = None    # a line of an inlined function's file (else the loop's)
+    function: str | None = None    # that inlined function's name (else the loop's function)
 
 
 @dataclass
@@ -600,7 +601,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         the enclosing scope emits after this runs only if the check passed (an index is checked before
         the load that uses it)."""
         self.sites.append(ErrorSite(getattr(node, "lineno", self.loop.lineno), raise_,
-                                    getattr(node, "astjit_file", None)))
+                                    getattr(node, "astjit_file", None), getattr(node, "astjit_function", None)))
         stop = BAIL if self.effect_free and getattr(raise_, "python_goes_on", False) else len(self.sites)
         with T.If(cond):
             with T.Then():

@@ -82,6 +82,7 @@ from .loops import (
     position_work,
     row_test,
     substituted,
+    without_effects,
     work_expression,
 )
 from .prepare import rejoin_tests
@@ -178,10 +179,24 @@ def resume_position(loop, kernel_loop, live_in, maybe_unbound, tiny) -> int:
         return 0
     # Python took the range (or the arrays) once, at the start: a kernel taking them again part way
     # would see what the loop has rebound since (``n -= 1`` in ``for i in range(n)``)
-    if {n.id for n in gast.walk(loop.iter) if isinstance(n, gast.Name)} & assigned_names(loop):
+    if {n.id for n in gast.walk(loop.iter) if isinstance(n, gast.Name)} & assigned_names(loop) or not _fixed(loop.iter):
         return 0
     # (an integer ASTJIT_TINY_LOOP is the budget itself)
     return first_positions(kernel_loop, live_in, tiny if tiny_loop_work() is not None else HANDOVER_BUDGET * tiny)
+
+
+def _fixed(expr) -> bool:
+    """Whether ``expr`` reads nothing a loop's body may change in place, besides the names it
+    assigns: an element (``range(b[0])`` with ``b[0] -= 1`` in the body), an object's attribute, what
+    a helper returns. An array's shape, size and rank cannot change."""
+    shape = {id(n.value) for n in gast.walk(expr) if isinstance(n, gast.Subscript)
+             and isinstance(n.value, gast.Attribute) and n.value.attr == "shape"}
+    for n in gast.walk(expr):
+        if isinstance(n, gast.Subscript) and id(n.value) not in shape:
+            return False
+        if isinstance(n, gast.Attribute) and n.attr not in ("shape", "size", "ndim"):
+            return False
+    return without_effects(expr)
 
 
 def _leaves(stmts) -> bool:

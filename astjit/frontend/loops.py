@@ -833,6 +833,8 @@ class _WorkEstimate:
     def trips(self, node, outer):
         if isinstance(node.iter, gast.Tuple):
             return gast.Constant(value=len(node.iter.elts), kind=None)
+        if not all(without_effects(a) for a in node.iter.args):
+            return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
         names = {n.id for a in node.iter.args for n in gast.walk(a) if isinstance(n, gast.Name)}
         if not names & self.assigned:
             return self.count([copy.deepcopy(a) for a in node.iter.args])
@@ -850,7 +852,8 @@ class _WorkEstimate:
         inner = dict(outer)
         args = node.iter.args if isinstance(node.iter, gast.Call) else []
         names = {n.id for a in args for n in gast.walk(a) if isinstance(n, gast.Name)}
-        if isinstance(node.target, gast.Name) and not names & self.assigned and len(args) in (1, 2):
+        if (isinstance(node.target, gast.Name) and not names & self.assigned and len(args) in (1, 2)
+                and all(without_effects(a) for a in args)):
             first = gast.Constant(value=0, kind=None) if len(args) == 1 else args[0]
             last = gast.BinOp(left=args[-1], op=gast.Sub(), right=gast.Constant(value=1, kind=None))
             inner[node.target.id] = (first, last)
@@ -897,6 +900,29 @@ class _WorkEstimate:
                         term = gast.BinOp(left=term, op=gast.Add(), right=self.statements(getattr(s, name), outer))
             total = term if total is None else gast.BinOp(left=total, op=gast.Add(), right=term)
         return gast.Constant(value=0, kind=None) if total is None else total
+
+
+# calls a range() argument may make and still be evaluated again by an estimate: builtins and the
+# functions of math and numpy (a user's helper, which the kernel inlines, may have effects)
+EFFECTLESS_CALLS = frozenset({"len", "min", "max", "abs", "int", "float", "round"})
+EFFECTLESS_MODULES = frozenset({"math", "np", "numpy"})
+
+
+def without_effects(expr) -> bool:
+    """Whether evaluating ``expr`` once more than the loop does (the work estimate, before the loop)
+    cannot change what the loop sees: ``range(bump(a), n)`` with ``bump`` writing into ``a`` can."""
+    for n in gast.walk(expr):
+        if isinstance(n, gast.Call):
+            func = n.func
+            if isinstance(func, gast.Name) and (func.id in EFFECTLESS_CALLS or func.id.startswith("__astjit_")):
+                continue
+            root = func
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            if isinstance(func, gast.Attribute) and isinstance(root, gast.Name) and root.id in EFFECTLESS_MODULES:
+                continue
+            return False
+    return True
 
 
 def _value_names(stmt):

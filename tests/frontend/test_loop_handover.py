@@ -205,3 +205,46 @@ def test_the_few_positions_left_after_the_handover_run_as_written(monkeypatch):
         a = with_peak(60, at)
         assert jitted(a, 1) == first_above(a, 1)
     assert [e.mode for e in loop.entries] == ["tvm"]
+
+
+def counts_down_its_own_bound(b, v):
+    c = 0
+    for i in range(b[0]):
+        if b[i + 1] > v:
+            break
+        b[0] = b[0] - 1
+        c += 1
+    return c
+
+
+def test_a_range_reading_an_element_the_loop_writes_is_taken_once():
+    """Python takes ``range(b[0])`` once; a kernel taking over part way took it again, from the ``b[0]``
+    the first positions had counted down (75 positions for 100)."""
+    calls = []
+    for n in (100, 2000, 7, 100):
+        b = np.r_[n, np.arange(n)]
+        calls += [(b, 10**9), (b, n // 2)]
+    check(counts_down_its_own_bound, calls)
+
+
+def bumped(a):
+    a[0] += 1
+    return 3
+
+
+def range_from_a_helper_with_effects(a):
+    s = 0.0
+    for i in range(4):
+        for j in range(bumped(a)):
+            s += a[j]
+    return s
+
+
+def test_a_range_argument_calling_a_helper_is_not_evaluated_by_the_estimate():
+    """The loop's work estimate, evaluated before the loop, called the helper once more: its effect on
+    ``a`` showed twice (and in the sum)."""
+    for tiny in ("0", "24", None):
+        jf = jit(range_from_a_helper_with_effects)
+        for n in (10, 200, 10):
+            a, b = np.arange(float(n)), np.arange(float(n))
+            assert jf(a) == range_from_a_helper_with_effects(b) and np.array_equal(a, b), tiny

@@ -74,7 +74,8 @@ def type_of_value(value):
         return ArrayType(value.dtype, value.shape, False)
     if t in WEAK_KINDS:
         return WeakScalar(t)
-    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+    # (a subclass of a numpy scalar type may define its own operators: ``class Money(np.float64)``)
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc" and t is value.dtype.type:
         return ArrayType(value.dtype, (), True)
     return None
 

@@ -278,3 +278,36 @@ def test_attribute_error_read_by_a_block_points_at_its_own_line():
             if f.name == "attribute_error" or f.name.startswith("__astjit_block")]
     assert user[-1].lineno == raising_line(attribute_error, "u = t + layer.w")
     assert any(n.startswith("__astjit_attr") for f in jf.fragments for n in f.live_in)   # read by the caller
+
+
+class Money(np.float64):
+    """A numpy scalar type's subclass with operators of its own."""
+
+    def __mul__(self, other):
+        return "Money.__mul__"
+
+    __rmul__ = __mul__
+
+    def __add__(self, other):
+        return "Money.__add__"
+
+
+def scaled_by_a_scalar(k, a):
+    return k * (a * 2.0 + 1.0)
+
+
+def shifted_by_a_scalar(k, a):
+    b = a * 2.0
+    return k + b
+
+
+@pytest.mark.parametrize("fn", [scaled_by_a_scalar, shifted_by_a_scalar], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_a_subclass_of_a_numpy_scalar_type_keeps_its_operators(fn, backend):
+    """A ``np.float64`` subclass was typed as a float64 scalar and its ``__mul__`` never ran."""
+    jf = jit(fn, backend=backend)
+    a = np.linspace(0.0, 1.0, 300_000)
+    for k in (np.float64(2.0), Money(2.0), Money(3.0), np.float64(5.0), Money(4.0), 2.5):
+        got, want = jf(k, a), fn(k, a)
+        assert type(got) is type(want)
+        assert got == want if isinstance(want, str) else np.array_equal(got, want)

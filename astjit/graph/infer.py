@@ -38,6 +38,12 @@ def input_type(name, value):
         return t
     if _is_static_input(value):
         return Static(value)
+    from ..runtime.keys import spelled
+    from ..runtime.plain_attribute import NotPlain
+
+    name = spelled(name)                   # (``self.k``, not the name it is passed in as)
+    if isinstance(value, NotPlain):        # (a property, a class's own lookup, a missing attribute)
+        raise Unsupported(f"'{name}' is read as Python reads it (not a value stored on the object)")
     raise Unsupported(f"'{name}' is a {type(value).__name__}, not an array or a number")
 
 

@@ -66,9 +66,17 @@ def _dims(k) -> str:
     return f"{k[1]}-d" if isinstance(k[1], int) else ",".join(str(d) for d in k[1])
 
 
+def spelled(name: str) -> str:
+    """A live-in's name as the user writes it: ``o.k`` for the attribute read passed in as
+    ``__astjit_attr_1o_1k`` (frontend/lower.hoisted_name)."""
+    from ..frontend.lower import HOISTED_PREFIX, attribute_of
+
+    return attribute_of(name) if name.startswith(HOISTED_PREFIX) else name
+
+
 def describe_key(names, key) -> str:
     parts = []
-    for name, k in zip(names, key):
+    for name, k in zip(map(spelled, names), key):
         if isinstance(k, tuple) and len(k) > 2 and isinstance(k[2], tuple):     # on a CUDA device
             device, index, kind = k[2]
             parts.append(f"{name}={k[0]}[{_dims(k)}] on {device}:{index} ({kind.__module__.split('.')[0]})")
@@ -76,7 +84,7 @@ def describe_key(names, key) -> str:
             layout = ", strided" if len(k) > 2 and not k[2] else ""
             parts.append(f"{name}={k[0]}[{_dims(k)}{layout}]")
         else:
-            parts.append(f"{name}={k.__name__}")
+            parts.append(f"{name}={getattr(k, 'shown_as', k.__name__)}")
     return ", ".join(parts)
 
 
@@ -87,7 +95,7 @@ def _where(k) -> str:
 def key_difference(names, old, new) -> str:
     """Which argument and which dimension changed between two keys, in words."""
     changes = []
-    for name, a, b in zip(names, old, new):
+    for name, a, b in zip(map(spelled, names), old, new):
         if a == b:
             continue
         if isinstance(a, tuple) and isinstance(b, tuple):

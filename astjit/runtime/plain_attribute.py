@@ -19,6 +19,7 @@ class NotPlain:
     """The marker of an attribute that must be read by Python itself (see the module's docstring)."""
 
     __slots__ = ()
+    shown_as = "read by Python"             # in a specialization's key (runtime/keys.describe_key)
 
     def __repr__(self):
         return "<an attribute read as Python reads it>"

@@ -271,6 +271,10 @@ def test_a_block_reads_a_property_where_and_as_often_as_python(backend):
         assert np.array_equal(plain(a, Plain(2.5)), read_twice(a, Plain(2.5)))
     if backend == "tvm":
         assert {e.mode for f in plain.fragments for e in f.entries} & {"tvm", "mixed"}
+        # explain names the attribute as written, not the name it is passed in as
+        text = str(twice.explain())
+        assert "'o.scale' is read as Python reads it" in text and "o.scale=read by Python" in text
+        assert "__astjit" not in text
 
 
 @pytest.mark.parametrize("backend", [None, "tvm"])

@@ -107,8 +107,13 @@ class BlockFinder:
         self.body(self.fndef.body)
         return self.blocks
 
+    @property
+    def value_names(self) -> set:
+        """The locals lowering takes for values: not the modules the function imports itself."""
+        return self.liveness.local_names - set(self.resolver.local_modules)
+
     def new_lowering(self):
-        return BlockLowering(f"{self.qualname}:{len(self.blocks)}", self.resolver, self.liveness.local_names)
+        return BlockLowering(f"{self.qualname}:{len(self.blocks)}", self.resolver, self.value_names)
 
     def body(self, stmts: list) -> None:
         run, lowering, start = [], None, 0
@@ -150,10 +155,10 @@ class BlockFinder:
 
         if self.protected:
             return note("a loop inside try/with runs as Python (a handler may see its partial state)", loop)
-        checker = LoopChecker(self.resolver, self.liveness.local_names, self.local_functions)
+        checker = LoopChecker(self.resolver, self.value_names, self.local_functions)
         kernel_loop = copy.deepcopy(loop)      # what the kernel is lowered from, before the body is rewritten
         written_loop = copy.deepcopy(loop)
-        hoisted, hoisted_locals = hoist_attribute_reads(kernel_loop, self.resolver, self.liveness.local_names)
+        hoisted, hoisted_locals = hoist_attribute_reads(kernel_loop, self.resolver, self.value_names)
         try:
             checker.check(kernel_loop)
         except NotALoopRegion as exc:
@@ -163,6 +168,7 @@ class BlockFinder:
         if assigned & self.liveness.declared:
             return note("the loop assigns a global or nonlocal name", loop)
         live_in, live_out = loop_liveness(self.liveness, self.bound, loop)
+        live_in = [n for n in live_in if n not in self.resolver.local_modules]
         bound = self.bound(loop)
         # a name only the loop binds (a search's ``i``, read after it) comes back unbound where the loop
         # did not bind it (an empty range): the kernel says whether it did. A ``while`` loop's first
@@ -278,7 +284,7 @@ class BlockFinder:
         for item in stmt.items:
             call = item.context_expr
             chain = attribute_chain(call.func) if isinstance(call, gast.Call) else None
-            if chain is None or chain[0] in self.liveness.local_names:
+            if chain is None or chain[0] in self.value_names:
                 return False
             if not any(self.resolver.resolve_chain(chain) is s for s in safe):
                 return False

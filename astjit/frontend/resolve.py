@@ -12,9 +12,10 @@ _MISSING = object()
 
 
 class Resolver:
-    def __init__(self, fn, local_names: set, assigned_chains=frozenset()):
+    def __init__(self, fn, local_names: set, assigned_chains=frozenset(), local_modules=None):
         self.fn = fn
         self.local_names = local_names
+        self.local_modules = local_modules or {}   # locals bound by ``import numpy as np`` (frontend/local_imports)
         self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         self.guards: dict[str, object] = {}      # global or closure name -> object it resolved to
         self.assigned_chains = assigned_chains    # attributes the function itself assigns (``C.F = ...``)
@@ -22,7 +23,9 @@ class Resolver:
         self.builtins = b if isinstance(b, dict) else vars(b)
 
     def lookup(self, name: str):
-        """The current object bound to a free name, or _MISSING."""
+        """The current object bound to a free name (or to a module the function imports), or _MISSING."""
+        if name in self.local_modules:
+            return self.local_modules[name]
         if name in self.local_names:
             return _MISSING
         if name in self.cells:
@@ -56,13 +59,14 @@ class Resolver:
         return any(tuple(chain[:k]) in self.assigned_chains for k in range(2, len(chain) + 1))
 
     def guard(self, name: str, obj) -> None:
-        self.guards[name] = obj
+        if name not in self.local_modules:        # (what the function's own import binds: stable)
+            self.guards[name] = obj
 
     def guard_chain(self, chain: list[str], obj) -> None:
         """Guard what ``a.b.c`` resolved to: the root name's object, and every attribute after it unless
         the root is numpy (its functions and constants are assumed never to be rebound)."""
         self.guard(chain[0], self.lookup(chain[0]))
-        if len(chain) > 1 and not self.is_numpy_chain(chain):
+        if len(chain) > 1 and not self.is_numpy_chain(chain) and chain[0] not in self.local_modules:
             self.guards[tuple(chain)] = obj
 
     def is_math_constant(self, chain: list[str]) -> bool:

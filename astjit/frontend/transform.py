@@ -41,6 +41,7 @@ from .loop_iteration import BUILTIN_CELLS
 from .loops import ARRAY_WORK_CELLS
 from .lower import BlockLowering
 from .prepare import expression_checker, hoist_tests_and_returns
+from .local_imports import local_modules
 from .resolve import Resolver, assigned_attribute_chains
 from .source import parse_function
 
@@ -148,11 +149,11 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     applied, generated, helpers = apply_transformations(fndef, rewriting.transformations(rewrites), fn)
     rules = rewriting.active_rules(rewrites, fastmath)
     liveness = FunctionLiveness(module, fndef)                   # local names of the original
-    assigned = assigned_attribute_chains(fndef)
-    resolver = Resolver(fn, liveness.local_names, assigned)
+    assigned, modules = assigned_attribute_chains(fndef), local_modules(fndef)
+    resolver = Resolver(fn, liveness.local_names, assigned, modules)
     check_no_frame_introspection(fndef, resolver)
-    is_traceable = expression_checker(lambda: BlockLowering("probe", Resolver(fn, liveness.local_names, assigned),
-                                                            liveness.local_names))
+    is_traceable = expression_checker(lambda: BlockLowering(
+        "probe", Resolver(fn, liveness.local_names, assigned, modules), liveness.local_names - set(modules)))
     hoist_tests_and_returns(fndef, is_traceable)
     liveness = FunctionLiveness(module, fndef)                   # again, with the hoisted names
     resolver.local_names = liveness.local_names
@@ -168,6 +169,7 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     cells.update({python_switch_name(f.block): f.python_switch for f in fragments.values()})
     cells[NEXT_NAME] = next
     cells.update(helpers)
+    cells.update(modules)        # (a block's Python, a function of its own, reads ``np`` from its cell)
     if any(b.maybe_unbound or b.unbound_after or b.free_names or passed_attributes(b) for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError, GONE_ERRORS_NAME: GONE_ERRORS})
     if any(b.kind == "loop" for b in blocks):

@@ -36,12 +36,12 @@ from .emit import (
 )
 from .guard_prologue import MISSING, guard_prologue, takes_prologue
 from .liveness import FunctionLiveness
+from .local_imports import local_modules
 from .loop_guard import DECLINED_NAME
 from .loop_iteration import BUILTIN_CELLS
 from .loops import ARRAY_WORK_CELLS
 from .lower import BlockLowering
 from .prepare import expression_checker, hoist_tests_and_returns
-from .local_imports import local_modules
 from .resolve import Resolver, assigned_attribute_chains
 from .source import parse_function
 

@@ -19,13 +19,14 @@ def imports_numpy_first(a, b):
 
 
 def imports_a_submodule(a):
-    import numpy.linalg as la
     import numpy as np
+    import numpy.linalg as la
     return np.maximum(a, 0.0) * 2.0 + la.norm(a)
 
 
 def loop_with_imported_math(a):
     import math
+
     import numpy as np
     s = 0.0
     for i in range(a.shape[0]):

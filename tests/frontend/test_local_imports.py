@@ -70,7 +70,8 @@ def test_a_submodule_imported_under_a_name_resolves():
     assert any("la.norm (numpy.linalg.norm) is not supported yet" in r.message for r in explain(jf))
 
 
-def test_a_loop_reading_an_imported_module_compiles(kernels_for_tiny_loops):
+@pytest.mark.usefixtures("kernels_for_tiny_loops")
+def test_a_loop_reading_an_imported_module_compiles():
     check(loop_with_imported_math, [(rng.random(50),), (rng.random(7),), (numpy.zeros(0),), ([1.0, 4.0],)],
           compiled=False)
     jf = check(loop_with_imported_math, [(rng.random(50),), (rng.random(300),)])

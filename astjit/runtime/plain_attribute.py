@@ -52,6 +52,8 @@ def plain_attribute(obj, name: str):
 
 def _looked_up(obj, name, kind):
     lookup = kind.__getattribute__
+    if kind is type:
+        return _class_attribute(obj, name)
     if lookup is not _OBJECT_LOOKUP and lookup is not _TUPLE_LOOKUP:
         return NOT_PLAIN
     on_class = _ABSENT
@@ -79,3 +81,16 @@ def _looked_up(obj, name, kind):
     if hasattr(type(on_class), "__get__"):
         return NOT_PLAIN                             # a method (or another non-data descriptor)
     return on_class
+
+
+def _class_attribute(cls, name):
+    """``cls.k`` of a class (``cls`` in a classmethod): a value stored in the class or a base, that is
+    no descriptor (a method, a classmethod, a property) and that the metaclass ``type`` does not
+    serve itself (``__name__``, ``__doc__``)."""
+    if name in type.__dict__:
+        return NOT_PLAIN
+    for klass in cls.__mro__:
+        value = klass.__dict__.get(name, _ABSENT)
+        if value is not _ABSENT:
+            return NOT_PLAIN if hasattr(type(value), "__get__") else value
+    return NOT_PLAIN

@@ -74,8 +74,9 @@ def test_plain_attribute_reads_what_python_reads_once():
     assert plain_attribute(Settings(3, 0.5), "dt") == 0.5
     assert plain_attribute(Slotted(4, 1.5), "w") == 1.5
     assert plain_attribute(Pair(1, 9), "hi") == 9
+    assert plain_attribute(Grid, "scale") == 2.0                    # a class's own value
     for obj, name in [(g, "missing"), (g, "double"), (Measured(1.0), "dx"), (Dynamic(), "dx"), (math, "pi"),
-                      (Slotted.__new__(Slotted), "n"), (Grid, "scale"), (NOT_PLAIN, "x")]:
+                      (Slotted.__new__(Slotted), "n"), (Grid, "double"), (NOT_PLAIN, "x")]:
         assert plain_attribute(obj, name) is NOT_PLAIN, (obj, name)
 
 
@@ -288,3 +289,45 @@ def test_a_missing_attribute_raises_after_the_blocks_earlier_statements(backend)
         with pytest.raises(AttributeError):
             jf(a, object())
         assert np.array_equal(a, want) and a[0] == 1.0
+
+
+class Model:
+    alpha = 0.5
+
+    @classmethod
+    def scaled(cls, u):
+        v = u * cls.alpha + 1.0
+        return v
+
+    @classmethod
+    def named(cls, u):
+        return u * 2.0 if cls.__name__ == "Model" else u
+
+    @classmethod
+    def weighted_sum(cls, u):
+        s = 0.0
+        for i in range(u.shape[0]):
+            s += u[i] * cls.alpha
+        return s
+
+
+class Tuned(Model):
+    alpha = 2.0
+
+
+def test_a_class_attribute_read_through_cls_reaches_the_kernel():
+    """``cls.alpha`` in a classmethod was refused as the attribute of a class object: the block ran as
+    Python. A value stored on the class or a base is read once; what the metaclass serves or a
+    descriptor gives stays Python's."""
+    for name in ("scaled", "weighted_sum", "named"):
+        jf = jit(getattr(Model, name).__func__, backend="tvm" if name == "scaled" else None)
+        for klass in (Model, Tuned, Model):
+            for n in (8, 1000):
+                u = rng.random(n)
+                got, want = jf(klass, u), getattr(klass, name)(u)
+                assert type(got) is type(want) and np.array_equal(got, want)
+        if name == "scaled":
+            assert {e.mode for f in jf.fragments for e in f.entries} & {"tvm", "mixed"}
+    assert plain_attribute(Model, "alpha") == 0.5 and plain_attribute(Tuned, "alpha") == 2.0
+    for name in ("__name__", "__doc__", "scaled", "missing", "mro"):
+        assert plain_attribute(Tuned, name) is NOT_PLAIN

@@ -904,7 +904,7 @@ class _WorkEstimate:
 
 # calls a range() argument may make and still be evaluated again by an estimate: builtins and the
 # functions of math and numpy (a user's helper, which the kernel inlines, may have effects)
-EFFECTLESS_CALLS = frozenset({"len", "min", "max", "abs", "int", "float", "round"})
+EFFECTLESS_CALLS = frozenset({"len", "min", "max", "abs", "int", "float", "round", "range", "enumerate", "zip", "reversed"})
 EFFECTLESS_MODULES = frozenset({"math", "np", "numpy"})
 
 

@@ -20,10 +20,10 @@ from .errors import (
     StrictModeError,
     Unsupported,
 )
-from .grad import adjoint, grad, value_and_grad
+from .grad import adjoint, grad, non_differentiable, value_and_grad
 from .graph import ops as _ops  # noqa: F401  (registers every op)
 
 __version__ = "0.1.0"
-__all__ = ["jit", "explain", "grad", "value_and_grad", "adjoint", "JitFunction", "Explanation", "AstjitError", "GradError", "SourceUnavailableError",
+__all__ = ["jit", "explain", "grad", "value_and_grad", "adjoint", "non_differentiable", "JitFunction", "Explanation", "AstjitError", "GradError", "SourceUnavailableError",
            "NotAFunctionError", "StrictModeError", "Unsupported", "RuleError", "DeviceError", "RecompileLimitWarning", "CacheDirectoryWarning",
            "ConfigurationWarning"]

@@ -175,17 +175,20 @@ def fragment_modes(jitted):
 
 def chosen_modes(jitted):
     """What each specialization actually runs after its first call: astjit times a compiled specialization
-    against the block's Python on first use and keeps the faster ("mode_chosen"); "python" here means the
-    cached runner is the original Python even though the specialization compiled."""
-    return {getattr(e, "mode_chosen", e.mode) for f in jitted.fragments for e in f.entries}
+    against the block's Python on first use and keeps the faster; "python" here means the cached runner
+    is the original Python even though the specialization compiled. A specialization that was never
+    timed (a loop region's kernel, a GPU's) runs its mode."""
+    return {"python" if e.runs == "python" else e.mode for f in jitted.fragments for e in f.entries}
 
 
 def describe_modes(jitted):
-    """Per fragment: the mode of each specialization, with "->python" where the first-call measurement
-    installed the block's Python instead."""
+    """Per fragment: the mode of each specialization, with "->python" where the first call installed the
+    block's Python instead, and "(loop)" for a loop region (one kernel for the whole loop, not timed
+    against its Python)."""
     parts = []
     for f in jitted.fragments:
+        loop = "(loop)" if f.block.kind == "loop" else ""
         for e in f.entries:
-            chosen = getattr(e, "mode_chosen", e.mode)
-            parts.append(f"{f.index}:{e.mode}" + (f"->{chosen}" if chosen != e.mode else ""))
+            installed_python = e.mode != "python" and e.runs == "python"
+            parts.append(f"{f.index}:{e.mode}{loop}" + ("->python" if installed_python else ""))
     return "fragments " + " ".join(parts)

@@ -42,3 +42,20 @@ def test_a_rebound_global_changes_the_gradient():
             assert np.allclose(g(x), expected, rtol=1e-6, atol=1e-9), activation
     finally:
         user_ops.activation = np.tanh
+
+
+def bucket(x):
+    return np.floor(x * 4.0)
+
+
+def weighted_by_bucket(x):
+    return np.sum(x * bucket(x))
+
+
+def test_a_function_declared_non_differentiable_carries_no_gradient():
+    """astjit.non_differentiable, exported beside astjit.adjoint (astjit.grad is the function, so
+    astjit.grad.non_differentiable is not reachable): the gradient treats bucket(x) as a constant."""
+    astjit.non_differentiable(bucket)
+    x = np.array([0.1, 0.6, 1.3, -0.7])           # away from bucket's steps
+    assert np.array_equal(astjit.grad(weighted_by_bucket)(x), bucket(x))
+    assert np.allclose(astjit.grad(weighted_by_bucket)(x), finite_difference(weighted_by_bucket, (x,), 0))

@@ -349,8 +349,11 @@ def _handed_over_for(block, loop, call):
     """A ``for`` loop that may leave early: unless the positions after its first ``block.resume_at``
     are at most twice a tiny loop's work, those first positions as written, then the kernel for the rest, unless it
     declines (see the module's docstring); the loop as written otherwise, without a counter."""
-    first, *took = call            # the call into the result, then what reads it (emit._loop_result;
-    #                                no live-in may be unbound here: resume_position)
+    # the reads of globals before the call (emit._gone_checks), the call into the result, then what
+    # reads it (emit._loop_result; no live-in may be unbound here: resume_position)
+    at = next(k for k, s in enumerate(call) if isinstance(s, gast.Assign) and isinstance(s.targets[0], gast.Name)
+              and s.targets[0].id == result_name(block))
+    reads, first, took = call[:at], call[at], call[at + 1:]
     tiny, done = block.tiny_work, block.resume_at
     positions, per_position = position_work(block.kernel_loop, weighed_names(block))
     counter, result, left = trips_name(block), result_name(block), left_name(block)
@@ -369,7 +372,7 @@ def _handed_over_for(block, loop, call):
         test = gast.Compare(left=rest, ops=[gast.Gt()], comparators=[_const(most)])
     weigh = _weighed(left, _readable(test, block), True)
     as_written = rejoin_tests(copy.deepcopy(block.written_loop))
-    attempt = [copy.deepcopy(first),
+    attempt = copy.deepcopy(reads) + [copy.deepcopy(first),
                gast.If(test=gast.Compare(left=_load(result), ops=[gast.IsNot()], comparators=[_load(DECLINED_NAME)]),
                        body=copy.deepcopy(took) + [gast.Break()], orelse=[])]
     handover = gast.If(test=gast.Compare(left=_load(counter), ops=[gast.Eq()], comparators=[_const(done)]),

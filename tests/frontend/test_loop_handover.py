@@ -248,3 +248,23 @@ def test_a_range_argument_calling_a_helper_is_not_evaluated_by_the_estimate():
         for n in (10, 200, 10):
             a, b = np.arange(float(n)), np.arange(float(n))
             assert jf(a) == range_from_a_helper_with_effects(b) and np.array_equal(a, b), tiny
+
+
+LIMIT = 0.9
+
+
+def first_above_a_global(a):
+    k = -1
+    for i in range(len(a)):
+        if a[i] > LIMIT:
+            k = i
+            break
+    return k
+
+
+def test_a_handed_over_loop_reading_a_global():
+    """The global's read before the kernel call (a check that it still exists) was taken for the call
+    itself: the handover tested the result before the call made it (UnboundLocalError)."""
+    jitted = check(first_above_a_global, [(with_peak(200, at), ) for at in POSITIONS + [150]])
+    loop = next(f for f in jitted.fragments if f.block.kind == "loop")
+    assert loop.block.resume_at == HANDOVER and loop.calls > 0

@@ -61,6 +61,9 @@ class Block:
     numbers_at_entry: frozenset = frozenset()           # loop regions: live-ins known to hold numbers on entry
     hoisted_locals: frozenset = frozenset()             # hoisted attributes of local objects (read
     #                                                     through runtime/plain_attribute)
+    declines_inline: bool = False                       # loop regions: where the kernel declines, the loop
+    #                                                     runs as written in the function itself (a local
+    #                                                     function reads a name it assigns: emit)
     free_names: frozenset = frozenset()                 # live-ins that are globals or closure variables
     #                                                     (read before the call where deletion shows: emit)
 
@@ -196,7 +199,8 @@ class BlockFinder:
                       entry_facts=facts, returns=checker.return_arity, in_loop=self.loop_depth > 0,
                       tiny_work=tiny_work(kernel_loop, live_in, live_out, checker.calls, hoisted_locals),
                       numbers_at_entry=frozenset(numbers_at_entry(stmts[:i], facts)),
-                      hoisted_locals=frozenset(hoisted_locals), free_names=self.free_live_ins(live_in, hoisted))
+                      hoisted_locals=frozenset(hoisted_locals), free_names=self.free_live_ins(live_in, hoisted),
+                      declines_inline=bool(set(checker.closure_names) & assigned))
         # (a handed-over ``for`` calls its kernel at a position left to run, which binds the loop's names)
         block.resume_at = resume_position(loop, kernel_loop, weighed_names(block), maybe_unbound, block.tiny_work)
         self.blocks.append(block)

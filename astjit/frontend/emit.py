@@ -18,7 +18,7 @@ import gast
 
 from ..runtime.plain_attribute import NAME as PLAIN_ATTRIBUTE_NAME
 from .blocks import is_docstring
-from .loop_guard import SHOWN, result_name, tiny_loop_guard
+from .loop_guard import DECLINED_NAME, SHOWN, result_name, tiny_loop_guard
 
 
 def load(name):
@@ -124,8 +124,15 @@ def fragment_call(block) -> list:
             for n in block.live_in]
     keep = {id(m) for e in hoisted.values() for m in gast.walk(e)}   # an attribute read raises at its own line
     call = gast.Call(func=load(fragment_name(block)), args=args, keywords=[])
-    if block.kind == "loop" and (block.returns is not False or block.resume_at):
+    if block.kind == "loop" and (block.returns is not False or block.resume_at or block.declines_inline):
         main = _loop_result(block, call)
+        if block.declines_inline and not block.resume_at:
+            # its Python as a function of its own would rebind its own copy of a name that a function
+            # defined in this one reads (from the cell): where the kernel declines, the loop runs here
+            inline = [copy.deepcopy(s) for s in block.stmts]
+            keep |= {id(m) for s in inline for m in gast.walk(s)}
+            declined = gast.Compare(left=load(result_name(block)), ops=[gast.Is()], comparators=[load(DECLINED_NAME)])
+            main = main[:1] + [gast.If(test=declined, body=inline, orelse=main[1:])]
     elif not block.live_out:
         main = [gast.Expr(value=call)]
     else:

@@ -188,7 +188,7 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
         new.__defaults__ = (MISSING,) * fn.__code__.co_argcount
     for frag in fragments.values():
         # a handed-over loop's Python is the loop as written, going on where the kernel declines
-        frag.fallback = _declining if frag.block.resume_at else fallbacks[frag.index]
+        frag.fallback = _declining if frag.block.resume_at or frag.block.declines_inline else fallbacks[frag.index]
     records = [Record("statement", filename, s.lineno, f"{s.reason}: the statement runs as Python"
                       + (IN_COMPILED_LOOP if s.in_region else ""),
                       _line(filename, s.lineno), col=s.col, end_col=s.end_col) for s in finder.skipped

@@ -6,7 +6,7 @@ import types
 
 import numpy as np
 import pytest
-from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
+from loop_checks import check, kernels_for_tiny_loops, run_both, same  # noqa: F401 - a fixture
 from loop_programs import mandelbrot, rk4
 
 from astjit import jit
@@ -533,3 +533,25 @@ def test_calls_with_keywords_and_default_values():
     # stays Python's; a keyword given twice raises Python's TypeError
     check(keywords_out_of_order, [(a, np.zeros(4))], compiled=False)
     check(twice_given, [(a, np.zeros(4))], compiled=False)
+
+
+def scaled_by_a_rebound_closure(x, out, k):
+    def sc(v):                          # reads the caller's k, which the loop rebinds
+        return v * k
+
+    for i in range(x.shape[0]):
+        out[i] = sc(x[i])
+        k = k + 1
+    return out, k
+
+
+def test_a_local_function_sees_what_the_loop_assigns_also_where_the_kernel_declines():
+    """Where the kernel declined (a float stored into an int64 array, arrays sharing memory), the loop
+    ran as a function of its own, rebinding its own copy of ``k``: ``sc`` read the cell, 2.5 at every
+    position. The loop now runs as written in the function itself there."""
+    a = rng.standard_normal(300)
+    shared = a.copy()
+    jf = check(scaled_by_a_rebound_closure, [(a, np.zeros(300), 2.0), (a[:7], np.zeros(7), -1.5)])
+    for args in [(np.arange(300), np.zeros(300, np.int64), 2.5), (shared, shared, 2.0), (a, np.zeros(300), 0.5)]:
+        (k1, r1, a1), (k2, r2, a2) = run_both(scaled_by_a_rebound_closure, jf, args)
+        assert k1 == k2 == "ok" and same(r1, r2) and all(same(x, y) for x, y in zip(a1, a2))

@@ -177,6 +177,8 @@ def make_loop_runner(kernel, lowered, fragment, args):
     rebound = [(k, local_index.get(var.name), live_in.index(var.name))
                for k, var in enumerate(lowered.outputs[:n_out]) if isinstance(var, LocalArray)]
 
+    compacting = [False]       # (set once an empty or size-1 axis came: make_loop_kernel_runner)
+
     def run(*args):                # (a tiny loop never gets here: frontend/loop_guard runs it as written)
         if not all(args[p].flags.aligned for p in aligned) or not appends.distinct(args):
             return fallback(*args)
@@ -201,6 +203,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
                 a = writeable_view(a)            # DLPack cannot carry a read-only array
             if a.flags.c_contiguous and (a.size <= 1 or 1 in a.shape):
                 a = compact(a)                   # (numpy ignores the strides of an empty or size-1 axis)
+                compacting[0] = True             # (the generated runner passes such arrays so from now on)
             call.append(a)
         local = allocate(args)
         if local is None:
@@ -220,8 +223,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
         status = np.zeros(appends.size(), np.int64)
         try:
             kernel(*call, status)
-        except Exception:      # TVM's checks of the arguments, before the loop starts: a C-contiguous
-            # array with a size-1 or empty axis may carry strides of any value there (numpy ignores them)
+        except Exception:      # TVM's checks of the arguments, before the loop starts
             config.log("fallbacks", "loop at %s line %s: the kernel refused its arguments", fragment.owner_name,
                        fragment.block.lineno)
             status = None
@@ -273,7 +275,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
     finish = namespace["finish"]
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
                                    appends, run, stopped, result_expression(True), allocate, aligned,
-                                   converters)
+                                   converters, compacting)
 
 
 class AppendedValues:

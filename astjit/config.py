@@ -18,6 +18,7 @@ ASTJIT_CACHE_DIR=P   keep that cache in folder P (default ``$XDG_CACHE_HOME/astj
                      ``~/.cache/astjit``); a folder other users can write is refused with a warning.
 """
 
+import functools
 import logging
 import os
 
@@ -66,14 +67,21 @@ def recompile_limit() -> int:
 
 def log_kinds() -> frozenset:
     raw = os.environ.get("ASTJIT_LOG", "")
-    kinds = {k.strip() for k in raw.split(",") if k.strip()}
-    if "all" in kinds:
-        kinds = set(_LOG_KINDS)
-    unknown = sorted(kinds - set(_LOG_KINDS))
+    kinds, unknown = _parsed_log_kinds(raw)
     if unknown:
         _warn_once("ASTJIT_LOG", raw, f"comma-separated kinds among {', '.join(_LOG_KINDS)} or all: "
                                       f"{', '.join(map(repr, unknown))} logs nothing")
-    return frozenset(kinds)
+    return kinds
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_log_kinds(raw: str) -> tuple[frozenset, list]:
+    """(kinds, unknown names) of an ASTJIT_LOG value, parsed once per value: ``log`` asks at every
+    event, and some happen at every call (a loop declining arrays that share memory)."""
+    kinds = {k.strip() for k in raw.split(",") if k.strip()}
+    if "all" in kinds:
+        kinds = set(_LOG_KINDS)
+    return frozenset(kinds), sorted(kinds - set(_LOG_KINDS))
 
 
 _warned = set()

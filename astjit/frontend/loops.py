@@ -789,11 +789,12 @@ def row_test(loop, live_in=()):
     return tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.Or(), values=tests)
 
 
-def iteration_work(loop, live_in=()):
+def iteration_work(loop, live_in=(), inner_whiles=UNKNOWN_TRIPS):
     """The work of one iteration, as a Python expression of the loop's live-in names: of a ``for``,
-    taking the next value and its body; of a ``while``, its test and its body."""
+    taking the next value and its body; of a ``while``, its test and its body. ``inner_whiles``: the
+    work counted for a ``while`` inside it (0 where the caller counts their trips as they run)."""
     def build(arrays, names):
-        estimate = _WorkEstimate(loop, live_in, arrays, names)
+        estimate = _WorkEstimate(loop, live_in, arrays, names, inner_whiles)
         if isinstance(loop, gast.While):
             return gast.BinOp(left=gast.Constant(value=operations(loop), kind=None), op=gast.Add(),
                               right=estimate.statements(loop.body, {}))
@@ -814,10 +815,11 @@ class _WorkEstimate:
     live-in names of ``name = <expression>`` statements holding arrays or not (``arrays``), those
     names noted in ``names`` (``_by_array_test``)."""
 
-    def __init__(self, loop, live_in, arrays=False, names=None):
+    def __init__(self, loop, live_in, arrays=False, names=None, inner_whiles=UNKNOWN_TRIPS):
         self.assigned = assigned_names(loop)
         self.live_in = live_in
         self.arrays = arrays
+        self.inner_whiles = inner_whiles            # a ``while`` inside: its trips are not known
         self.names = set() if names is None else names
         self.depth = 0              # how many loops the statements counted are in
 
@@ -880,7 +882,7 @@ class _WorkEstimate:
         total = None
         for s in stmts:
             if isinstance(s, gast.While):
-                term = gast.Constant(value=UNKNOWN_TRIPS, kind=None)
+                term = gast.Constant(value=self.inner_whiles, kind=None)
             elif isinstance(s, gast.For):
                 trips = self.at_least_zero(self.trips(s, outer)) if self.depth else self.trips(s, outer)
                 term = gast.BinOp(left=trips, op=gast.Mult(), right=self.position(s.body, self.inner(s, outer)))

@@ -13,10 +13,10 @@ import numpy as np
 from .fpstate import current_state, last_quiet
 from .keys import TupleOfLength
 
-try:           # numpy's C function itself: np.may_share_memory's dispatch layer doubles its cost
-    from numpy._core._multiarray_umath import may_share_memory
+try:           # numpy's C functions themselves: np.may_share_memory's dispatch layer doubles its cost
+    from numpy._core._multiarray_umath import may_share_memory, shares_memory
 except ImportError:  # another numpy layout
-    may_share_memory = np.may_share_memory
+    may_share_memory, shares_memory = np.may_share_memory, np.shares_memory
 
 
 def _names(n):
@@ -152,14 +152,22 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, p
 
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
-                            stopped, result, allocate, aligned=(), converted=None):
+                            stopped, result, allocate, aligned=(), converted=None, compacting=None,
+                            overlapping=None):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
     refuses them (runtime/loop_fragment.make_loop_runner: ``arrays``, ``written``, ``copied``,
     ``scalars`` are positions in ``args``, the arguments of the call being specialized), or where an
     array at the ``aligned`` positions is misaligned; ``converted``: position -> the function that makes
-    the kernel's array of a tuple or list argument, or None (the call then takes ``checked``). The status
+    the kernel's array of a tuple or list argument, or None (the call then takes ``checked``);
+    ``compacting``: a one-item list that ``checked`` sets True once it passed an array with an axis
+    of extent 0 or 1 as ``backends/array_views.compact`` makes it (numpy ignores the strides there and
+    gives an empty array strides of 0, which the kernel refuses, with an exception that cost 30-60 us
+    a call): from then on the runner passes each such array that way (a test of each array's size
+    and shape, about 50 ns); ``overlapping(args, otherwise)``: where a written array may share
+    memory with another (``np.may_share_memory``), the loop's Python if they share an element, else
+    ``otherwise(*args)`` (``checked`` by default). The status
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
     read through memoryviews before it goes back: ``stopped`` gets it as a list where the kernel
     stopped; otherwise the runner returns ``result``: (a Python expression over the views ``q`` and
@@ -175,7 +183,9 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     scalar_positions = set(scalars)     # (the runner reads only the numbers' types: no array outlives the call)
     args = [a if i in scalar_positions else None for i, a in enumerate(args)]
     build = functools.partial(_loop_kernel_runner, kernel, args, arrays, written, copied, scalars, has_locals,
-                              appends, checked, stopped, result, allocate, aligned, converted or {})
+                              appends, checked, stopped, result, allocate, aligned, converted or {},
+                              [False] if compacting is None else compacting,
+                              overlapping or (lambda args, otherwise: checked(*args)))
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
@@ -183,7 +193,9 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
 
 
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
-                        stopped, result, allocate, aligned, converted, on_refusal, refused=None):
+                        stopped, result, allocate, aligned, converted, compacting, overlapping, on_refusal,
+                        refused=None):
+    from ..backends.array_views import compact
     from ..backends.tvm.loop_lists import NEED_ROOM
 
     names = _names(len(args))
@@ -199,7 +211,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     pairs = [(p, q) for p in sorted(written) for q in others if q != p]
     if pairs:
         test = " or ".join(f"may_share({names[p]}, {names[q]})" for p, q in pairs)
-        lines += [f"    if {test}:", f"        return {on_refusal}({params})"]
+        lines += [f"    if {test}:", f"        return overlapping({packed}, {on_refusal})"]
     call = [f"q{p}" if p in converted else names[p] for p in arrays]
     if has_locals:
         lines += [f"    local = allocate({packed})", "    if local is None:", f"        return {on_refusal}({params})"]
@@ -212,8 +224,12 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     if appends.sharing:
         test = " or ".join(f"{names[p]} is {names[q]}" for p, q in appends.sharing)
         lines += [f"    if {test}:", f"        return {on_refusal}({params})"]
+    # (after an empty or size-1 axis: each such array as ``compact`` makes it; else as it is, for one test a call)
+    compacted = [x if p in converted else f"({x} if {x}.size and 1 not in {x}.shape else compact({x}))"
+                 for p, x in zip(arrays, call)] + call[len(arrays):]
     lines += ["    try:", "        status = take()", "    except IndexError:", "        status = new_status()",
-              "    try:", f"        kernel({', '.join(call)}, status[0])",
+              "    try:", "        if compacting[0]:", f"            kernel({', '.join(compacted)}, status[0])",
+              "        else:", f"            kernel({', '.join(call)}, status[0])",
               "    except Exception:", "        give(status)", "        status = None",
               # (the refusal's path outside the except clause: an exception of the loop's Python is the
               # user's alone, not chained to the kernel's refusal)
@@ -239,7 +255,8 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
 
     namespace = {**result_names, "may_share": may_share_memory, "checked": checked, "allocate": allocate,
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
-                 "stopped": stopped, "refused": refused, "extend": appends.extend,
+                 "stopped": stopped, "refused": refused, "extend": appends.extend, "compacting": compacting,
+                 "compact": compact, "overlapping": overlapping,
                  **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

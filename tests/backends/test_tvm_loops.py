@@ -947,6 +947,84 @@ def test_a_while_loop_gets_twice_the_tiny_loop_work_before_the_kernel(monkeypatc
     assert kernel_calls(jitted) == 2
 
 
+def run_lengths_of(x):
+    n = len(x)
+    vals = []
+    lens = []
+    i = 0
+    while i < n:
+        j = i
+        while j < n and x[j] == x[i]:
+            j += 1
+        vals.append(x[i])
+        lens.append(j - i)
+        i = j
+    return vals, lens
+
+
+def crossed_out(n):
+    flags = np.ones(n + 1, np.bool_)
+    p = 2
+    while p * p <= n:
+        if flags[p]:
+            j = p * p
+            while j <= n:
+                flags[j] = False
+                j += p
+        p += 1
+    return flags
+
+
+def test_a_while_loop_with_a_while_inside_runs_its_first_trips_as_written(monkeypatch):
+    """A loop whose work, each loop taken to make at most as many trips as the arrays its inner loops
+    index have elements, fits the first trips' budget runs as written: a run-length encoding of a
+    few values calls no kernel (it called it from the first trip: 2.4-23x slower than plain Python),
+    a long one does, as a sieve does from its first trip."""
+    monkeypatch.delenv("ASTJIT_TINY_LOOP", raising=False)
+    small = [(np.array([1]),), (np.array([1, 1, 0]),), (np.array([2, 2, 2, 2]),), (np.zeros(0, np.int64),)]
+    jitted = check(run_lengths_of, small, compiled=False)
+    assert kernel_calls(jitted) == 0
+    runs = np.repeat(rng.integers(0, 3, 500), rng.integers(1, 9, 500))
+    check(run_lengths_of, small + [(runs,), (np.zeros(3000),)], compiled=False)
+    jitted = jit(run_lengths_of)
+    assert jitted(runs) == run_lengths_of(runs) and kernel_calls(jitted) == 1
+    jitted = check(crossed_out, [(3,), (2,), (1,)], compiled=False)
+    assert kernel_calls(jitted) == 0
+    jitted = check(crossed_out, [(50_000,)])
+    assert kernel_calls(jitted) == 1
+
+
+def runs_until(x, out, longest):
+    """Runs of equal values, until one longer than ``longest`` (break), skipping negative ones (continue);
+    the inner loop reads past the end where the last run reaches it (IndexError, after the effects)."""
+    i = 0
+    k = 0
+    while i < len(x):
+        j = i
+        while x[j] == x[i]:
+            j += 1
+        if j - i > longest:
+            break
+        if x[i] < 0:
+            i = j
+            continue
+        out[k] = j - i
+        k += 1
+        i = j
+    return i, k
+
+
+@pytest.mark.parametrize("tiny", ["auto", "8", "40", "100000"])
+def test_inner_while_loops_hand_over_at_any_trip(tiny, monkeypatch):
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", tiny)
+    calls = []
+    for n in (1, 3, 8, 20, 60):
+        x = np.repeat(rng.integers(-1, 3, n), rng.integers(1, 4, n)).astype(np.float64)
+        for longest in (2, 100):            # (a run of 3 stops it, else the last run reads past the end)
+            calls.append((x, np.zeros(len(x), np.int64), longest))
+    check(runs_until, calls, compiled=False)
+
+
 def factorial(n):
     f = 1
     for i in range(2, n + 1):

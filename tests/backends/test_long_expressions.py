@@ -1,7 +1,7 @@
 """Long expressions (a sum of hundreds of terms): each op's expression is built once while the lowering
 sizes them, a kernel fuses at most ``FUSED_OPS_AT_MOST`` ops per stage, so the first call's compile
-time grows linearly with the length. Results stay numpy's: the kernel adds and multiplies in the order
-written."""
+time grows linearly with the length; and the source parses however deep Python itself compiles it
+(frontend/nesting). Results stay numpy's: the kernel adds and multiplies in the order written."""
 
 import importlib.util
 import re
@@ -30,6 +30,28 @@ def written(tmp_path, params, expression):
 def tir_of(jf):
     return "\n".join(s.compiled.artifacts["tir"]() for f in jf.fragments for e in f.entries
                      for s in e.segments if s.backend == "tvm")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_a_sum_of_300_terms_is_compiled_with_numpys_values(tmp_path, dtype):
+    f = written(tmp_path, "a", " + ".join(["a"] * 300))
+    a = (np.random.default_rng(0).standard_normal(1000) * 100).astype(dtype)
+    jf = assert_same_as_numpy(f, a)
+    assert_compiled(jf)
+    np.testing.assert_array_equal(jf(a), f(a))         # added in the order written: numpy's bits
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_a_product_chain_of_300_terms_is_compiled_with_numpys_values(tmp_path, dtype):
+    f = written(tmp_path, "a, b", " * ".join(["a", "b"] * 150))
+    rng = np.random.default_rng(1)
+    if dtype == np.int64:                               # 3 ** 150 wraps around, as numpy's does
+        a, b = rng.integers(-3, 4, 1000), rng.integers(-3, 4, 1000)
+    else:                                               # some products overflow to inf, some vanish
+        a, b = rng.uniform(0.2, 3.0, 1000), rng.uniform(0.2, 3.0, 1000)
+    jf = assert_same_as_numpy(f, a, b)
+    assert_compiled(jf)
+    np.testing.assert_array_equal(jf(a, b), f(a, b))
 
 
 def test_a_sum_of_distinct_arguments(tmp_path):

@@ -1,5 +1,6 @@
 """Get a function's source as a gast FunctionDef whose line numbers are the file's own."""
 
+import ast
 import copy
 import functools
 import inspect
@@ -10,6 +11,15 @@ import gast
 
 from ..errors import AstjitError, NotAFunctionError, SourceUnavailableError
 from .mangle import mangle_private_names
+from .nesting import nesting_depth, room_for_nesting
+
+
+def parse(text: str) -> gast.Module:
+    """``text`` as a gast Module. Python's own parser takes it first; gast's conversion, which recurses
+    once per level, then runs with room for how deep the code is (frontend/nesting)."""
+    tree = ast.parse(text)
+    with room_for_nesting(nesting_depth(tree)):
+        return gast.ast_to_gast(tree)
 
 
 def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
@@ -32,11 +42,11 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
     src = "".join(lines)
     try:
         if src[:1].isspace():                       # nested def or method: keep the true columns
-            module = gast.parse("if 1:\n" + src)
+            module = parse("if 1:\n" + src)
             fndef = module.body[0].body[0]
             gast.increment_lineno(fndef, start - 2)
         else:
-            module = gast.parse(src)
+            module = parse(src)
             fndef = module.body[0]
             gast.increment_lineno(fndef, start - 1)
     except SyntaxError as exc:
@@ -44,7 +54,8 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef]:
     if not isinstance(fndef, gast.FunctionDef) or fndef.name != fn.__name__:
         raise SourceUnavailableError(f"the source found for {fn.__qualname__} is not its def statement")
     fndef.decorator_list = []
-    mangle_private_names(fndef, fn.__code__.co_qualname)
+    with room_for_nesting(nesting_depth(fndef)):
+        mangle_private_names(fndef, fn.__code__.co_qualname)
     return gast.Module(body=[fndef], type_ignores=[]), fndef
 
 
@@ -80,7 +91,7 @@ def _parse_lambda(fn) -> tuple[gast.Module, gast.FunctionDef]:
             f"no source for the lambda at {code.co_filename}:{code.co_firstlineno}: astjit reads the source "
             "of the function, so define it in a file or a notebook cell, not with exec or in a plain REPL")
     try:
-        tree = gast.parse(text)
+        tree = parse(text)
     except SyntaxError as exc:
         raise SourceUnavailableError(f"cannot parse {code.co_filename}: {exc}") from None
     for node in gast.walk(tree):

@@ -41,6 +41,7 @@ from .loop_guard import DECLINED_NAME
 from .loop_iteration import BUILTIN_CELLS
 from .loops import ARRAY_WORK_CELLS
 from .lower import BlockLowering
+from .nesting import nesting_depth, room_for_nesting
 from .prepare import expression_checker, hoist_tests_and_returns
 from .resolve import Resolver, assigned_attribute_chains
 from .source import parse_function
@@ -140,10 +141,17 @@ def transform(fn, strict=False, backend=None, parsed=None, rewrites=(), fastmath
     """``guard_failed(args, kwargs)``, ``missing_arguments(kwargs)``: where given and the signature is
     plain (frontend/guard_prologue), the rewritten function checks its guard itself and calls them when
     the guard fails or an argument is left out (``Transformed.guarded``)."""
+    module, fndef = parsed if parsed is not None else parse_function(fn)
+    with room_for_nesting(nesting_depth(fndef)):          # (its passes recurse into each expression)
+        return _transform(fn, strict, backend, (module, fndef), rewrites, fastmath, device, guard_failed,
+                          missing_arguments)
+
+
+def _transform(fn, strict, backend, parsed, rewrites, fastmath, device, guard_failed,
+               missing_arguments) -> Transformed:
     from .. import rewrite as rewriting
 
-    module, fndef = parsed if parsed is not None else parse_function(fn)
-    module, fndef = copy.deepcopy((module, fndef))
+    module, fndef = copy.deepcopy(parsed)
     fndef = module.body[0]
     check_source_matches(fn, fndef)
     applied, generated, helpers = apply_transformations(fndef, rewriting.transformations(rewrites), fn)

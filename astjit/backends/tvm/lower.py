@@ -19,7 +19,7 @@ from ...graph.types import Static, WeakScalar
 from . import casts
 from . import scalar_math as sm
 from .executable import KernelSignature
-from .expression_size import STAGE_ABOVE, substituted_size
+from .expression_size import FUSED_OPS_AT_MOST, STAGE_ABOVE, SizeMemo, substituted_size
 from .runtime import tvm_module
 
 tvm = tvm_module()
@@ -35,6 +35,7 @@ class Lowered:
     at: Callable
     constant: object = None         # the Python or numpy scalar, for a constant operand
     staged: bool = False            # computed in a stage of its own (_staged)
+    fused_ops: int = 0              # elementwise ops in its expression (0: a load of an input or stage)
     python_int: bool = False        # a Python int passed in (numpy makes it a Python float first)
 
     def cast_at(self, dtype):
@@ -106,6 +107,9 @@ class SegmentLowering:
         self.params: list = []
         self.input_kinds: list = []
         self.kept_sizes: dict = {}
+        self.size_memo = SizeMemo()
+        self.probe: dict = {}            # rank -> the index variables every value is sized at
+        self.probing = False
 
     def lower(self, name) -> KernelSignature:
         for k, n in enumerate(self.segment.inputs):
@@ -129,7 +133,7 @@ class SegmentLowering:
             lv = self.node(n)
             elementwise = OPS[n.op].kind == "elementwise"
             size = self._size(lv) if elementwise and lv.shape else 0
-            if size > STAGE_ABOVE and self._stage_operands(n):
+            if (size > STAGE_ABOVE or lv.fused_ops > FUSED_OPS_AT_MOST) and self._stage_operands(n):
                 lv = self.node(n)
                 size = self._size(lv)
             if elementwise and (sm.transcendental(n.op) or any(o in costly for o in n.operands)):
@@ -171,9 +175,17 @@ class SegmentLowering:
         return staged
 
     def _size(self, lv) -> int:
-        """``lv``'s expression size as TVM's passes see it once the schedule has inlined the kept stages."""
-        index = [tirx.Var(f"i{d}", "int64") for d in range(len(lv.shape))]
-        return substituted_size(lv.at(*index), STAGE_ABOVE + 1, self.kept_sizes)
+        """``lv``'s expression size as TVM's passes see it once the schedule has inlined the kept stages.
+        Every value is sized at the same index (``probe``), where elementwise values keep their
+        expressions (``elementwise``): a chain's value reuses its operand's instead of building the
+        whole chain again, and the size memo counts only what is new."""
+        rank = len(lv.shape)
+        index = self.probe.setdefault(rank, tuple(tirx.Var(f"i{d}", "int64") for d in range(rank)))
+        self.probing = True
+        try:
+            return substituted_size(lv.at(*index), STAGE_ABOVE + 1, self.kept_sizes, self.size_memo)
+        finally:
+            self.probing = False
 
     def add_input(self, n, k):
         t = self.ctx.types[n]
@@ -220,16 +232,22 @@ class SegmentLowering:
         ins = [operand(self.values, self.ctx, o) for o in operands]
         mappers = [broadcast_index(lv.shape, len(shape)) for lv in ins]
         getters = [lv.cast_at(dt) for lv, dt in zip(ins, loop_dtypes)]
+        probed = {}      # while sizing: the expression at each index (kept with it, for its id)
 
         def at(*i):
+            key = tuple(x if isinstance(x, int) else id(x) for x in i) if self.probing else None
+            if key in probed:
+                return probed[key][1]
             exprs = [g(*m(i)) for g, m in zip(getters, mappers)]
             result = sm.apply_once(rule, exprs)
             result_dtype = sm.dtype_of(result)
             if result_dtype != out_dtype:
                 result = sm.truthy(result, result_dtype) if out_dtype == "bool" else result.astype(out_dtype)
+            if key is not None:
+                probed[key] = (i, result)
             return result
 
-        return Lowered(shape, out_dtype, at)
+        return Lowered(shape, out_dtype, at, fused_ops=1 + sum(lv.fused_ops for lv in ins))
 
     # -- reductions ---------------------------------------------------------------------------------
     def reduction(self, n) -> Lowered:
@@ -455,7 +473,7 @@ class SegmentLowering:
                     idx.append(tirx.floormod(tirx.floordiv(flat, bs), d).astype("int32"))
                 return src.at(*idx)
 
-        return Lowered(out_t.shape, src.dtype, at)
+        return Lowered(out_t.shape, src.dtype, at, fused_ops=src.fused_ops)
 
     def creation(self, n) -> Lowered:
         out_t = self.ctx.types[n]

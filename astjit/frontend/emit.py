@@ -46,9 +46,10 @@ def fallback_name(block) -> str:
 UNBOUND_NAME = "__astjit_unbound"
 UNBOUND_ERROR_NAME = "__astjit_unbound_error"
 # a cell of the factory: what reading a global, a closure variable or a global's attribute raises once
-# it is gone (the value passed is then UNBOUND: the Fragment declines, its Python raises where it reads)
+# it is gone, or whatever a module's ``__getattr__`` raises (the value passed is then UNBOUND: the
+# Fragment declines, its Python raises where it reads, after the statements before)
 GONE_ERRORS_NAME = "__astjit_gone_errors"
-GONE_ERRORS = (NameError, AttributeError)
+GONE_ERRORS = Exception
 
 
 # cells of the factory: the builtin next, and per straight-line block an iterator that says whether to

@@ -48,6 +48,10 @@ def local_modules(fndef) -> dict:
             rejected.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, gast.Global | gast.Nonlocal):
             rejected.update(node.names)
+        elif isinstance(node, gast.MatchAs | gast.MatchStar) and node.name:
+            rejected.add(node.name)          # (``case np:`` binds it)
+        elif isinstance(node, gast.MatchMapping) and node.rest:
+            rejected.add(node.rest)
         elif isinstance(node, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef) and node is not fndef:
             rejected.add(node.name)
     return {name: module for name, (module, _) in imported.items() if name not in rejected}

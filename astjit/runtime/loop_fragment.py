@@ -408,7 +408,10 @@ def _overlap(a, b) -> bool:
 def raise_at(exc: BaseException, filename: str, line: int, qualname: str = "<module>"):
     """Raise ``exc`` from a frame at the user's file and line, where plain Python would have raised it,
     named as the user's function (``qualname``) is. The frame has no local variables: the kernel keeps
-    none of the loop's values (docs/semantics.md, "Tracebacks")."""
+    none of the loop's values (docs/semantics.md, "Tracebacks"). What the exception carries from where
+    it was made (the operation run in Python to make numpy's or Python's own: backends/tvm/loops) is
+    dropped: the traceback ends at the user's line."""
+    exc = exc.with_traceback(None)
     types.FunctionType(_raising_code(filename, line, qualname), {"__astjit_exception": exc})()
 
 

@@ -109,6 +109,35 @@ def test_the_raising_frame_is_named_as_the_users_function_and_holds_no_astjit_na
     assert getattr(tb.tb_frame.f_code, "co_qualname", roots.__qualname__) == roots.__qualname__  # (3.11+)
 
 
+def floor_divided_sum(a, d):
+    s = 0
+    for i in range(a.shape[0]):
+        s += int(a[i]) // d
+    return s
+
+
+def square_roots_sum(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += math.sqrt(a[i])
+    return s
+
+
+@pytest.mark.parametrize("fn, args, error", [
+    (floor_divided_sum, (np.arange(100.0), 0), ZeroDivisionError),
+    (square_roots_sum, (np.linspace(-1.0, 1.0, 100),), ValueError)], ids=["int // 0", "math.sqrt(-1)"])
+def test_an_error_the_kernel_reports_ends_at_the_users_line(fn, args, error):
+    """The exception, made by running the operation in Python, kept the traceback of where it was
+    made: the last frames were astjit's (backends/tvm/loops, loop_types)."""
+    jitted = jit(fn)
+    for _ in range(2):
+        with pytest.raises(error) as info:
+            jitted(*args)
+        frame = traceback.extract_tb(info.value.__traceback__)[-1]
+        assert (frame.filename, frame.name) == (__file__, fn.__name__) and frame.line.startswith("s +="), frame
+    assert [e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries] == ["tvm"]
+
+
 def test_each_raise_site_is_compiled_once(monkeypatch):
     """The code that raises at the user's line is made once per place, not at each raise (compiling
     it each time cost 30-170 us a raise)."""

@@ -95,3 +95,29 @@ def test_a_name_that_may_be_unbound_stays_a_local(fn, args):
         except UnboundLocalError as exc:
             got = ("raised", str(exc))
         assert got[0] == want[0] and (numpy.array_equal(got[1], want[1]) if got[0] == "returned" else got == want)
+
+
+def rebinds_the_module_by_a_match_capture(a, k):
+    import numpy as np
+    match k:
+        case 0:
+            pass
+        case np:       # noqa: F841 - binds np to k
+            pass
+    return np.sin(a) * 2.0
+
+
+def test_a_match_capture_of_the_name_keeps_it_a_local():
+    jf = jit(rebinds_the_module_by_a_match_capture)
+    a = rng.random(50)
+    assert numpy.array_equal(jf(a, 0), rebinds_the_module_by_a_match_capture(a, 0))
+    for k in (5, 0, 7):
+        try:
+            want = ("returned", rebinds_the_module_by_a_match_capture(a, k))
+        except AttributeError as exc:
+            want = ("raised", str(exc))
+        try:
+            got = ("returned", jf(a, k))
+        except AttributeError as exc:
+            got = ("raised", str(exc))
+        assert got[0] == want[0] and (numpy.array_equal(got[1], want[1]) if got[0] == "returned" else got == want)

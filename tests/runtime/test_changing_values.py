@@ -419,3 +419,61 @@ def test_a_global_rebound_to_new_objects_at_each_call_runs_as_python_past_the_li
         assert jf._transforms == 5 and "keep being rebound" in str(explain(jf))
     finally:
         globals()["MODULE"] = np
+
+
+def _lazy_module():
+    module = types.ModuleType("lazy_settings")
+    module.loaded = True
+
+    def __getattr__(name):
+        if name == "EXTRA" and module.loaded:
+            return 2.0
+        raise RuntimeError("settings not loaded")
+
+    module.__getattr__ = __getattr__
+    return module
+
+
+LAZY = _lazy_module()
+
+
+def writes_then_reads_a_lazy_attribute(a, out):
+    out[:] = a * 2.0
+    b = out * LAZY.EXTRA
+    return b
+
+
+def reads_a_lazy_attribute_in_an_untaken_branch(a, flag):
+    s = 0.0
+    for i in range(a.shape[0]):
+        if flag:
+            s += a[i] * LAZY.EXTRA
+        else:
+            s += a[i]
+    return s
+
+
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_a_module_attribute_whose_read_raises_is_read_where_python_reads_it(backend):
+    """A module's __getattr__ raising RuntimeError escaped the read before the Fragment call: before
+    the block's earlier write into ``out``, and in a loop whose branch reading it was never taken."""
+    block, loop = jit(writes_then_reads_a_lazy_attribute, backend=backend), jit(
+        reads_a_lazy_attribute_in_an_untaken_branch, backend=backend)
+    try:
+        for n in (50_000, 50_000):
+            a = np.linspace(0.0, 1.0, n)
+            assert np.array_equal(block(a, np.zeros(n)), writes_then_reads_a_lazy_attribute(a, np.zeros(n)))
+            assert loop(a, True) == reads_a_lazy_attribute_in_an_untaken_branch(a, True)
+        LAZY.loaded = False
+        for fn, jf in ((writes_then_reads_a_lazy_attribute, block), ):
+            out_py, out_jit = np.zeros(50_000), np.zeros(50_000)
+            with pytest.raises(RuntimeError):
+                fn(a, out_py)
+            with pytest.raises(RuntimeError):
+                jf(a, out_jit)
+            assert np.array_equal(out_py, out_jit) and out_jit[1] > 0
+        assert loop(a, False) == reads_a_lazy_attribute_in_an_untaken_branch(a, False)
+        with pytest.raises(RuntimeError):
+            loop(a, True)
+    finally:
+        LAZY.loaded = True

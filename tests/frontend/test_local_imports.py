@@ -102,7 +102,7 @@ def rebinds_the_module_by_a_match_capture(a, k):
     match k:
         case 0:
             pass
-        case np:       # noqa: F841 - binds np to k
+        case np:       # noqa: F811 - binds np to k
             pass
     return np.sin(a) * 2.0
 

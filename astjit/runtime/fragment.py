@@ -169,18 +169,23 @@ class Fragment:
         strict: each call then says why it is not compiled)."""
         return self.fallback if self.strict else self.settle_python
 
-    def settle_python(self, *args):
+    def settle_python(self, *args, scalar_work=False):
         """Run the block's statements, and let the rewritten function run them inline for the next
         calls."""
         run = self._settled_run
         if self.block.in_loop:
             self._settled_run = min(2 * run, SETTLED_MOST)
-        elif not any(type(a) is np.ndarray for a in args):
-            # numbers only (a method's scalar arithmetic): nothing a kernel would run faster grows with
-            # the calls, and a Fragment call every eight made such a method 2.5-3.7x plain Python's time
+        elif scalar_work or not any(type(a) is np.ndarray for a in args):
+            # numbers only (a method's scalar arithmetic), or work on numbers whatever the arrays'
+            # sizes (``a[0] > 0.5``): nothing a kernel would run faster grows with the calls, and a
+            # Fragment call every eight made such a method 2.5-3.7x plain Python's time
             self._settled_run = min(2 * run + 1, SETTLED_MOST_OUTSIDE)
         self.python_switch.cell_contents = itertools.chain(itertools.repeat(True, run), _DISPATCH)
         return self.fallback(*args)
+
+    def settle_python_scalar_work(self, *args):
+        """``settle_python`` for a specialization whose values are numbers whatever the arrays' sizes."""
+        return self.settle_python(*args, scalar_work=True)
 
     def _miss(self, args):
         self.calls += 1
@@ -209,6 +214,8 @@ class Fragment:
             # (outside loops, a block that cannot compile for these types, a broadcast error among
             # them, keeps its Fragment call: the next call's types may compile)
             spec.runner = self.python_runner
+            if spec.scalar_work and spec.runner == self.settle_python:
+                spec.runner = self.settle_python_scalar_work
         existing = self.guarded.get(key)
         if existing is not None:
             existing.add(spec)
@@ -340,6 +347,7 @@ class Specialization:
         self.mode_chosen = None
         self.disk_key = None               # its key in the disk cache, where it is stored there
         self.refused = False               # Python because these types cannot compile (Unsupported)
+        self.scalar_work = False           # Python because it computes numbers only (runtime/specialize)
         self.kernel_failed = False         # Python because a compiled part raised at a call
 
     @property

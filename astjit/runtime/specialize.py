@@ -89,8 +89,11 @@ def _assemble(fragment, key, ctx, segments, reasons, note, python):
 
     guards = dict(ctx=ctx, segments=segments, reasons=reasons, length_guards=ctx.length_guards)
     if python:
-        return Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards,
+        spec = Specialization(key, fragment.fallback, "python", note, ctx.value_guards, ctx.range_guards,
                               **guards)
+        spec.scalar_work = not any(isinstance(t, ArrayType) and not t.scalar
+                                   for n, t in ctx.types.items() if n.op != "input")
+        return spec
     _guard_kernel_ints(ctx, ctx.graph, segments)
     plan, runner, mode = _build_runner(ctx, ctx.graph, segments, fragment.fallback)
     spec = Specialization(key, runner, mode, note, ctx.value_guards, ctx.range_guards, plan, **guards)

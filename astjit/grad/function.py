@@ -24,6 +24,7 @@ from . import helpers, numpy_rules  # noqa: F401  (registers the shipped rules)
 from .activity import Activity
 from .aliasing import aliased
 from .lower import Lowering
+from .mutation import mutated
 from .normalize import located, normalize
 from .reverse import Reverser, drop_unneeded_saves, group_runs
 
@@ -142,6 +143,7 @@ def build_gradient(fn, argnums, with_value):
 
     lowering = Lowering(filename, activity, resolve, set(params), bind_global, prefix=prefix)
     lowering.aliased = aliased(body, prefix + "returned", resolve)
+    lowering.mutated = mutated(body, resolve)
     items = lowering.statements(body)
 
     reverser = Reverser(lowering, bind_global, params, prefix)

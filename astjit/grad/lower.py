@@ -10,6 +10,7 @@ import gast
 
 from ..frontend.lower import attribute_chain, describe
 from .activity import COMPREHENSIONS, STORING_METHODS
+from .mutation import snapshot
 from .normalize import located
 from .numpy_rules import astype, getitem
 from .rules import rule_for
@@ -84,6 +85,7 @@ class Lowering:
     prefix: str = "_"              # of generated names: no name of the user's function starts with it
     counter: list = field(default_factory=lambda: [0])
     aliased: set = field(default_factory=set)
+    mutated: set = field(default_factory=set)      # names that may hold an array updated in place
 
     def fresh(self, hint="t") -> str:
         self.counter[0] += 1
@@ -291,16 +293,24 @@ class Lowering:
 
     # -- expressions ---------------------------------------------------------------------------------
     def atom(self, e, stmt, items) -> object:
-        """A Name or Constant holding ``e``'s value, evaluated once (temporaries appended to ``items``)."""
-        if isinstance(e, gast.Constant | gast.Name):
+        """A Name or Constant holding ``e``'s value, evaluated once (temporaries appended to ``items``); an
+        inactive value that may be updated in place later is copied, as the backward pass reads it."""
+        if isinstance(e, gast.Constant) or isinstance(e, gast.Name) and not self._may_change(e):
             return e
         t = self.fresh()
         if self.active(e):
             self.activity.active.add(t)
             items += self.value_into(t, e, stmt)
         else:
-            items.append(Plain(_assign(t, e, stmt)))
+            items.append(Plain(_assign(t, self._snapshot(e) if self._may_change(e) else e, stmt)))
         return _name(t)
+
+    def _may_change(self, e) -> bool:
+        """Whether inactive ``e`` reads a name whose array may be updated in place later."""
+        return not self.active(e) and any(isinstance(n, gast.Name) and n.id in self.mutated for n in gast.walk(e))
+
+    def _snapshot(self, e):
+        return gast.Call(func=self._builtin(snapshot), args=[e], keywords=[])
 
     def value_into(self, target, e, stmt) -> list:
         """Items computing active expression ``e`` into ``target``, one op per item."""
@@ -318,7 +328,10 @@ class Lowering:
         if isinstance(e, gast.Subscript):
             x = self.atom(e.value, stmt, items)
             index = self.fresh("index")
-            items.append(Plain(_assign(index, _index_value(e.slice), stmt)))
+            index_value = _index_value(e.slice)
+            if self._may_change(index_value):
+                index_value = self._snapshot(index_value)
+            items.append(Plain(_assign(index, index_value, stmt)))
             value = gast.Subscript(value=x, slice=_name(index), ctx=gast.Load())
             return items + [self._prim(target, value, getitem, [x, _name(index)], {}, stmt, e)]
         if isinstance(e, gast.Attribute) and e.attr == "T":

@@ -248,3 +248,24 @@ def guarded_sqrt(x):
     # np.where(x > 0, np.sqrt(x), 0.0) would give NaN at x < 0 (docs/gradients.md): the inner where keeps
     # the unused branch in sqrt's domain
     return np.sum(np.where(x > 0, np.sqrt(np.where(x > 0, x, 1.0)), 0.0))
+
+
+def updates_inactive_arrays(x):
+    m = np.ones(np.shape(x))
+    y = x * m
+    m += 1.0                                 # the backward pass of x * m reads m of before
+    z = np.sin(x * m)
+    m[:] = 3.0
+    s = np.sum(y * m) + np.sum(z)
+    w = m[1:]                                # a view of m: updated with it
+    t = x[1:] * w
+    for i in range(len(m)):
+        s = s + np.sum(x * m) * 0.1
+        m[i] = 2.0 + i
+    return s + np.sum(t) + np.sum(w * x[1:])
+
+
+def updates_a_data_argument(x, data):
+    y = np.sum(x * data)
+    data[0] = 0.0
+    return y * np.sum(data)

@@ -94,6 +94,7 @@ CASES = {
     "guarded_sqrt": (corpus.guarded_sqrt, lambda r, n: (rand(r, n) * 2.0 + 0.05,), 0),
     "rnn_loss": (corpus.rnn_loss, lambda r, n: (rand(r, n, n) * 0.5, rand(r, 2, n), rand(r, 6, 2, 2), rand(r, 2, n)),
                  (0, 1, 3)),
+    "updates_inactive_arrays": (corpus.updates_inactive_arrays, lambda r, n: (rand(r, n),), 0),
 }
 
 
@@ -103,6 +104,14 @@ def test_gradient_matches_finite_differences(name):
     rng = np.random.default_rng(len(name))
     for n in (3, 4):      # other values (and sizes) on every call
         assert_gradient(f, make(rng, n), argnums)
+
+
+def test_an_argument_updated_in_place_after_use_is_read_as_it_was():
+    x, data = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, 3.0])
+    expected = finite_difference(lambda x: corpus.updates_a_data_argument(x, data.copy()), (x,), 0)
+    given = data.copy()
+    got = astjit.grad(corpus.updates_a_data_argument)(x, given)
+    assert np.allclose(got, expected, rtol=1e-6) and np.array_equal(given, [0.0, 2.0, 3.0])
 
 
 def test_casts_keep_the_argument_dtype():

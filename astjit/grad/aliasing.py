@@ -5,7 +5,7 @@ no other name can see the update. So a name counts as unshared only where every 
 known to be a new object: arithmetic (``a * b``, ``-a``), a constant, a numpy function or method known
 to return a new array, and a conditional expression or tuple of those. Anything else (a name, a
 subscript, an attribute, a view such as ``reshape``, ``astype(copy=False)``, a call of an unknown
-function, a loop target over an array, unpacking) marks the bound name and every name it reads as
+function, a loop target over an array, unpacking, each target of ``a = b = v``) marks the bound name and every name it reads as
 shared. Missing a view here would give a silently wrong value and gradient, so the analysis errs
 towards refusing.
 """
@@ -52,6 +52,8 @@ def aliased(body, returned, resolve) -> set:
             if isinstance(n, gast.Assign):
                 for t in n.targets:
                     bind(t, n.value)
+                if len(n.targets) > 1:         # `a = b = v`: every target holds the one object
+                    names.update(m.id for t in n.targets for m in gast.walk(t) if isinstance(m, gast.Name))
             elif isinstance(n, gast.NamedExpr):
                 bind(n.target, n.value)
             elif isinstance(n, gast.For) and not (isinstance(n.iter, gast.Call) and resolve(n.iter.func) is range):

@@ -148,3 +148,9 @@ def updates_an_unknown_result(x):
     w = np.asarray(z)
     w += 1.0                                       # marker: updates_an_unknown_result
     return np.sum(z ** 2)
+
+
+def updates_a_chained_target(x):
+    a = b = np.zeros(3)
+    a += x                                         # marker: updates_a_chained_target
+    return np.sum(a * b)

@@ -16,11 +16,13 @@ import gast
 import numpy as np
 
 # numpy functions whose result is a new array (never an operand or a view of one), without ``out=``
+# (not ``np.einsum``, which returns a view for ``'ii->i'`` or ``'ij->ji'``, nor ``np.diff``, which
+# returns its operand for ``n=0``)
 NEW_ARRAY_FUNCTIONS = {getattr(np, n) for n in (
     "sum", "mean", "max", "min", "amax", "amin", "prod", "var", "std", "cumsum", "cumprod", "dot", "vdot",
-    "inner", "outer", "tensordot", "einsum", "concatenate", "stack", "vstack", "hstack", "where", "clip",
+    "inner", "outer", "tensordot", "concatenate", "stack", "vstack", "hstack", "where", "clip",
     "copy", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like", "arange",
-    "linspace", "eye", "identity", "diff", "sort", "argsort", "argmax", "argmin", "any", "all",
+    "linspace", "eye", "identity", "sort", "argsort", "argmax", "argmin", "any", "all",
     "count_nonzero", "round", "around", "tile", "repeat", "trace", "cross", "kron", "median", "average",
     "nansum", "nanmean", "nanmax", "nanmin") if hasattr(np, n)}
 # methods whose result is a new array (``astype`` only without ``copy=``)

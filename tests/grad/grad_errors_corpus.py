@@ -154,3 +154,17 @@ def updates_a_chained_target(x):
     a = b = np.zeros(3)
     a += x                                         # marker: updates_a_chained_target
     return np.sum(a * b)
+
+
+def updates_an_einsum_view(x):
+    m = np.eye(3)
+    d = np.einsum("ii->i", m)
+    d += x                                         # marker: updates_an_einsum_view
+    return np.sum(m * x)
+
+
+def updates_a_diff_of_order_zero(x):
+    m = np.ones(3)
+    d = np.diff(m, n=0)
+    d += x                                         # marker: updates_a_diff_of_order_zero
+    return np.sum(m * x)

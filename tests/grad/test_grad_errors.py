@@ -44,6 +44,8 @@ def marker_line(name):
     ("updates_an_unknown_result", (np.ones(3),), "another name or view also holds"),
     ("assignment_expression_in_a_loop", (np.ones(3), 3), "an assignment expression (`:=`)"),
     ("updates_a_chained_target", (np.ones(3),), "another name or view also holds"),
+    ("updates_an_einsum_view", (np.ones(3),), "another name or view also holds"),
+    ("updates_a_diff_of_order_zero", (np.ones(3),), "another name or view also holds"),
 ])
 def test_refused_at_the_users_line(name, args, words):
     g = astjit.grad(getattr(corpus, name))

@@ -7,6 +7,7 @@ import copy
 from dataclasses import dataclass, field
 
 import gast
+import numpy as np
 
 from ..frontend.lower import attribute_chain, describe
 from .activity import COMPREHENSIONS, STORING_METHODS
@@ -108,6 +109,7 @@ class Lowering:
         touches = any(isinstance(n, gast.Name) and n.id in self.activity.active for n in gast.walk(s))
         if touches:
             self._refuse_assignment_expressions(s)
+            self._refuse_out_arguments(s)
         if isinstance(s, gast.Assign):
             return self.assign(s)
         if isinstance(s, gast.AugAssign):
@@ -152,6 +154,21 @@ class Lowering:
             if isinstance(n, gast.NamedExpr) and self.active(n.value):
                 raise self.error(n, "an assignment expression (`:=`) of a value the gradient flows through "
                                  "cannot be differentiated: assign it in a statement of its own")
+
+    def _refuse_out_arguments(self, s):
+        """``np.exp(x, out=buf)`` (or ``np.multiply(x, c, buf)``) writes its result into ``buf``, which the
+        lowering would not see: refused where the call reads or writes a value the gradient flows through."""
+        for n in gast.walk(s):
+            if not isinstance(n, gast.Call):
+                continue
+            callee = self.resolve(n.func)
+            out = [k.value for k in n.keywords if k.arg == "out"]
+            if isinstance(callee, np.ufunc):
+                out += n.args[callee.nin:]
+            if out and any(self.active(a) for a in list(n.args) + [k.value for k in n.keywords]
+                           + [getattr(n.func, "value", None)]):
+                raise self.error(n, "a call with an `out` array cannot be differentiated when the gradient flows "
+                                 "through it: bind the result to a name instead (y = np.exp(x))")
 
     def _stores_in_container(self, e) -> bool:
         return isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and e.func.attr in STORING_METHODS \

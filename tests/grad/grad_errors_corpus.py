@@ -168,3 +168,21 @@ def updates_a_diff_of_order_zero(x):
     d = np.diff(m, n=0)
     d += x                                         # marker: updates_a_diff_of_order_zero
     return np.sum(m * x)
+
+
+def writes_into_out(x):
+    buf = np.empty_like(x)
+    np.exp(x, out=buf)                             # marker: writes_into_out
+    return np.sum(buf * 2.0)
+
+
+def writes_into_a_positional_out(x):
+    buf = np.zeros_like(x)
+    y = np.multiply(x, 3.0, buf)                   # marker: writes_into_a_positional_out
+    return np.sum(buf * x + y)
+
+
+def writes_into_an_active_out(x, c):
+    y = x * 2.0
+    np.exp(c, out=y)                               # marker: writes_into_an_active_out
+    return np.sum(y)

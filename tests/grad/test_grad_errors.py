@@ -46,6 +46,9 @@ def marker_line(name):
     ("updates_a_chained_target", (np.ones(3),), "another name or view also holds"),
     ("updates_an_einsum_view", (np.ones(3),), "another name or view also holds"),
     ("updates_a_diff_of_order_zero", (np.ones(3),), "another name or view also holds"),
+    ("writes_into_out", (np.ones(3),), "a call with an `out` array"),
+    ("writes_into_a_positional_out", (np.ones(3),), "a call with an `out` array"),
+    ("writes_into_an_active_out", (np.ones(3), np.ones(3)), "a call with an `out` array"),
 ])
 def test_refused_at_the_users_line(name, args, words):
     g = astjit.grad(getattr(corpus, name))

@@ -9,7 +9,8 @@ container. Each of these makes its name active, so the lowering reaches a rule o
 instead of keeping the statement as plain Python, which would drop the contribution silently.
 
 Comparisons, boolean operators, shapes, lengths, ``int()``, ``np.floor`` and the other registered
-non-differentiable ops give inactive values, as does ``astype`` to an integer or boolean dtype; the
+non-differentiable ops give inactive values (``x % c`` and ``x.tolist()`` do not: the first has a rule,
+the second is refused), as does ``astype`` to an integer or boolean dtype; the
 index of a subscript never carries a gradient.
 """
 
@@ -19,7 +20,7 @@ import numpy as np
 from .rules import is_non_differentiable
 
 INACTIVE_ATTRIBUTES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "flags", "strides"}
-INACTIVE_METHODS = {"argmax", "argmin", "argsort", "nonzero", "any", "all", "tolist", "__len__"}
+INACTIVE_METHODS = {"argmax", "argmin", "argsort", "nonzero", "any", "all", "__len__"}
 # methods of a local container that store their arguments in it (list, dict, set, deque, array)
 STORING_METHODS = {"append", "appendleft", "extend", "extendleft", "insert", "update", "setdefault", "add",
                    "__setitem__", "put", "fill", "itemset"}
@@ -98,9 +99,10 @@ class Activity:
         if isinstance(e, gast.UnaryOp):
             return not isinstance(e.op, gast.Not | gast.Invert) and self.expr(e.operand)
         if isinstance(e, gast.BinOp):
-            if isinstance(e.op, gast.FloorDiv | gast.Mod | gast.BitAnd | gast.BitOr | gast.BitXor
-                          | gast.LShift | gast.RShift):
+            if isinstance(e.op, gast.FloorDiv | gast.BitAnd | gast.BitOr | gast.BitXor | gast.LShift | gast.RShift):
                 return False
+            if isinstance(e.op, gast.Mod) and isinstance(e.left, gast.Constant) and isinstance(e.left.value, str):
+                return False                             # "%.3f" % x formats
             return self.expr(e.left) or self.expr(e.right)
         if isinstance(e, gast.Attribute):
             return e.attr not in INACTIVE_ATTRIBUTES and self.expr(e.value)

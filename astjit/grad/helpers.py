@@ -161,6 +161,16 @@ def reversed_cumsum(g, a, axis):
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis).astype(a.dtype)
 
 
+def linspace_parts(g, num, endpoint, retstep, axis):
+    """The adjoint of ``np.linspace(start, stop, num, axis=axis)`` with the new axis moved first, and how
+    far along from ``start`` to ``stop`` each element is (0 to 1, shaped to broadcast against it)."""
+    if retstep:
+        raise NotImplementedError("the gradient of np.linspace(..., retstep=True)")
+    moved = np.moveaxis(np.asarray(g), axis, 0)
+    fractions = np.linspace(0.0, 1.0, num, endpoint=endpoint)
+    return moved, np.reshape(fractions, (-1,) + (1,) * (moved.ndim - 1))
+
+
 def _back(part, operand):
     """An operand's share of an adjoint, in the operand's shape and (float) dtype."""
     dtype = np.asarray(operand).dtype

@@ -17,7 +17,7 @@ from .numpy_rules import astype, getitem
 from .rules import rule_for
 
 BINARY = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "true_divide",
-          gast.Pow: "power", gast.MatMult: "matmul"}
+          gast.Pow: "power", gast.MatMult: "matmul", gast.Mod: "remainder"}
 UNARY = {gast.USub: "negative", gast.UAdd: "positive"}
 METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "var": "var", "std": "std",
            "prod": "prod", "reshape": "reshape", "ravel": "ravel", "flatten": "ravel", "squeeze": "squeeze",
@@ -396,6 +396,9 @@ class Lowering:
                              "differentiates numpy functions with a registered rule (astjit.adjoint)")
         if any(isinstance(a, gast.Starred) for a in e.args) or any(k.arg is None for k in e.keywords):
             raise self.error(e, "*args or **kwargs in a call the gradient flows through")
+        if op is np.linspace and (len(e.args) > 4 or any(k.arg == "retstep" for k in e.keywords)):
+            raise self.error(e, "np.linspace(..., retstep=...) cannot be differentiated: compute the step "
+                             "as (stop - start) / (num - 1)")
         name = getattr(op, "__name__", None)
         if name in SEQUENCE_OPS and getattr(op, "__module__", "").startswith("numpy") and e.args \
                 and isinstance(e.args[0], gast.Tuple | gast.List):
@@ -430,6 +433,10 @@ class Lowering:
         for k, v in keywords.items():
             if self.active(v):
                 raise self.error(node, f"the gradient flows through keyword {k}= of {describe(op)}")
+            if k not in rule.operands:
+                raise self.error(node, f"keyword {k}= of {describe(op)} is not handled by its adjoint rule")
+        if len(operands) > len(rule.operands):
+            raise self.error(node, f"{describe(op)} is called with more operands than its adjoint rule takes")
         active = {i for i, o in enumerate(operands) if self.active(o)}
         if any(i >= len(rule.operands) for i in active):
             raise self.error(node, f"{describe(op)} is called with more operands than its adjoint rule takes")
@@ -482,4 +489,4 @@ def _own_walk(s):
 
 def _op_text(op):
     return {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
-            gast.MatMult: "@"}.get(type(op), "op")
+            gast.MatMult: "@", gast.Mod: "%"}.get(type(op), "op")

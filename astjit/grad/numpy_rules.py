@@ -13,6 +13,7 @@ from .helpers import (
     dot_right,
     inverse_axes,
     kept_shape,
+    linspace_parts,
     matmul_left,
     matmul_right,
     reversed_cumsum,
@@ -319,22 +320,45 @@ def _getitem(g, ans, x, index):
     return scatter_index(g, x, index)
 
 
-def astype(x, dtype):
+def astype(x, dtype, copy=True):
     """``x.astype(dtype)`` between float types."""
-    return x.astype(dtype)
+    return x.astype(dtype, copy=copy)
 
 
 @adjoint(astype)
-def _astype(g, ans, x, dtype):
+def _astype(g, ans, x, dtype, copy=True):
     return np.asarray(g).astype(x.dtype)
 
 
+@adjoint(np.remainder, unbroadcast=True)
+def remainder(g, ans, x, y):
+    # x % y = x - floor(x / y) * y: slope 1 in x and -floor(x / y) in y away from the jumps (as jax, torch)
+    return g, -g * np.floor(x / y)
+
+
+@adjoint(np.full, unbroadcast=True)
+def full(g, ans, shape, fill_value, dtype=None, order="C"):
+    return None, g
+
+
+@adjoint(np.full_like, unbroadcast=True)
+def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    return None, g
+
+
+@adjoint(np.linspace, unbroadcast=True)
+def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    # each element is start + t * (stop - start), t its fraction of the way (0 at start, 1 at an endpoint);
+    # retstep is refused by the lowering
+    moved, t = linspace_parts(g, num, endpoint, retstep, axis)
+    return moved * (1.0 - t), moved * t
+
+
 non_differentiable(
-    np.sign, np.floor, np.ceil, np.trunc, np.rint, np.round, np.around, np.floor_divide, np.remainder,
-    np.mod, np.argmax, np.argmin, np.argsort, np.isnan, np.isinf, np.isfinite, np.signbit,
+    np.sign, np.floor, np.ceil, np.trunc, np.rint, np.round, np.around, np.floor_divide, np.argmax, np.argmin, np.argsort, np.isnan, np.isinf, np.isfinite, np.signbit,
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.any, np.all,
     np.shape, np.ndim, np.size, len, int, bool, round, range,
-    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
-    np.arange, np.linspace, np.eye, np.count_nonzero, np.nonzero, np.searchsorted,
+    np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like,
+    np.eye, np.count_nonzero, np.nonzero, np.searchsorted,
 )

@@ -269,3 +269,14 @@ def updates_a_data_argument(x, data):
     y = np.sum(x * data)
     data[0] = 0.0
     return y * np.sum(data)
+
+
+def filled_and_spaced(x, a, b):
+    f = np.full(np.shape(x), a) * x + np.full_like(x, b) ** 2
+    g = np.full((2, 3), x[:3]) * a                 # an array fill value, broadcast
+    s = np.linspace(a, b, 5) ** 2 + np.linspace(x[:2], b, 5, endpoint=False, axis=1).sum(axis=0)
+    return np.sum(f) + np.sum(g) + np.sum(s * np.arange(5.0))
+
+
+def remainders(x, c):
+    return np.sum((x % 1.0) ** 2 + np.mod(x * 3.0, c) * x + np.remainder(c, x + 3.0))

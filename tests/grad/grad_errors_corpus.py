@@ -186,3 +186,13 @@ def writes_into_an_active_out(x, c):
     y = x * 2.0
     np.exp(c, out=y)                               # marker: writes_into_an_active_out
     return np.sum(y)
+
+
+def makes_a_list(x):
+    v = x.tolist()                                 # marker: makes_a_list
+    return v[0] * v[1]
+
+
+def spaces_with_a_step(x):
+    s = np.linspace(0.0, x[0], 3, retstep=True)    # marker: spaces_with_a_step
+    return np.sum(s[0])

@@ -161,6 +161,18 @@ def reversed_cumsum(g, a, axis):
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis).astype(a.dtype)
 
 
+def in_place_result(new, old):
+    """What ``old op= v`` leaves in ``old``, given ``new = old op v``: on an array numpy's in-place op
+    keeps its dtype (casting ``same_kind``: float into an integer array raises TypeError) and its
+    shape (a larger broadcast result raises ValueError); on anything else it is ``new``."""
+    if not isinstance(old, np.ndarray) or isinstance(new, np.ndarray) and new.dtype == old.dtype \
+            and new.shape == old.shape:
+        return new
+    out = np.empty_like(old)
+    np.copyto(out, new, casting="same_kind")
+    return out
+
+
 def linspace_parts(g, num, endpoint, retstep, axis):
     """The adjoint of ``np.linspace(start, stop, num, axis=axis)`` with the new axis moved first, and how
     far along from ``start`` to ``stop`` each element is (0 to 1, shaped to broadcast against it)."""

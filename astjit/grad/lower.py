@@ -11,6 +11,7 @@ import numpy as np
 
 from ..frontend.lower import attribute_chain, describe
 from .activity import COMPREHENSIONS, STORING_METHODS
+from .helpers import in_place_result
 from .mutation import snapshot
 from .normalize import located
 from .numpy_rules import astype, getitem
@@ -304,9 +305,13 @@ class Lowering:
             raise self.error(s, f"`{target.id} {_op_text(s.op)}= ...` may update an array that another name "
                              f"or view also holds; astjit.grad cannot differentiate that: write "
                              f"`{target.id} = {target.id} {_op_text(s.op)} ...`")
+        # `x op= v` on an array keeps x's dtype and shape: `x = in_place_result(x op v, x)`
         value = gast.BinOp(left=_name(target.id), op=s.op, right=s.value)
         gast.copy_location(value, s)
-        return self.value_into(target.id, value, s)
+        result = self.fresh()
+        items = self.value_into(result, value, s)
+        kept = gast.Call(func=self._builtin(in_place_result), args=[_name(result), _name(target.id)], keywords=[])
+        return items + [self._prim(target.id, kept, in_place_result, [_name(result), _name(target.id)], {}, s, s)]
 
     # -- expressions ---------------------------------------------------------------------------------
     def atom(self, e, stmt, items) -> object:

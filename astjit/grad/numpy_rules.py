@@ -11,6 +11,7 @@ import numpy as np
 from .helpers import (
     dot_left,
     dot_right,
+    in_place_result,
     inverse_axes,
     kept_shape,
     linspace_parts,
@@ -318,6 +319,11 @@ def getitem(x, index):
 @adjoint(getitem)
 def _getitem(g, ans, x, index):
     return scatter_index(g, x, index)
+
+
+@adjoint(in_place_result)
+def _in_place_result(g, ans, new, old):
+    return g, None
 
 
 def astype(x, dtype, copy=True):

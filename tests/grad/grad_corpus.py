@@ -280,3 +280,16 @@ def filled_and_spaced(x, a, b):
 
 def remainders(x, c):
     return np.sum((x % 1.0) ** 2 + np.mod(x * 3.0, c) * x + np.remainder(c, x + 3.0))
+
+
+def accumulates_in_float32(x, w):
+    acc = np.zeros(2, dtype=np.float32)
+    for i in range(x.shape[0]):
+        acc += x[i] * w                      # stays float32, as numpy's in-place add
+    return np.sum(acc * acc)
+
+
+def accumulates_in_int(x):
+    acc = np.zeros(3, dtype=np.int64)
+    acc += x                                 # numpy refuses to cast float into the int array
+    return np.sum(acc * 1.0)

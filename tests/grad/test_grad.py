@@ -117,6 +117,21 @@ def test_an_argument_updated_in_place_after_use_is_read_as_it_was():
     assert np.allclose(got, expected, rtol=1e-6) and np.array_equal(given, [0.0, 2.0, 3.0])
 
 
+def test_an_in_place_update_keeps_the_arrays_dtype_as_numpy():
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal(2)
+    value, grad = astjit.value_and_grad(corpus.accumulates_in_float32, argnums=1)(x, w)
+    expected = corpus.accumulates_in_float32(x, w)
+    assert value == expected and type(value) is type(expected) and value.dtype == np.float32
+    assert np.allclose(grad, finite_difference(lambda w: np.float64(corpus.accumulates_in_float32(x, w)), (w,), 0,
+                                               eps=1e-3), rtol=1e-3)
+    with pytest.raises(TypeError) as numpy_error:
+        corpus.accumulates_in_int(np.ones(3))
+    with pytest.raises(TypeError) as grad_error:
+        astjit.value_and_grad(corpus.accumulates_in_int)(np.ones(3))
+    assert isinstance(numpy_error.value, TypeError) and "same_kind" in str(grad_error.value)
+
+
 def test_casts_keep_the_argument_dtype():
     rng = np.random.default_rng(1)
     g = astjit.grad(corpus.casts)

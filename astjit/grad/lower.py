@@ -141,11 +141,13 @@ class Lowering:
         return [Plain(s)]
 
     def _differentiated_loop(self, loop) -> bool:
-        """Whether a loop that reads active values must be differentiated: it assigns an active name, or
+        """Whether a loop that reads active values must be differentiated: it binds an active name, or
         a statement of its body is more than plain Python once lowered (or is refused there). A loop
-        kept as plain Python contributes nothing to the gradient, so this must never miss one."""
+        kept as plain Python contributes nothing to the gradient, so this must never miss one (its own
+        target counts: ``for v in x: ...`` then ``v * 3.0`` after the loop)."""
+        bound = loop.body + ([loop.target] if isinstance(loop, gast.For) else [])
         if any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in self.activity.active
-               for b in loop.body for n in gast.walk(b)):
+               for b in bound for n in gast.walk(b)):
             return True
         return not _all_plain(self.statements(loop.body))
 

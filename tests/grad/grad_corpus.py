@@ -293,3 +293,12 @@ def accumulates_in_int(x):
     acc = np.zeros(3, dtype=np.int64)
     acc += x                                 # numpy refuses to cast float into the int array
     return np.sum(acc * 1.0)
+
+
+def loop_target_after_the_loop(x):
+    for v in x:
+        if v > 0:
+            break
+    for w in x[1:]:
+        pass
+    return v * 3.0 + v * v + w * w

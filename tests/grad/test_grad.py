@@ -95,6 +95,7 @@ CASES = {
     "rnn_loss": (corpus.rnn_loss, lambda r, n: (rand(r, n, n) * 0.5, rand(r, 2, n), rand(r, 6, 2, 2), rand(r, 2, n)),
                  (0, 1, 3)),
     "updates_inactive_arrays": (corpus.updates_inactive_arrays, lambda r, n: (rand(r, n),), 0),
+    "loop_target_after_the_loop": (corpus.loop_target_after_the_loop, lambda r, n: (rand(r, n),), 0),
     "filled_and_spaced": (corpus.filled_and_spaced, lambda r, n: (rand(r, n), float(rand(r, 1)[0]), 0.3), (0, 1, 2)),
     "remainders": (corpus.remainders, lambda r, n: (rand(r, n, low=0.05, high=0.3) + np.arange(n) * 0.7,
                                                     rand(r, n, low=0.9, high=1.1)), (0, 1)),

@@ -4,6 +4,7 @@ rule of its op; everything that carries no gradient stays a plain statement.
 """
 
 import copy
+import operator
 from dataclasses import dataclass, field
 
 import gast
@@ -249,9 +250,10 @@ class Lowering:
         first = []
         if counter is not None:
             count = _name(position)
-            if start is not None:              # evaluated once, before the loop, as enumerate does
+            if start is not None:              # evaluated once, before the loop, as enumerate does (an int)
                 first_count = self.fresh("start")
-                before.append(Plain(_assign(first_count, start, s)))
+                as_int = gast.Call(func=self._builtin(operator.index), args=[start], keywords=[])
+                before.append(Plain(_assign(first_count, as_int, s)))
                 count = gast.BinOp(left=count, op=gast.Add(), right=_name(first_count))
             first.append(Plain(_assign(counter.id, count, s)))
         for t, n in zip(targets, held):

@@ -302,3 +302,10 @@ def loop_target_after_the_loop(x):
     for w in x[1:]:
         pass
     return v * 3.0 + v * v + w * w
+
+
+def enumerated_from_a_float(x):
+    s = 0.0
+    for i, v in enumerate(x, 1.5):
+        s = s + v * i
+    return s

@@ -133,6 +133,16 @@ def test_an_in_place_update_keeps_the_arrays_dtype_as_numpy():
     assert isinstance(numpy_error.value, TypeError) and "same_kind" in str(grad_error.value)
 
 
+def test_enumerate_with_a_float_start_raises_as_python():
+    x = np.array([0.5, -1.0, 2.0])
+    with pytest.raises(TypeError) as python_error:
+        corpus.enumerated_from_a_float(x)
+    with pytest.raises(TypeError) as grad_error:
+        astjit.grad(corpus.enumerated_from_a_float)(x)
+    assert str(grad_error.value) == str(python_error.value)
+    assert np.array_equal(astjit.grad(corpus.enumerated)(x), x * 0.0 + [2.0, 3.0, 4.0])
+
+
 def test_casts_keep_the_argument_dtype():
     rng = np.random.default_rng(1)
     g = astjit.grad(corpus.casts)

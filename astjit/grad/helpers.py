@@ -173,6 +173,12 @@ def in_place_result(new, old):
     return out
 
 
+def float_result_adjoint(g, ans):
+    """``g``, or zeros where the result ``ans`` is an integer array (``np.full(3, x, dtype=int)``, a step
+    function of ``x``: no gradient)."""
+    return g if np.asarray(ans).dtype.kind in "fc" else np.zeros(np.shape(g))
+
+
 def linspace_parts(g, num, endpoint, retstep, axis):
     """The adjoint of ``np.linspace(start, stop, num, axis=axis)`` with the new axis moved first, and how
     far along from ``start`` to ``stop`` each element is (0 to 1, shaped to broadcast against it)."""

@@ -52,9 +52,16 @@ def mutated(body, resolve) -> set:
     return names
 
 
+# numpy functions that write into their first argument (``np.copyto(m, 3.0)``), whatever their result
+IN_PLACE_FUNCTIONS = {np.copyto, np.put, np.place, np.putmask, np.fill_diagonal, np.put_along_axis}
+
+
 def _call_updates(call, resolve) -> set:
-    """Names ``call`` may update: its ``out`` (by keyword, or a ufunc's positional past its inputs) and the
-    receiver of an in-place method."""
+    """Names ``call`` may update, whether or not its result is used: its ``out`` (by keyword, or by
+    position: a ufunc's past its inputs, another numpy function's at its ``out`` parameter, or past its
+    first two where its signature is unknown), the first argument of a numpy function that writes into
+    it, ``ufunc.at``'s array, the receiver of an in-place method, and every argument of a function that
+    is not numpy's or math's (a helper may update what it is given)."""
     names = set()
     for k in call.keywords:
         if k.arg == "out":
@@ -63,9 +70,38 @@ def _call_updates(call, resolve) -> set:
     if isinstance(callee, np.ufunc):
         for a in call.args[callee.nin:]:
             names |= _names(a)
+    elif callee in IN_PLACE_FUNCTIONS or _is_ufunc_at(callee):
+        names |= _names(call.args[0]) if call.args else set()
+    elif callable(callee) and _of_numpy_or_math(callee):
+        for a in call.args[_out_position(callee):]:
+            names |= _names(a)
+    elif callee is not None and callee is not print:
+        for a in call.args:
+            names |= _names(a)
     if isinstance(call.func, gast.Attribute) and call.func.attr in IN_PLACE_METHODS and callee is None:
         names |= _names(call.func.value)
     return names
+
+
+def _is_ufunc_at(callee) -> bool:
+    return getattr(callee, "__name__", None) == "at" and isinstance(getattr(callee, "__self__", None), np.ufunc)
+
+
+def _of_numpy_or_math(callee) -> bool:
+    module = getattr(callee, "__module__", None) or ""
+    return module.split(".")[0] in ("numpy", "math", "builtins", "cmath")
+
+
+def _out_position(callee) -> int:
+    """Where a positional ``out`` would be among ``callee``'s arguments (past its first two where its
+    signature cannot be read: ``np.dot(a, b, out)``)."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(callee).parameters)
+    except (TypeError, ValueError):
+        return 2
+    return params.index("out") if "out" in params else len(params) + 1
 
 
 def _local_names(e, resolve) -> set:

@@ -11,6 +11,7 @@ import numpy as np
 from .helpers import (
     dot_left,
     dot_right,
+    float_result_adjoint,
     in_place_result,
     inverse_axes,
     kept_shape,
@@ -344,19 +345,19 @@ def remainder(g, ans, x, y):
 
 @adjoint(np.full, unbroadcast=True)
 def full(g, ans, shape, fill_value, dtype=None, order="C"):
-    return None, g
+    return None, float_result_adjoint(g, ans)
 
 
 @adjoint(np.full_like, unbroadcast=True)
 def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None):
-    return None, g
+    return None, float_result_adjoint(g, ans)
 
 
 @adjoint(np.linspace, unbroadcast=True)
 def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     # each element is start + t * (stop - start), t its fraction of the way (0 at start, 1 at an endpoint);
     # retstep is refused by the lowering
-    moved, t = linspace_parts(g, num, endpoint, retstep, axis)
+    moved, t = linspace_parts(float_result_adjoint(g, ans), num, endpoint, retstep, axis)
     return moved * (1.0 - t), moved * t
 
 

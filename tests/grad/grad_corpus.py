@@ -271,6 +271,23 @@ def updates_a_data_argument(x, data):
     return y * np.sum(data)
 
 
+def updates_through_calls(x):
+    m = np.ones(np.shape(x))
+    y = x * m
+    r = np.copyto(m, 3.0)                    # its result assigned: m is still written
+    k = np.ones(np.shape(x)) * 0.5
+    z = np.sin(x * k)
+    c = np.cumsum(k, 0, None, k)             # out by position, on a function that is not a ufunc
+    return np.sum(y * m) + np.sum(z * c) + (0.0 if r is None else 1.0)
+
+
+def filled_and_spaced_as_ints(x, a, b):
+    # integer results are step functions of the fill value and the endpoints: no gradient through them
+    f = np.full(np.shape(x), a, dtype=np.int64) * x + np.full_like(np.zeros(3, np.int64), b).sum()
+    s = np.linspace(a, b, 4, dtype=np.int64) * a
+    return np.sum(f) + np.sum(s)
+
+
 def filled_and_spaced(x, a, b):
     f = np.full(np.shape(x), a) * x + np.full_like(x, b) ** 2
     g = np.full((2, 3), x[:3]) * a                 # an array fill value, broadcast

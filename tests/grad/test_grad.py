@@ -97,6 +97,9 @@ CASES = {
     "updates_inactive_arrays": (corpus.updates_inactive_arrays, lambda r, n: (rand(r, n),), 0),
     "loop_target_after_the_loop": (corpus.loop_target_after_the_loop, lambda r, n: (rand(r, n),), 0),
     "filled_and_spaced": (corpus.filled_and_spaced, lambda r, n: (rand(r, n), float(rand(r, 1)[0]), 0.3), (0, 1, 2)),
+    "updates_through_calls": (corpus.updates_through_calls, lambda r, n: (rand(r, n),), 0),
+    "filled_and_spaced_as_ints": (corpus.filled_and_spaced_as_ints,
+                                  lambda r, n: (rand(r, n), 2.3 + float(rand(r, 1)[0]) * 0.1, 7.6), (0, 1, 2)),
     "remainders": (corpus.remainders, lambda r, n: (rand(r, n, low=0.05, high=0.3) + np.arange(n) * 0.7,
                                                     rand(r, n, low=0.9, high=1.1)), (0, 1)),
 }

@@ -7,6 +7,7 @@ import gast
 import numpy as np
 import pytest
 from loop_checks import check
+from loop_programs import list_total
 
 from astjit import jit
 from astjit.frontend import loop_call_cost as cost
@@ -210,16 +211,6 @@ def test_an_array_only_measured_does_not_make_a_trip_whole_array_work():
     assert jf.fragments[0].calls == 0
     a, s = np.cumsum(rng.random(2000)), rng.random(2000) * 0.5
     check(queue, [(a, s, 2.0), (a, s, 0.1)], compiled=True)
-
-
-def list_total(xs):
-    tot = 0.0
-    for v in xs:
-        if v > 0.5:
-            tot += v * 2.0
-        else:
-            tot -= v
-    return tot
 
 
 def list_horner(coeffs, x):

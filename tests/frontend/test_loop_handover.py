@@ -240,10 +240,14 @@ def range_from_a_helper_with_effects(a):
     return s
 
 
-def test_a_range_argument_calling_a_helper_is_not_evaluated_by_the_estimate():
+def test_a_range_argument_calling_a_helper_is_not_evaluated_by_the_estimate(monkeypatch):
     """The loop's work estimate, evaluated before the loop, called the helper once more: its effect on
     ``a`` showed twice (and in the sum)."""
     for tiny in ("0", "24", None):
+        if tiny is None:
+            monkeypatch.delenv("ASTJIT_TINY_LOOP", raising=False)
+        else:
+            monkeypatch.setenv("ASTJIT_TINY_LOOP", tiny)
         jf = jit(range_from_a_helper_with_effects)
         for n in (10, 200, 10):
             a, b = np.arange(float(n)), np.arange(float(n))

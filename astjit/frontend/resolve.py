@@ -140,16 +140,11 @@ def assigned_attribute_chains(fndef) -> set[tuple]:
     functions included: one may be called in between)."""
     import gast
 
-    chains = set()
-    for node in gast.walk(fndef):
-        if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store | gast.Del):
-            parts, value = [node.attr], node.value
-            while isinstance(value, gast.Attribute):
-                parts.append(value.attr)
-                value = value.value
-            if isinstance(value, gast.Name):
-                chains.add((value.id, *parts[::-1]))
-    return chains
+    from .lower import attribute_chain
+
+    stored = (node for node in gast.walk(fndef)
+              if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store | gast.Del))
+    return {tuple(chain) for chain in map(attribute_chain, stored) if chain is not None}
 
 
 GUARD_ERRORS = "(ValueError, AttributeError, NameError)"   # a cell emptied, an attribute or a name deleted

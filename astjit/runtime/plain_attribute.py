@@ -56,11 +56,7 @@ def _looked_up(obj, name, kind):
         return _class_attribute(obj, name)
     if lookup is not _OBJECT_LOOKUP and lookup is not _TUPLE_LOOKUP:
         return NOT_PLAIN
-    on_class = _ABSENT
-    for klass in kind.__mro__:
-        on_class = klass.__dict__.get(name, _ABSENT)
-        if on_class is not _ABSENT:
-            break
+    on_class = _on_class(kind, name)
     if on_class is _ABSENT:
         stored = getattr(obj, "__dict__", None)
         if type(stored) is not dict:
@@ -89,8 +85,14 @@ def _class_attribute(cls, name):
     serve itself (``__name__``, ``__doc__``)."""
     if name in type.__dict__:
         return NOT_PLAIN
+    value = _on_class(cls, name)
+    return NOT_PLAIN if value is _ABSENT or hasattr(type(value), "__get__") else value
+
+
+def _on_class(cls, name):
+    """What ``cls`` or the first of its bases that has ``name`` stores under it, else _ABSENT."""
     for klass in cls.__mro__:
         value = klass.__dict__.get(name, _ABSENT)
         if value is not _ABSENT:
-            return NOT_PLAIN if hasattr(type(value), "__get__") else value
-    return NOT_PLAIN
+            return value
+    return _ABSENT

@@ -188,8 +188,7 @@ def _gone_checks(block) -> list:
     One deleted since (``del SCALE`` in a branch of another call) is passed as UNBOUND, which the
     Fragment declines: its Python raises where a statement reads it, after the statements before (or
     not at all, where no taken branch reads it), as in Python."""
-    reads = [(checked_name(n), load(n)) for n in block.live_in if n in block.free_names]
-    reads += [(n, copy.deepcopy(block.hoisted[n])) for n in passed_attributes(block)]
+    reads = _gone_reads(block)
     if not reads:
         return []
     gone = gast.Assign(targets=[store(name) for name, _ in reads], value=load(UNBOUND_NAME), type_comment=None)
@@ -198,12 +197,17 @@ def _gone_checks(block) -> list:
                      finalbody=[])]
 
 
+def _gone_reads(block) -> list:
+    """(the name read into, what is read) of each read of _gone_checks."""
+    return ([(checked_name(n), load(n)) for n in block.live_in if n in block.free_names]
+            + [(n, copy.deepcopy(block.hoisted[n])) for n in passed_attributes(block)])
+
+
 class _AsRead(gast.NodeTransformer):
     """The names _gone_checks reads into, as what they read (``__astjit_in_SCALE`` as ``SCALE``)."""
 
     def __init__(self, block):
-        self.reads = {checked_name(n): load(n) for n in block.free_names}
-        self.reads.update({n: block.hoisted[n] for n in passed_attributes(block)})
+        self.reads = dict(_gone_reads(block))
 
     def visit_all(self, stmts) -> list:
         return [self.visit(s) for s in stmts]

@@ -188,6 +188,8 @@ def describe_modes(jitted):
     parts = []
     for f in jitted.fragments:
         loop = "(loop)" if f.block.kind == "loop" else ""
+        if not f.entries:                  # (a loop its guard ran as written every time)
+            parts.append(f"{f.index}:not called")
         for e in f.entries:
             installed_python = e.mode != "python" and e.runs == "python"
             parts.append(f"{f.index}:{e.mode}{loop}" + ("->python" if installed_python else ""))

@@ -19,3 +19,15 @@ def test_a_loop_region_is_described_as_a_loop_kernel():
     described = _timing.describe_modes(step)
     assert "3:tvm(loop)" in described.split() and "None" not in described, described
     assert None not in _timing.chosen_modes(step)
+
+
+def test_a_loop_its_guard_always_ran_as_written_is_described_as_not_called():
+    def total(a):
+        t = 0.0
+        for i in range(a.shape[0]):
+            t += a[i]
+        return t
+
+    jitted = jit(total)
+    assert jitted(np.zeros(0)) == 0.0
+    assert _timing.describe_modes(jitted) == "fragments 0:not called"

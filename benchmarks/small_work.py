@@ -1,0 +1,123 @@
+"""Small and scalar work where plain Python is hard to beat: plain Python vs astjit (default ``@jit``).
+
+    python benchmarks/small_work.py [--quick] [--only NAME ...]
+
+Each case is a shape of code that once ran slower under ``@jit`` than without it; the column ``numpy``
+is the plain function here (its own numpy calls included), so ``numpy/astjit`` below 1 means astjit
+costs time. The first-call measurement may keep a block's Python (``->python`` in the check line); the
+point is the cost of that choice on every later call.
+
+``power_p2_1k``, ``power_p2_100k``: ``(a * 2.0 + 1.0) ** p`` with ``p = 2`` known only at run time;
+``attr_method``: a method reading six float attributes of ``self`` and doing some arithmetic;
+``first_element``: ``if a[0] > 0.5`` on a 1000-element array, numbers only in the block;
+``alternating_global``: a global switched between ``np.sin`` and ``np.cos`` before every call;
+``empty_loop``: a loop over an empty array (numpy 2 gives it strides of 0);
+``median_1x1``: a 3x3 median filter's loop nest on a 1x1 image (nested ranges of negative length).
+"""
+
+import numpy as np
+from _timing import compare, describe_modes, parse_args, print_header, print_results
+
+from astjit import jit
+
+
+def power(a, p):
+    return (a * 2.0 + 1.0) ** p
+
+
+class Oscillator:
+    def __init__(self):
+        self.mass, self.stiffness, self.damping = 1.5, 3.0, 0.1
+        self.position, self.velocity, self.step = 0.25, -0.5, 0.01
+
+    def energy_after_step(self):
+        force = -self.stiffness * self.position - self.damping * self.velocity
+        velocity = self.velocity + self.step * force / self.mass
+        position = self.position + self.step * velocity
+        return 0.5 * self.mass * velocity * velocity + 0.5 * self.stiffness * position * position
+
+
+def first_element(a, low, high):
+    if a[0] > 0.5:
+        return high
+    return low
+
+
+WAVE = np.sin
+
+
+def wave_at(x):
+    return WAVE(x) * 2.0
+
+
+def total_of_positives(a):
+    t = 0.0
+    for i in range(a.shape[0]):
+        if a[i] > 0:
+            t += a[i]
+    return t
+
+
+def median3x3(img):
+    h, w = img.shape
+    out = img.copy()
+    for i in range(1, h - 1):
+        for j in range(1, w - 1):
+            out[i, j] = np.median(img[i - 1:i + 2, j - 1:j + 2])
+    return out
+
+
+def switching(fn):
+    """Calls ``fn`` with the global ``WAVE`` switched first, so that both sides see every switch."""
+    waves = [np.sin, np.cos]
+    state = {"k": 0}
+
+    def call(x):
+        global WAVE
+        state["k"] ^= 1
+        WAVE = waves[state["k"]]
+        return fn(x)
+
+    return call
+
+
+def cases():
+    rng = np.random.default_rng(0)
+    osc = Oscillator()
+    jitted_energy = jit(Oscillator.energy_after_step)
+    jitted_wave = jit(wave_at)
+    return [
+        ("power_p2_1k", power, jit(power), (rng.random(1000), 2)),
+        ("power_p2_100k", power, jit(power), (rng.random(100_000), 2)),
+        ("attr_method", Oscillator.energy_after_step, jitted_energy, (osc,)),
+        ("first_element", first_element, jit(first_element), (rng.random(1000) + 0.5, 1.0, 2.0)),
+        ("alternating_global", switching(wave_at), switching(jitted_wave), (rng.random(16),), jitted_wave),
+        ("empty_loop", total_of_positives, jit(total_of_positives), (np.zeros(0),)),
+        ("median_1x1", median3x3, jit(median3x3), (np.ones((1, 1)),)),
+    ]
+
+
+def same(got, want):
+    if isinstance(want, np.ndarray):
+        return got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+    return type(got) is type(want) and got == want
+
+
+def main():
+    opts = parse_args(__doc__.splitlines()[0])
+    print_header("small and scalar work: plain Python (column numpy) vs astjit", opts.repeats)
+    chosen = []
+    for name, plain, jitted, args, *inspected in cases():
+        if opts.only and not any(text in name for text in opts.only):
+            continue
+        for _ in range(3):                         # both sides see the same sequence of calls
+            got, want = jitted(*args), plain(*args)
+            assert same(got, want), (name, got, want)
+        print(f"   check {name}: equal to plain Python; {describe_modes((inspected or [jitted])[0])}")
+        chosen.append((name, plain, jitted, args))
+    results = [compare(name, plain, jitted, args, repeats=opts.repeats) for name, plain, jitted, args in chosen]
+    print_results(results)
+
+
+if __name__ == "__main__":
+    main()

@@ -472,6 +472,21 @@ def test_int_arithmetic_of_a_python_or_numpy_int_wraps_as_numpy_or_stays_exact()
                        (rng.integers(-2**40, 2**40, 30), 2**20 + 1)])
 
 
+def horner_from(coef, start, x):
+    acc = start
+    for c in coef:
+        acc = acc * x + c
+    return acc
+
+
+def test_a_python_int_product_leaving_int64_raises_python_s_overflow_error_and_int64_ones_wrap():
+    """The first product is of Python ints: past int64, adding the int64 ``c`` raises OverflowError in
+    Python; later products are numpy's int64, wrapping (the test of the first runs on no other)."""
+    coef = np.arange(1, 300, dtype=np.int64)
+    check(horner_from, [(coef, 1, 3), (coef, 2**40, 2**30), (coef, -2**40, 2**30), (coef, 5, 7),
+                        (coef, 2**33, 2**30), (coef[:1], 2**62, 1)])
+
+
 def floor_clip(img, lo):
     for i in range(len(img)):
         img[i] = np.maximum(img[i], lo)

@@ -1465,7 +1465,10 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         holds = functools.reduce(tirx.Or, [self.combination_holds((a, b), c) for c in python])
         span = {"Add": spans.add, "Sub": spans.sub, "Mult": spans.mul}[op](a.span, b.span)
         if not spans.fits_int64(span):
-            self.fail(tirx.And(holds, _exact_int64_overflow(op, x, y)), node, _int_overflow(node.lineno))
+            # (a branch, not And: the product's test divides, which an And evaluated on every iteration:
+            # 5.6 ns an iteration where numpy int64 operands need no test)
+            overflow = tirx.if_then_else(holds, _exact_int64_overflow(op, x, y), tirx.const(False, "bool"))
+            self.fail(overflow, node, _int_overflow(node.lineno))
         return Val(self.bind(_wrapping_int64(op, x, y), I64), types, tag)
 
     def check_python_division(self, op, a, b, node, raising=None) -> None:

@@ -12,6 +12,8 @@ convention. Reading it back needs neither the compiler nor ``import tvm``: types
 loaded. ``show --code tir`` on a loaded kernel lowers the segment again on demand.
 """
 
+import os
+
 from .. import config
 from ..backends.contract import Segment
 from ..graph.fingerprint import NotFingerprintable, graph_text
@@ -22,6 +24,10 @@ MEASURED = "measured.json"           # the first call's timing of compiled code 
 # A stored choice is reused only when one side won by this factor: a near tie measured once on a
 # loaded machine (1% apart) would otherwise decide for every later process; those time it again.
 CLEAR_WIN = 1.25
+# A win of the block's Python measured while the machine ran more than this many processes per core
+# (the 1-minute load average, this process's own run included) is not reused: other work had the
+# cores the kernel's threads needed, and the choice, stored, kept Python for every later process.
+BUSY_LOAD_PER_CORE = 0.75
 
 
 def key_text(fragment, ctx, choice, backends) -> str | None:
@@ -125,7 +131,15 @@ def write_measured(spec) -> None:
     if cache is not None and getattr(spec, "disk_key", None) is not None and spec.measured is not None:
         compiled, python = spec.measured
         cache.note(spec.disk_key, MEASURED, {"compiled": compiled, "python": python,
-                                             "runs": spec.runs})
+                                             "runs": spec.runs, "load_per_core": load_per_core()})
+
+
+def load_per_core() -> float | None:
+    """The 1-minute load average per core, or None where the system does not say."""
+    try:
+        return os.getloadavg()[0] / (os.cpu_count() or 1)
+    except (OSError, AttributeError):
+        return None
 
 
 def apply_measured(fragment, spec, measured) -> None:
@@ -137,6 +151,9 @@ def apply_measured(fragment, spec, measured) -> None:
     except (KeyError, TypeError, ValueError):
         return
     if not (min(compiled, python) > 0 and max(compiled, python) >= CLEAR_WIN * min(compiled, python)):
+        return
+    load = measured.get("load_per_core")
+    if runs == "python" and isinstance(load, int | float) and load > BUSY_LOAD_PER_CORE:
         return
     spec.measured = (compiled, python)
     spec.measure = False

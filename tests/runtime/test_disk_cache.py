@@ -363,6 +363,26 @@ def test_a_near_tie_stored_by_another_process_is_timed_again(cache_dir):
     assert entry.measured is not None and entry.measured != (1.01e-5, 1e-5)
 
 
+def test_a_python_win_measured_on_a_busy_machine_is_timed_again(cache_dir):
+    """Python's clear win, stored while other work held the cores, is not reused; on a quiet machine
+    it is; a compiled win is reused either way."""
+    x, y = np.linspace(-1, 1, 5000), np.ones(5000)
+    jit(chain)(x, y)
+    disk_cache.wait()
+    (folder,) = entries(cache_dir)
+    stored = json.loads((folder / "measured.json").read_text())
+    assert "load_per_core" in stored
+    for runs, load, reused in (("python", 3.0, False), ("python", 0.2, True), ("compiled", 3.0, True)):
+        times = (3e-5, 1e-5) if runs == "python" else (1e-5, 3e-5)
+        (folder / "measured.json").write_text(json.dumps(
+            {"compiled": times[0], "python": times[1], "runs": runs, "load_per_core": load}))
+        second = jit(chain_again)
+        got, want = second(x, y), chain(x, y)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
+        entry = second.fragments[0].entries[0]
+        assert (entry.measured == times) is reused, (runs, load, entry.measured)
+
+
 def test_a_damaged_measured_choice_is_ignored_and_timed_again(cache_dir):
     x, y = np.linspace(-1, 1, 5000), np.ones(5000)
     jit(chain)(x, y)

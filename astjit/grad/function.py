@@ -182,8 +182,9 @@ def build_gradient(fn, argnums, with_value):
     if kept:
         prologue.append(gast.Assign(targets=[_store(reverser.tape)], value=gast.List(elts=[], ctx=gast.Load()),
                                     type_comment=None))
+        # (generated names only: a user's variable stays unbound until the user's code binds it)
         prologue += [gast.Assign(targets=[_store(n)], value=gast.Constant(None, None), type_comment=None)
-                     for n in sorted(kept - set(params))]
+                     for n in sorted(kept - set(params)) if not reverser.user_variable(n)]
     new_body = prologue + forward + start + backward + [check, gast.Return(value=returned)]
     source, function = _compile(fn, fndef, new_body, aliases, with_value)
     # a rule was chosen for what each called name meant now: the gradient is rebuilt if one is rebound

@@ -24,6 +24,21 @@ from .rules import instantiate
 SAVE = "astjit_save"             # attribute of a generated push or pop statement: the name it saves
 
 
+class _Unbound:
+    """What the tape holds for a variable that had no value when it was saved."""
+
+    def __repr__(self):
+        return "UNBOUND"
+
+
+UNBOUND = _Unbound()
+
+
+def saved_values(variables, names) -> tuple:
+    """The values of ``names`` among a frame's ``variables``, UNBOUND for one without a value."""
+    return tuple(variables.get(n, UNBOUND) for n in names)
+
+
 def _const(v):
     return gast.Constant(value=v, kind=None)
 
@@ -98,6 +113,23 @@ def _assigned(stmt) -> set:
     return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
+def _assigned_in(items) -> set:
+    """The variables ``items`` (lowered statements, loops and branches, nested) may bind."""
+    names = set()
+    for it in items:
+        if isinstance(it, Run):
+            names |= _assigned_in(it.items)
+        elif isinstance(it, Plain | Prim):
+            names |= _assigned(it.stmt)
+        elif isinstance(it, IfItem):
+            names |= _assigned_in(it.body) | _assigned_in(it.orelse)
+        elif isinstance(it, ForItem):
+            names |= {it.target} | _assigned_in(it.body)
+        elif isinstance(it, WhileItem):
+            names |= _assigned_in(it.body)
+    return names
+
+
 class Reverser:
     def __init__(self, lowering, bind_global, params, prefix):
         self.lowering = lowering
@@ -135,37 +167,84 @@ class Reverser:
         self.saved_candidates = {n for n, c in counts.items() if c >= 2}
 
     # -- forward ---------------------------------------------------------------------------------------
-    def forward(self, items) -> list:
+    def forward(self, items, bound=None, seen=None) -> list:
+        """The forward pass of ``items``; ``bound``: the user's variables surely bound before them (the
+        parameters, what ran unconditionally), whose old values are pushed as they are. Another user
+        variable may be unbound where its old value is saved (the target of a loop not run before, a
+        name first assigned in a loop): the prologue does not bind it, so that the user's code reading
+        it raises UnboundLocalError as the original's does, and its push stands in an UNBOUND for it.
+        ``seen``: the variables some statement before may have bound (all a loop binds, in its body)."""
+        bound = set(self.params) if bound is None else bound
+        seen = set(bound) if seen is None else seen
         out = []
         for it in items:
             if isinstance(it, Run):
                 if it.saved:
                     values = gast.Tuple(elts=[_name(n) for n in it.saved], ctx=gast.Load())
-                    out.append(gast.Expr(value=gast.Call(func=gast.Attribute(value=_name(self.tape), attr="append",
-                                                                             ctx=gast.Load()),
-                                                         args=[values], keywords=[])))
+                    append = gast.Expr(value=gast.Call(func=gast.Attribute(value=_name(self.tape), attr="append",
+                                                                           ctx=gast.Load()),
+                                                       args=[values], keywords=[]))
+                    out.append(self._maybe_unbound(append, it.saved, bound, seen))
                 out += [i.stmt for i in it.items]
+                bound |= _assigned_in([it])
             elif isinstance(it, Plain | Prim):
-                out += [_push(self.tape, n) for n in sorted(_assigned(it.stmt) & self.saved_candidates)]
+                out += [self._maybe_unbound(_push(self.tape, n), [n], bound, seen)
+                        for n in sorted(_assigned(it.stmt) & self.saved_candidates)]
                 out.append(it.stmt)
+                bound |= _assigned(it.stmt)
             elif isinstance(it, IfItem):
-                out.append(gast.If(test=_name(it.cond), body=self.forward(it.body) or [gast.Pass()],
-                                   orelse=self.forward(it.orelse)))
+                out.append(gast.If(test=_name(it.cond), body=self.forward(it.body, set(bound), seen) or [gast.Pass()],
+                                   orelse=self.forward(it.orelse, set(bound), seen)))
             elif isinstance(it, ForItem):
-                body = self.forward(it.body)
+                if it.target in self.saved_candidates:
+                    out.append(self._maybe_unbound(_push(self.tape, it.target), [it.target], bound, seen))
+                seen |= _assigned_in([it])
+                body = self.forward(it.body, bound | {it.target}, seen)
                 if it.count:
                     body = [_increment(it.count)] + body
-                if it.target in self.saved_candidates:
-                    out.append(_push(self.tape, it.target))
                 loop = gast.For(target=gast.Name(id=it.target, ctx=gast.Store(), annotation=None, type_comment=None),
                                 iter=_name(it.range_name), body=body or [gast.Pass()], orelse=[], type_comment=None)
                 out.append(gast.copy_location(loop, it.node))
             elif isinstance(it, WhileItem):
-                body = [_increment(it.count)] + self.forward(it.body)
+                seen |= _assigned_in([it])
+                body = [_increment(it.count)] + self.forward(it.body, set(bound), seen)
                 out.append(gast.While(test=it.test, body=body, orelse=[]))
             elif isinstance(it, Exit):
                 out.append(it.stmt)
+            seen |= _assigned_in([it])
         return out
+
+    def user_variable(self, name) -> bool:
+        return not name.startswith(self.prefix)
+
+    def _maybe_unbound(self, push, names, bound, seen):
+        """``push`` as it is where each of ``names`` is bound for sure; with UNBOUND for those no
+        statement before can have bound; else within a ``try`` whose handler pushes the same values
+        read from ``locals()``, UNBOUND for a variable without one."""
+        unsure = [n for n in names if n not in bound and self.user_variable(n)]
+        if not unsure:
+            return push
+        if not set(unsure) & seen:
+            unbound = _name(self.bind_global("UNBOUND", UNBOUND))
+            values = push.value.args[0]
+            if isinstance(values, gast.Tuple):
+                values.elts = [unbound if isinstance(v, gast.Name) and v.id in unsure else v for v in values.elts]
+            else:
+                push.value.args[0] = unbound
+            return push
+        read = gast.Call(func=_name(self.bind_global("saved_values", saved_values)),
+                         args=[gast.Call(func=_name(self.bind_global("locals", locals)), args=[], keywords=[]),
+                               gast.Tuple(elts=[_const(n) for n in names], ctx=gast.Load())], keywords=[])
+        if not isinstance(push.value.args[0], gast.Tuple):
+            read = gast.Subscript(value=read, slice=_const(0), ctx=gast.Load())
+        handler = gast.Expr(value=gast.Call(func=gast.Attribute(value=_name(self.tape), attr="append",
+                                                                ctx=gast.Load()), args=[read], keywords=[]))
+        statement = gast.Try(body=[push], handlers=[gast.ExceptHandler(
+            type=_name(self.bind_global("NameError", NameError)), name=None, body=[handler])], orelse=[],
+            finalbody=[])
+        if hasattr(push, SAVE):
+            setattr(statement, SAVE, getattr(push, SAVE))
+        return statement
 
     # -- backward --------------------------------------------------------------------------------------
     def backward(self, items, depth=0) -> list:

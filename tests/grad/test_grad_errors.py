@@ -93,3 +93,60 @@ def test_bad_argnums():
         astjit.grad(f, argnums="x")
     with pytest.raises(TypeError, match="higher derivatives"):
         astjit.grad(astjit.grad(f))
+
+
+def _after_an_empty_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + np.sum(x * i)
+    return s + i
+
+
+def _first_assigned_in_a_branch(x, flag):
+    s = np.sum(x * x)
+    if flag:
+        t = np.sum(np.tanh(x))
+    return s + t
+
+
+def _first_assigned_in_a_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        t = np.tanh(x * (i + 1.0))
+        s = s + np.sum(t * t)
+    return s * t[0]
+
+
+def _first_assigned_in_a_while(x, n):
+    k = 0
+    s = np.sum(x)
+    while k < n:
+        t = np.sin(x * k)
+        s = s + np.sum(t)
+        k += 1
+    return s + np.sum(t)
+
+
+@pytest.mark.parametrize("fn, args, unbound", [
+    (_first_assigned_in_a_while, (3,), None), (_first_assigned_in_a_while, (0,), "t"),
+    (_after_an_empty_loop, (3,), None), (_after_an_empty_loop, (0,), "i"),
+    (_first_assigned_in_a_branch, (True,), None), (_first_assigned_in_a_branch, (False,), "t"),
+    (_first_assigned_in_a_loop, (2,), None), (_first_assigned_in_a_loop, (0,), "t"),
+])
+def test_a_variable_the_users_code_reads_unbound_raises_unbound_local_error(fn, args, unbound):
+    """The gradient saves a variable's old value before each assignment; one not bound yet stays
+    unbound for the user's code (it was bound to None: ``s + i`` after an empty loop raised TypeError)."""
+    x = np.linspace(0.1, 0.9, 4)
+    for g in (astjit.grad(fn), astjit.value_and_grad(fn)):
+        for _ in range(2):
+            if unbound is not None:
+                with pytest.raises(UnboundLocalError, match=f"'{unbound}'"):
+                    fn(x, *args)
+                with pytest.raises(UnboundLocalError, match=f"'{unbound}'"):
+                    g(x, *args)
+                continue
+            got = g(x, *args)
+            got = got[1] if isinstance(got, tuple) else got
+            h = 1e-6
+            want = np.array([(fn(x + h * e, *args) - fn(x - h * e, *args)) / (2 * h) for e in np.eye(4)])
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)

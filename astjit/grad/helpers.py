@@ -161,13 +161,19 @@ def reversed_cumsum(g, a, axis):
     return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis).astype(a.dtype)
 
 
-def in_place_result(new, old):
+def in_place_result(new, old, ufunc=None):
     """What ``old op= v`` leaves in ``old``, given ``new = old op v``: on an array numpy's in-place op
     keeps its dtype (casting ``same_kind``: float into an integer array raises TypeError) and its
-    shape (a larger broadcast result raises ValueError); on anything else it is ``new``."""
+    shape (a larger broadcast result raises ValueError); on anything else it is ``new``. Where the
+    op is ``ufunc``, its error is numpy's own (UFuncTypeError, the message of the in-place op)."""
     if not isinstance(old, np.ndarray) or isinstance(new, np.ndarray) and new.dtype == old.dtype \
             and new.shape == old.shape:
         return new
+    kind = np.asarray(new)
+    if ufunc is not None and (np.shape(new) != old.shape or not np.can_cast(kind.dtype, old.dtype, "same_kind")):
+        operand = np.zeros(kind.shape, kind.dtype)    # (the ufunc's loop for the result's type, into old's)
+        with np.errstate(all="ignore"):
+            ufunc(operand, operand, out=np.empty_like(old))
     out = np.empty_like(old)
     np.copyto(out, new, casting="same_kind")
     return out

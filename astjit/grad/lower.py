@@ -21,6 +21,8 @@ from .rules import rule_for
 BINARY = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "true_divide",
           gast.Pow: "power", gast.MatMult: "matmul", gast.Mod: "remainder"}
 UNARY = {gast.USub: "negative", gast.UAdd: "positive"}
+# the ufunc of ``x op= v`` whose error an in-place update numpy refuses raises (not matmul: a gufunc)
+IN_PLACE_UFUNCS = {op: getattr(np, name) for op, name in BINARY.items() if op is not gast.MatMult}
 METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "var": "var", "std": "std",
            "prod": "prod", "reshape": "reshape", "ravel": "ravel", "flatten": "ravel", "squeeze": "squeeze",
            "transpose": "transpose", "swapaxes": "swapaxes", "dot": "dot", "clip": "clip", "copy": "copy",
@@ -314,8 +316,12 @@ class Lowering:
         gast.copy_location(value, s)
         result = self.fresh()
         items = self.value_into(result, value, s)
-        kept = gast.Call(func=self._builtin(in_place_result), args=[_name(result), _name(target.id)], keywords=[])
-        return items + [self._prim(target.id, kept, in_place_result, [_name(result), _name(target.id)], {}, s, s)]
+        ufunc = IN_PLACE_UFUNCS.get(type(s.op))
+        keywords = {} if ufunc is None else {"ufunc": _name(self.bind_global(f"np_{ufunc.__name__}", ufunc))}
+        kept = gast.Call(func=self._builtin(in_place_result), args=[_name(result), _name(target.id)],
+                         keywords=[gast.keyword(arg=k, value=v) for k, v in keywords.items()])
+        return items + [self._prim(target.id, kept, in_place_result, [_name(result), _name(target.id)], keywords,
+                                   s, s)]
 
     # -- expressions ---------------------------------------------------------------------------------
     def atom(self, e, stmt, items) -> object:

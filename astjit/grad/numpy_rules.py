@@ -323,7 +323,7 @@ def _getitem(g, ans, x, index):
 
 
 @adjoint(in_place_result)
-def _in_place_result(g, ans, new, old):
+def _in_place_result(g, ans, new, old, ufunc=None):
     return g, None
 
 

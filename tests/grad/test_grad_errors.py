@@ -150,3 +150,34 @@ def test_a_variable_the_users_code_reads_unbound_raises_unbound_local_error(fn, 
             h = 1e-6
             want = np.array([(fn(x + h * e, *args) - fn(x - h * e, *args)) / (2 * h) for e in np.eye(4)])
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
+def _int_accumulator(x):
+    acc = np.zeros(3, dtype=np.int64)
+    acc += x
+    return np.sum(acc * x)
+
+
+def _int_divided(x):
+    acc = np.ones(3, dtype=np.int32)
+    acc /= x
+    return np.sum(acc * x)
+
+
+def _broadcast_into_a_row(x):
+    acc = np.zeros(3)
+    acc -= x[:, None] * x
+    return np.sum(acc)
+
+
+@pytest.mark.parametrize("fn", [_int_accumulator, _int_divided, _broadcast_into_a_row])
+def test_an_in_place_update_numpy_refuses_raises_numpys_error(fn):
+    """The gradient's ``acc op= v`` raises what numpy's in-place op raises: its exception type (a
+    UFuncTypeError for a float into an int array) and message (it raised copyto's TypeError)."""
+    x = np.linspace(0.5, 1.5, 3)
+    with pytest.raises(Exception) as plain:
+        fn(x)
+    for g in (astjit.grad(fn), astjit.value_and_grad(fn)):
+        with pytest.raises(Exception) as got:
+            g(x)
+        assert type(got.value) is type(plain.value) and str(got.value) == str(plain.value)

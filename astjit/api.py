@@ -3,6 +3,7 @@
 import functools
 import threading
 import types
+import weakref
 
 from . import config
 from .errors import AstjitError, SourceUnavailableError, StrictModeError, render_location, strict_error
@@ -14,6 +15,25 @@ _slow_path = threading.local()        # .active: the jitted function whose slow 
 
 
 KEPT_VERSIONS = 8       # earlier transforms a jitted function keeps to install again (_reinstall)
+# A function jitted anew at each call (``@jit`` on a def inside the function called, ``jit(lambda y: ...)(x)``)
+# was transformed at each call: 3-7 ms for a call of 1 us. After this many jitted functions of one code
+# object were transformed, called at most once (no Fragment of theirs ran twice) and are gone again, a
+# new one of it runs as Python from the start.
+SHORT_LIVED_AT_MOST = 8
+_short_lived: dict = {}     # code object -> how many transformed jitted functions of it lived so
+SHORT_LIVED_NOTE = ("jitted anew {count} times and dropped each time (@jit on a def or lambda inside a function "
+                    "that is called again and again): every new jit of it would be transformed again, which costs "
+                    "milliseconds; it runs as Python. Apply jit once, outside the function that is called")
+
+
+def _gone(code, fragments) -> None:
+    """A transformed jitted function of ``code`` is gone; it counts as short-lived where it was called
+    at most once."""
+    if any(f.calls > 1 for f in fragments):
+        return
+    if len(_short_lived) > 4096:         # (code objects made by exec, one each)
+        _short_lived.clear()
+    _short_lived[code] = _short_lived.get(code, 0) + 1
 
 
 class JitFunction:
@@ -25,16 +45,16 @@ class JitFunction:
     jitted again where it is unpickled (see Scale-out)."""
 
     def __init__(self, fn, strict=False, backend=None, rewrites=(), fastmath=False, device=None):
-        from . import rewrite
-        from .frontend.source import parse_function
-
         self.original = fn
         self.strict = strict
         self.backend = backend
-        self.rewrites = rewrite.check_rewrites(rewrites)
+        if not (type(rewrites) is tuple and not rewrites):      # (the default, (), needs no check)
+            from . import rewrite
+
+            rewrites = rewrite.check_rewrites(rewrites)
+        self.rewrites = rewrites
         self.fastmath = bool(fastmath)
         self.device = device
-        watchers.watch(self)
         self._transformed = None
         self._versions: list = []         # the latest transforms, each as installed (_reinstall)
         self._transforms = 0
@@ -43,6 +63,14 @@ class JitFunction:
         self._parsed = None
         self._records: list[Record] = []
         functools.update_wrapper(self, fn)
+        gone = _short_lived.get(getattr(fn, "__code__", None), 0)
+        if gone >= SHORT_LIVED_AT_MOST and not strict:
+            self._note_function(SHORT_LIVED_NOTE.format(count=gone))
+            self._disabled = True
+            return
+        watchers.watch(self)
+        from .frontend.source import parse_function
+
         try:
             self._parsed = parse_function(fn)
         except Exception as exc:  # no source, or one Python's own parser cannot take (too deeply nested)
@@ -227,6 +255,8 @@ class JitFunction:
                                   first.lineno, first.col, first.end_col)
         self._function = transformed.function
         original = self.original
+        if self._transforms == 1:
+            weakref.finalize(self, _gone, original.__code__, transformed.fragments)
         resolver = transformed.resolver
         self._names_hold = resolver.compiled_guard((original.__defaults__, original.__kwdefaults__))
         self._guard = resolver.compiled_guard((original.__defaults__, original.__kwdefaults__),
@@ -396,7 +426,7 @@ def jit(fn=None, *, strict=False, backend=None, rewrites=(), fastmath=False, dev
     from .backends import registry
     from .devices import DEVICES
 
-    known = ["auto", "tvm", "python"] + [n for n in registry.names() if n != "tvm"]
+    known = None if backend is None else ["auto", "tvm", "python"] + [n for n in registry.names() if n != "tvm"]
     if backend is not None and backend not in known:
         raise ValueError(f"backend must be one of {', '.join(map(repr, known))}, not {backend!r}")
     if device not in DEVICES:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from differential import assert_same_as_numpy
 
-from astjit import jit
+from astjit import explain, jit
 from astjit.api import JitFunction
 
 SCALE = 2.0
@@ -242,3 +242,67 @@ def test_keywords_named_like_the_calls_own_first_parameter():
         with pytest.raises(TypeError) as plain:
             scaled_by_default(a, __astjit_self=1)
         assert str(info.value) == str(plain.value) == "scaled_by_default() got an unexpected keyword argument '__astjit_self'"
+
+
+def _jitted_at_each_call(x, k):
+    return jit(lambda y: y * k + 1.0)(x)
+
+
+def _decorated_at_each_call(x):
+    @jit
+    def inner(y):
+        return np.sqrt(y) * 2.0
+
+    return inner(x)
+
+
+def test_a_function_jitted_anew_at_each_call_runs_as_python_once_that_is_seen():
+    """``jit(lambda ...)(x)`` or ``@jit`` on an inner def: each call made a new jitted function and
+    transformed it (milliseconds); after a few such short lives a new one runs as Python."""
+    import gc
+
+    import astjit.api as api
+
+    rng = np.random.default_rng(0)
+    cases = ((_jitted_at_each_call, lambda x: (x, float(rng.integers(1, 9))), lambda x, k: x * k + 1.0),
+             (_decorated_at_each_call, lambda x: (x,), lambda x: np.sqrt(x) * 2.0))
+    for fn, make, plain in cases:
+        inner = next(c for c in fn.__code__.co_consts if hasattr(c, "co_code"))
+        for _ in range(api.SHORT_LIVED_AT_MOST + 4):
+            args = make(rng.random(7))
+            got, want = fn(*args), plain(*args)
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+            gc.collect()                  # (a jitted function lives in a reference cycle)
+        assert api._short_lived.get(inner, 0) >= api.SHORT_LIVED_AT_MOST
+
+
+def test_a_jitted_function_dropped_again_and_again_says_so_in_explain():
+    import gc
+
+    import astjit.api as api
+
+    def make():
+        return jit(lambda y: y + 2.0)
+
+    for _ in range(api.SHORT_LIVED_AT_MOST + 1):
+        make()(np.ones(3))
+        gc.collect()
+    f = make()
+    assert np.array_equal(f(np.ones(3)), np.full(3, 3.0))
+    assert "jitted anew" in str(explain(f)) and not f.fragments
+
+
+def test_jitted_functions_that_stay_alive_all_compile():
+    """A factory's jitted closures that the program keeps are not short-lived: each compiles."""
+    import gc
+
+    import astjit.api as api
+
+    def make(k):
+        return jit(lambda y: y * k - 1.0)
+
+    kept = [make(float(k)) for k in range(api.SHORT_LIVED_AT_MOST + 4)]
+    for k, f in enumerate(kept):
+        gc.collect()
+        assert np.array_equal(f(np.arange(4.0)), np.arange(4.0) * k - 1.0)
+        assert f.fragments, k

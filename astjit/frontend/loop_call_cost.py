@@ -39,6 +39,10 @@ ELEMENT_UNIT_NS = 20          # one unit of a loop that reads elements of arrays
 # faster at any length: measured over lists of floats, a position of 10 units (``tot += v * 2.0``
 # under an ``if``) 21-32 ns as Python against 44 ns an item in a kernel, 15 units 74-102 ns against 46
 SEQUENCE_ITEM_NS = 80
+# a list or tuple of numbers the runner converts into the kernel's array, besides its items and the
+# array's own price: the test of its items' types, np.array (0.44 us more than an array of one item,
+# 20-45 ns an item more after it)
+SEQUENCE_NS = 400
 SHAPE_ATTRIBUTES = ("shape", "size", "ndim", "strides", "dtype")
 
 
@@ -47,6 +51,13 @@ def kernel_call_units(loop, live_in, live_out, loop_calls, object_attributes=())
     kernel form) with these live-in and live-out names; ``loop_calls``: call node -> scalar op name
     (frontend/loops.LoopChecker.calls: ``"append"`` for a list's append); ``object_attributes``: the
     live-ins read from objects before the call (``rod.u``)."""
+    price, reads = kernel_call_ns(loop, live_in, live_out, loop_calls, object_attributes)
+    return price // (ELEMENT_UNIT_NS if reads else UNIT_NS)
+
+
+def kernel_call_ns(loop, live_in, live_out, loop_calls, object_attributes=()) -> tuple[int, bool]:
+    """(the kernel call's estimated price in nanoseconds, whether the loop reads elements of its
+    arrays) for ``kernel_call_units``' arguments."""
     names = set(live_in)
     lists = appended_lists(loop_calls)
     arrays, written, reads = set(), set(), False
@@ -72,4 +83,4 @@ def kernel_call_units(loop, live_in, live_out, loop_calls, object_attributes=())
     numbers = len(names - arrays - lists)
     price = (CALL_NS + ARRAY_NS * len(arrays) + OVERLAP_NS * overlaps + NUMBER_NS * numbers
              + LIVE_OUT_NS * len(live_out) + LIST_NS * len(lists) + ATTRIBUTE_NS * len(object_attributes))
-    return price // (ELEMENT_UNIT_NS if reads else UNIT_NS)
+    return price, reads

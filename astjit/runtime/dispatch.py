@@ -23,6 +23,9 @@ def _names(n):
     return [f"a{i}" for i in range(n)]
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
 def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="shape", promote=None,
                   promoting=(False,)):
     """``dispatch(a0, .., an)``: count the call, look the key up in ``cache`` and call its runner, else
@@ -153,7 +156,7 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, p
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                             stopped, result, allocate, aligned=(), converted=None, compacting=None,
-                            overlapping=None):
+                            overlapping=None, big_ints=None):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
@@ -167,7 +170,9 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     a call): from then on the runner passes each such array that way (a test of each array's size
     and shape, about 50 ns); ``overlapping(args, otherwise)``: where a written array may share
     memory with another (``np.may_share_memory``), the loop's Python if they share an element, else
-    ``otherwise(*args)`` (``checked`` by default). The status
+    ``otherwise(*args)`` (``checked`` by default); ``big_ints``: a one-item list that ``checked`` sets True
+    once an int argument was beyond int64, which the kernel's conversion refuses with an exception
+    costing about 20 us: from then on the runner tests the int arguments' range first. The status
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
     read through memoryviews before it goes back: ``stopped`` gets it as a list where the kernel
     stopped; otherwise the runner returns ``result``: (a Python expression over the views ``q`` and
@@ -185,7 +190,8 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     build = functools.partial(_loop_kernel_runner, kernel, args, arrays, written, copied, scalars, has_locals,
                               appends, checked, stopped, result, allocate, aligned, converted or {},
                               [False] if compacting is None else compacting,
-                              overlapping or (lambda args, otherwise: checked(*args)))
+                              overlapping or (lambda args, otherwise: checked(*args)),
+                              [False] if big_ints is None else big_ints)
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
@@ -193,8 +199,8 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
 
 
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
-                        stopped, result, allocate, aligned, converted, compacting, overlapping, on_refusal,
-                        refused=None):
+                        stopped, result, allocate, aligned, converted, compacting, overlapping, big_ints,
+                        on_refusal, refused=None):
     from ..backends.array_views import compact
     from ..backends.tvm.loop_lists import NEED_ROOM
 
@@ -216,6 +222,10 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     if has_locals:
         lines += [f"    local = allocate({packed})", "    if local is None:", f"        return {on_refusal}({params})"]
         call.append("*local")
+    ints = [names[p] for p in scalars if type(args[p]) is int]
+    if ints:            # (after a call with an int beyond int64: the kernel's refusal of it cost 20 us)
+        test = " and ".join(f"{INT64_MIN} <= {x} <= {INT64_MAX}" for x in ints)
+        lines += ["    if big_ints[0] and not (" + test + "):", f"        return {on_refusal}({params})"]
     for p in scalars:
         x = f"{names[p]}.item()" if isinstance(args[p], np.generic) else names[p]
         # (a complex number goes in as its two parts, Python floats)
@@ -256,7 +266,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     namespace = {**result_names, "may_share": may_share_memory, "checked": checked, "allocate": allocate,
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
                  "stopped": stopped, "refused": refused, "extend": appends.extend, "compacting": compacting,
-                 "compact": compact, "overlapping": overlapping,
+                 "compact": compact, "overlapping": overlapping, "big_ints": big_ints,
                  **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

@@ -178,6 +178,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
                for k, var in enumerate(lowered.outputs[:n_out]) if isinstance(var, LocalArray)]
 
     compacting = [False]       # (set once an empty or size-1 axis came: make_loop_kernel_runner)
+    big_ints = [False]         # (set once an int beyond int64 came: make_loop_kernel_runner)
 
     pairs = [(p, q) for p in written for q in shared + copied if q != p]
     logged = []                # (the pairs of names whose sharing was logged)
@@ -231,6 +232,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
         for p in scalars:
             v = args[p]
             if type(v) is int and not INT64.min <= v <= INT64.max:
+                big_ints[0] = True
                 return fallback(*args)
             v = v.item() if isinstance(v, np.generic) else v
             if type(v) is complex:                # (a complex number goes in as its two parts)
@@ -292,7 +294,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
     finish = namespace["finish"]
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
                                    appends, run, stopped, result_expression(True), allocate, aligned,
-                                   converters, compacting, overlapping)
+                                   converters, compacting, overlapping, big_ints)
 
 
 class AppendedValues:

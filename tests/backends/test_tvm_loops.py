@@ -201,6 +201,28 @@ def test_python_int_beyond_int64_runs_the_loop_in_python():
     check(store_python_int, [(np.zeros(2, object).astype(np.int64), 2**70)], compiled=False)
 
 
+def halvings(n):
+    c = 0
+    while n > 1:
+        n >>= 1
+        c += 1
+    return c
+
+
+def test_python_ints_beyond_int64_between_ones_the_kernel_takes():
+    """An int beyond int64 runs the loop as Python (the kernel's conversion refuses it, which cost 20 us
+    a call: after the first, the runner tests the range itself); ints that fit still run the kernel,
+    before and after it, and the answers are Python's."""
+    for fn in (halvings, collatz_steps):
+        jf = jit(fn)
+        region = next(f for f in jf.fragments if f.block.kind == "loop")
+        for n in (1000, 2**70 + 3, 27, 2**100 + 1, -(2**64), 97, 2**63, 2**63 - 1, 2**62 + 5, 12345):
+            if fn is collatz_steps and n < 1:
+                continue
+            assert jf(n) == fn(n), (fn.__name__, n)
+        assert [e.mode for e in region.entries] == ["tvm"]
+
+
 def value_before_target(x, d):
     for i in range(len(x) + 1):
         x[i] = 1.0 / (d - i)

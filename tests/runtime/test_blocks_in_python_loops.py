@@ -236,3 +236,22 @@ def test_a_block_of_numbers_read_from_arrays_calls_its_fragment_ever_more_rarely
     calls = sum(f.calls for f in jf.fragments)
     doublings = math.log2(SETTLED_MOST_OUTSIDE / SETTLED_CALLS_OUTSIDE) + 2
     assert 0 < calls <= 3 * doublings + 3000 / SETTLED_MOST_OUTSIDE + 4, calls
+
+
+def keyword_sum(x, **kw):
+    z = x + kw["y"]
+    return z
+
+
+def test_a_block_that_cannot_compile_for_a_dict_settles_on_python_outside_loops():
+    """A block refused for its argument types (a dict) without an array among them runs inline for
+    the next calls, as one that measured Python faster does: it made a Fragment call on every call
+    (0.2 us of a 0.13 us function); given arrays through the dict later, it still answers right."""
+    jf = jit(keyword_sum)
+    for k in range(400):
+        assert jf(1.5, y=float(k)) == keyword_sum(1.5, y=float(k))
+    assert sum(f.calls for f in jf.fragments) < 100
+    a = rng.random(5)
+    for _ in range(10):
+        got = jf(a, y=a)
+        assert got.dtype == a.dtype and np.array_equal(got, keyword_sum(a, y=a))

@@ -255,3 +255,27 @@ def test_a_block_that_cannot_compile_for_a_dict_settles_on_python_outside_loops(
     for _ in range(10):
         got = jf(a, y=a)
         assert got.dtype == a.dtype and np.array_equal(got, keyword_sum(a, y=a))
+
+
+def small_chain(a):
+    return (a * 2.0 + 1.0) * 3.0
+
+
+def test_a_block_of_arrays_that_settled_on_python_calls_its_fragment_ever_more_rarely_up_to_a_bound():
+    """Outside loops, a block whose arrays measured faster as numpy doubles its inline run up to
+    SETTLED_CALLS (a Fragment call every eighth call made ``np.exp`` of 100 float64 1.7x plain Python's
+    time); a larger array, which a kernel may run faster, is still looked at within that many calls."""
+    import math
+
+    from astjit.runtime.fragment import SETTLED_CALLS, SETTLED_CALLS_OUTSIDE
+
+    jf = jit(small_chain, backend="python")         # (Python for every key: its run doubles)
+    a = rng.random(100)
+    for _ in range(3000):
+        assert np.array_equal(jf(a), small_chain(a))
+    calls = sum(f.calls for f in jf.fragments)
+    assert 0 < calls <= math.log2(SETTLED_CALLS / SETTLED_CALLS_OUTSIDE) + 3000 / (SETTLED_CALLS + 1) + 3, calls
+    big = rng.random(1000)
+    for _ in range(SETTLED_CALLS + 1):
+        assert np.array_equal(jf(big), small_chain(big))
+    assert len(jf.fragments[0].entries) == 2

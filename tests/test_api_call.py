@@ -306,3 +306,37 @@ def test_jitted_functions_that_stay_alive_all_compile():
         gc.collect()
         assert np.array_equal(f(np.arange(4.0)), np.arange(4.0) * k - 1.0)
         assert f.fragments, k
+
+
+def star_sum(a, *rest, **named):
+    return a * SCALE + sum(rest) + sum(named.values())
+
+
+def star_only(*rest):
+    return np.add(rest[0], 1.0) * SCALE
+
+
+def test_star_args_and_keywords_check_their_guard_in_the_rewritten_function(monkeypatch):
+    """``*args`` and ``**kwargs`` without defaults take the prologue (one frame a call, 0.26 -> 0.10 us for
+    ``f(x, *ys)``): the arguments reach the function, the slow path after a rebound global, and Python's
+    own errors, as they reach the original."""
+    a = np.arange(4.0)
+    for fn, calls in ((star_sum, [((a,), {}), ((a, 1.0, 2.0), {}), ((a,), {"k": 3.0}), ((), {"a": a, "z": 1.0}),
+                                  ((a, 2.0), {"m": 0.5, "n": 0.25})]),
+                      (star_only, [((a,), {}), ((a, 3, 4), {}), ((2.0,), {})])):
+        jf = jit(fn)
+        for scale in (2.0, -1.0):
+            monkeypatch.setitem(globals(), "SCALE", scale)
+            for args, kwargs in calls:
+                got, want = jf(*args, **kwargs), fn(*args, **kwargs)
+                assert type(got) is type(want) and np.array_equal(got, want)
+        assert type(jf).__call__ is jf._transformed.function          # (the rewritten function itself)
+    jf = jit(star_sum)
+    with pytest.raises(TypeError, match=r"^star_sum\(\) missing 1 required positional argument: 'a'$"):
+        jf()
+    with pytest.raises(TypeError, match=r"^star_sum\(\) missing 1 required positional argument: 'a'$"):
+        jf(k=1.0)
+    with pytest.raises(TypeError, match="got multiple values for argument 'a'"):
+        jf(a, a=a)
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        jit(star_only)(a, k=1)

@@ -25,10 +25,11 @@ and a call that runs no kernel (a tiny loop as written) need not pay for it::
 
 Each parameter defaults to a marker, as in the wrapper it replaces: a call that leaves one out goes
 to the jitted object (api.JitFunction._missing_arguments), which runs the original (Python's own
-TypeError) or, where defaults were given to the original since, transforms again. Signatures with
-defaults, ``*args``, ``**kwargs`` or keyword-only parameters keep the wrapper: a default changed since
-the transform must be seen before the arguments are bound, and the slow path must get the call's own
-arguments. Generators and coroutines keep it too (their ``return`` would not
+TypeError) or, where defaults were given to the original since, transforms again. ``*args`` and
+``**kwargs`` take the prologue too (no ``*extra`` then where the function has ``*args``; the slow path
+gets ``(x, y, *args)`` and the ``**kwargs`` dict). Signatures with defaults or keyword-only
+parameters keep the wrapper: a default changed since the transform must be seen before the
+arguments are bound. Generators and coroutines keep it too (their ``return`` would not
 return from the call). ``show`` prints the body without these lines.
 """
 
@@ -67,8 +68,12 @@ def positional_signature(fn) -> bool:
 
 
 def takes_prologue(fn) -> bool:
-    """Whether ``fn``'s rewritten form can check its guard itself (a plain signature, a plain function)."""
-    return plain_signature(fn) and not fn.__code__.co_flags & (
+    """Whether ``fn``'s rewritten form can check its guard itself (a plain signature, maybe with
+    ``*args`` and ``**kwargs``; a plain function)."""
+    code = fn.__code__
+    plain = (not fn.__defaults__ and not fn.__kwdefaults__ and not code.co_kwonlyargcount
+             and not code.co_posonlyargcount)
+    return plain and not fn.__code__.co_flags & (
         inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
 
 
@@ -79,17 +84,21 @@ def guard_prologue(resolver, fndef, guard_failed, missing_arguments, original) -
     names = guard_names(fndef)
     body, namespace = resolver.guard_expression(prefix=names["prefix"])
     params = [a.id for a in fndef.args.args]
-    packed = f"({', '.join(params)}{',' if params else ''})"
-    fndef.args.vararg = gast.Name(id=names["extra"], ctx=gast.Param(), annotation=None, type_comment=None)
-    src = f"if {names['extra']}:\n    return {names['original']}({''.join(p + ', ' for p in params)}*{names['extra']})\n"
+    star, double_star = fndef.args.vararg, fndef.args.kwarg
+    packed = f"({''.join(p + ', ' for p in params)}{'*' + star.id + ',' if star is not None else ''})"
+    keywords = f"{double_star.id}" if double_star is not None else "{}"
+    src = ""
+    if star is None:     # (with ``*args`` of its own, no call has too many arguments)
+        fndef.args.vararg = gast.Name(id=names["extra"], ctx=gast.Param(), annotation=None, type_comment=None)
+        src = f"if {names['extra']}:\n    return {names['original']}({''.join(p + ', ' for p in params)}*{names['extra']})\n"
     if params:
         given = " or ".join(f"{p} is {names['missing']}" for p in params)
-        keywords = "{" + ", ".join(f"{p!r}: {p}" for p in params) + "}"
-        src += f"if {given}:\n    return {names['missing_arguments']}({keywords})\n"
+        named = "{" + ", ".join(f"{p!r}: {p}" for p in params) + (f", **{double_star.id}" if double_star else "") + "}"
+        src += f"if {given}:\n    return {names['missing_arguments']}({named})\n"
     if body != "True":            # (nothing resolved: nothing to check)
         src += (f"try:\n    {names['ok']} = {body}\n"
                 f"except {GUARD_ERRORS}:\n    {names['ok']} = False\n"
-                f"if not {names['ok']}:\n    return {names['failed']}({packed}, {{}})\n")
+                f"if not {names['ok']}:\n    return {names['failed']}({packed}, {keywords})\n")
     statements = gast.parse(src).body
     line = fndef.lineno
     for statement in statements:

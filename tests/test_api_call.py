@@ -340,3 +340,26 @@ def test_star_args_and_keywords_check_their_guard_in_the_rewritten_function(monk
         jf(a, a=a)
     with pytest.raises(TypeError, match="unexpected keyword argument"):
         jit(star_only)(a, k=1)
+
+
+def scaled_with_defaults(a, b=2.0, c=None, **named):
+    return a * b * SCALE + (0.0 if c is None else c) + sum(named.values())
+
+
+def test_defaults_check_their_guard_in_the_rewritten_function(monkeypatch):
+    """A signature with defaults takes the prologue: the original's default objects fill what a call
+    leaves out, a rebound global sends the call's own arguments (never the markers of the ones left
+    out) to the slow path, and defaults changed since are seen."""
+    jf = jit(scaled_with_defaults)
+    a = np.arange(3.0)
+    calls = [((a,), {}), ((a, 3.0), {}), ((a,), {"c": 1.0}), ((), {"a": a, "b": -1.0, "k": 0.5}), ((a, 1.0, 2.0), {})]
+    for scale in (2.0, -3.0, 2.0):
+        monkeypatch.setitem(globals(), "SCALE", scale)
+        for args, kwargs in calls:
+            np.testing.assert_array_equal(jf(*args, **kwargs), scaled_with_defaults(*args, **kwargs))
+    assert type(jf).__call__ is jf._transformed.function
+    monkeypatch.setattr(scaled_with_defaults, "__defaults__", (10.0, 1.0))
+    for args, kwargs in calls:
+        np.testing.assert_array_equal(jf(*args, **kwargs), scaled_with_defaults(*args, **kwargs))
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
+        jf(b=1.0)

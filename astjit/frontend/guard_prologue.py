@@ -27,10 +27,11 @@ Each parameter defaults to a marker, as in the wrapper it replaces: a call that 
 to the jitted object (api.JitFunction._missing_arguments), which runs the original (Python's own
 TypeError) or, where defaults were given to the original since, transforms again. ``*args`` and
 ``**kwargs`` take the prologue too (no ``*extra`` then where the function has ``*args``; the slow path
-gets ``(x, y, *args)`` and the ``**kwargs`` dict). Signatures with defaults or keyword-only
-parameters keep the wrapper: a default changed since the transform must be seen before the
-arguments are bound. Generators and coroutines keep it too (their ``return`` would not
-return from the call). ``show`` prints the body without these lines.
+gets ``(x, y, *args)`` and the ``**kwargs`` dict). So do defaults (not beside ``*args``): the guard
+holds the original's ``__defaults__`` tuple, a parameter left out takes its default object after
+the guard, and the slow path gets the arguments given, by name. Keyword-only parameters keep the
+wrapper (api.JitFunction), and so do generators and coroutines (their ``return`` would not return
+from the call). ``show`` prints the body without these lines.
 """
 
 import inspect
@@ -51,7 +52,7 @@ def guard_names(fndef) -> dict:
         k += 1
     prefix = f"__astjit_guard{k}_"
     return {"prefix": prefix, "ok": f"{prefix}ok", "failed": f"{prefix}failed", "missing": f"{prefix}missing",
-            "missing_arguments": f"{prefix}missing_arguments", "extra": f"{prefix}extra",
+            "missing_arguments": f"{prefix}missing_arguments", "extra": f"{prefix}extra", "given": f"{prefix}given",
             "original": f"{prefix}original"}
 
 
@@ -71,8 +72,8 @@ def takes_prologue(fn) -> bool:
     """Whether ``fn``'s rewritten form can check its guard itself (a plain signature, maybe with
     ``*args`` and ``**kwargs``; a plain function)."""
     code = fn.__code__
-    plain = (not fn.__defaults__ and not fn.__kwdefaults__ and not code.co_kwonlyargcount
-             and not code.co_posonlyargcount)
+    plain = (not fn.__kwdefaults__ and not code.co_kwonlyargcount and not code.co_posonlyargcount
+             and not (fn.__defaults__ and code.co_flags & inspect.CO_VARARGS))
     return plain and not fn.__code__.co_flags & (
         inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
 
@@ -82,23 +83,32 @@ def guard_prologue(resolver, fndef, guard_failed, missing_arguments, original) -
     ``*extra`` parameter: a call with too many arguments goes to ``original``, whose TypeError says how
     many it takes (the rewritten function's defaults would make it say "from 0 to 2")."""
     names = guard_names(fndef)
-    body, namespace = resolver.guard_expression(prefix=names["prefix"])
+    defaults = original.__defaults__ or ()
+    body, namespace = resolver.guard_expression(
+        (original.__defaults__, original.__kwdefaults__) if defaults else None, prefix=names["prefix"])
     params = [a.id for a in fndef.args.args]
+    required = params[:len(params) - len(defaults)]
     star, double_star = fndef.args.vararg, fndef.args.kwarg
     packed = f"({''.join(p + ', ' for p in params)}{'*' + star.id + ',' if star is not None else ''})"
     keywords = f"{double_star.id}" if double_star is not None else "{}"
+    named = "{" + ", ".join(f"{p!r}: {p}" for p in params) + (f", **{double_star.id}" if double_star else "") + "}"
     src = ""
     if star is None:     # (with ``*args`` of its own, no call has too many arguments)
         fndef.args.vararg = gast.Name(id=names["extra"], ctx=gast.Param(), annotation=None, type_comment=None)
         src = f"if {names['extra']}:\n    return {names['original']}({''.join(p + ', ' for p in params)}*{names['extra']})\n"
-    if params:
-        given = " or ".join(f"{p} is {names['missing']}" for p in params)
-        named = "{" + ", ".join(f"{p!r}: {p}" for p in params) + (f", **{double_star.id}" if double_star else "") + "}"
+    if required:
+        given = " or ".join(f"{p} is {names['missing']}" for p in required)
         src += f"if {given}:\n    return {names['missing_arguments']}({named})\n"
+    if defaults:          # (the slow path gets the arguments given, by name: not the markers)
+        packed, keywords = "()", f"{names['given']}({named})"
     if body != "True":            # (nothing resolved: nothing to check)
         src += (f"try:\n    {names['ok']} = {body}\n"
                 f"except {GUARD_ERRORS}:\n    {names['ok']} = False\n"
                 f"if not {names['ok']}:\n    return {names['failed']}({packed}, {keywords})\n")
+    # a parameter left out takes the default the guard found on the original (its __defaults__ tuple)
+    for k, p in enumerate(params[len(required):]):
+        namespace[f"{names['prefix']}default{k}"] = defaults[k]
+        src += f"if {p} is {names['missing']}:\n    {p} = {names['prefix']}default{k}\n"
     statements = gast.parse(src).body
     line = fndef.lineno
     for statement in statements:
@@ -106,7 +116,9 @@ def guard_prologue(resolver, fndef, guard_failed, missing_arguments, original) -
             if hasattr(node, "lineno"):
                 node.lineno, node.end_lineno = line, line
                 node.col_offset, node.end_col_offset = 0, 0
-    namespace.pop(f"{names['prefix']}fn", None)     # (the defaults' guard: not a plain signature's concern)
+    if not defaults:
+        namespace.pop(f"{names['prefix']}fn", None)     # (the defaults' guard: not a plain signature's concern)
     namespace.update({names["missing"]: MISSING, names["failed"]: guard_failed,
-                      names["missing_arguments"]: missing_arguments, names["original"]: original})
+                      names["missing_arguments"]: missing_arguments, names["original"]: original,
+                      names["given"]: lambda named: {k: v for k, v in named.items() if v is not MISSING}})
     return statements, namespace

@@ -116,9 +116,11 @@ def test_a_deleted_global_and_a_shadowed_builtin_reach_the_next_call(monkeypatch
 def test_a_plain_signature_calls_the_rewritten_function_itself():
     jf = jit(scaled)
     a = np.arange(4.0)
-    np.testing.assert_array_equal(jf(a, 1.0), scaled(a, 1.0))
+    for _ in range(2):          # (the second call installs it: api.JitFunction._count_second_call)
+        np.testing.assert_array_equal(jf(a, 1.0), scaled(a, 1.0))
     assert type(jf).__call__ is jf._transformed.function
-    assert jit(with_defaults)._ensure().guarded is False
+    assert jit(with_defaults)._ensure().guarded is False          # (defaults beside *args, keyword-only)
+    assert jit(star_sum)._ensure().guarded is True
 
 
 def make_closure():
@@ -256,7 +258,15 @@ def _decorated_at_each_call(x):
     return inner(x)
 
 
-def test_a_function_jitted_anew_at_each_call_runs_as_python_once_that_is_seen():
+@pytest.fixture
+def any_call_is_short(monkeypatch):
+    """Every first call counts as short (api.SHORT_CALL_SECONDS), whatever compiling took here."""
+    import astjit.api as api
+
+    monkeypatch.setattr(api, "SHORT_CALL_SECONDS", 1e9)
+
+
+def test_a_function_jitted_anew_at_each_call_runs_as_python_once_that_is_seen(any_call_is_short):
     """``jit(lambda ...)(x)`` or ``@jit`` on an inner def: each call made a new jitted function and
     transformed it (milliseconds); after a few such short lives a new one runs as Python."""
     import gc
@@ -276,7 +286,7 @@ def test_a_function_jitted_anew_at_each_call_runs_as_python_once_that_is_seen():
         assert api._short_lived.get(inner, 0) >= api.SHORT_LIVED_AT_MOST
 
 
-def test_a_jitted_function_dropped_again_and_again_says_so_in_explain():
+def test_a_jitted_function_dropped_again_and_again_says_so_in_explain(any_call_is_short):
     import gc
 
     import astjit.api as api
@@ -290,6 +300,43 @@ def test_a_jitted_function_dropped_again_and_again_says_so_in_explain():
     f = make()
     assert np.array_equal(f(np.ones(3)), np.full(3, 3.0))
     assert "jitted anew" in str(explain(f)) and not f.fragments
+    assert "return y + 2.0" in f.source          # (parsed when inspected)
+
+
+def test_jitted_functions_called_twice_or_long_do_not_count_as_short_lived(monkeypatch):
+    """Dropped after a second call (a loop that ran as written each time, so no Fragment was called),
+    or after one long call (a closure smoothing a large array once), a jitted function is not one made
+    at each call: the next ones still compile."""
+    import gc
+
+    import astjit.api as api
+
+    def make(alpha):
+        def smooth(a):
+            out = np.empty_like(a)
+            s = a[0]
+            for i in range(a.shape[0]):
+                s = alpha * a[i] + (1.0 - alpha) * s
+                out[i] = s
+            return out
+
+        return jit(smooth)
+
+    code = make(0.5).original.__code__
+    for k in range(api.SHORT_LIVED_AT_MOST + 2):         # twice each, on 3 elements (as written)
+        f = make(0.1 * k)
+        for _ in range(2):
+            f(np.ones(3))
+        del f
+        gc.collect()
+    monkeypatch.setattr(api, "SHORT_CALL_SECONDS", 0.0)  # each single call counts as long
+    for k in range(api.SHORT_LIVED_AT_MOST + 2):
+        make(0.1 * k)(np.ones(3))
+        gc.collect()
+    assert api._short_lived.get(code, 0) == 0
+    f = make(0.3)
+    a = np.linspace(0.0, 1.0, 50)
+    assert np.array_equal(f(a), make(0.3).original(a)) and f.fragments
 
 
 def test_jitted_functions_that_stay_alive_all_compile():

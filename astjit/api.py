@@ -178,7 +178,8 @@ class JitFunction:
         if not positional_signature(self.original):  # (set since the last transform: back to the generic call)
             self.__class__ = JitFunction
             return
-        defaults = self.original.__defaults__ or ()
+        # (a tuple longer than the parameters: Python takes its last ones)
+        defaults = (self.original.__defaults__ or ())[-len(params):] if params else ()
         required = params[:len(params) - len(defaults)]
         body, namespace = resolver.guard_expression(
             (self.original.__defaults__, self.original.__kwdefaults__),

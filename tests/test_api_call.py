@@ -410,3 +410,24 @@ def test_defaults_check_their_guard_in_the_rewritten_function(monkeypatch):
         np.testing.assert_array_equal(jf(*args, **kwargs), scaled_with_defaults(*args, **kwargs))
     with pytest.raises(TypeError, match="missing 1 required positional argument: 'a'"):
         jf(b=1.0)
+
+
+def two_scaled(x, y=1.0):
+    return x * y + 1.0
+
+
+def keywords_only_extra(x, **kw):
+    return x * 3.0 + len(kw)
+
+
+def test_a_defaults_tuple_longer_than_the_parameters_gives_its_last_items_as_python_does(monkeypatch):
+    """``f.__defaults__ = (10.0, 20.0, 30.0)`` on ``def f(x, y=1.0)``: Python fills x and y from the last
+    two (the guarded call took the first ones: 30.0 for 90.0)."""
+    for fn, defaults, calls in ((two_scaled, (10.0, 20.0, 30.0), [(), (np.ones(3),), (np.ones(3), 2.0)]),
+                                (keywords_only_extra, (np.ones(2), 7.0), [(), (np.ones(3),)])):
+        monkeypatch.setattr(fn, "__defaults__", defaults)
+        jf = jit(fn)
+        for _ in range(2):
+            for args in calls:
+                got, want = jf(*args), fn(*args)
+                assert type(got) is type(want) and np.array_equal(got, want), (fn.__name__, args, got, want)

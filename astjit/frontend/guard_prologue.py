@@ -83,10 +83,11 @@ def guard_prologue(resolver, fndef, guard_failed, missing_arguments, original) -
     ``*extra`` parameter: a call with too many arguments goes to ``original``, whose TypeError says how
     many it takes (the rewritten function's defaults would make it say "from 0 to 2")."""
     names = guard_names(fndef)
-    defaults = original.__defaults__ or ()
-    body, namespace = resolver.guard_expression(
-        (original.__defaults__, original.__kwdefaults__) if defaults else None, prefix=names["prefix"])
     params = [a.id for a in fndef.args.args]
+    # (a tuple longer than the parameters: Python takes its last ones)
+    defaults = (original.__defaults__ or ())[-len(params):] if params else ()
+    body, namespace = resolver.guard_expression(
+        (original.__defaults__, original.__kwdefaults__) if original.__defaults__ else None, prefix=names["prefix"])
     required = params[:len(params) - len(defaults)]
     star, double_star = fndef.args.vararg, fndef.args.kwarg
     packed = f"({''.join(p + ', ' for p in params)}{'*' + star.id + ',' if star is not None else ''})"

@@ -69,12 +69,20 @@ import copy
 import gast
 
 from ..config import tiny_loop_work
-from .loop_call_cost import SEQUENCE_ITEM_NS, SEQUENCE_NS, UNIT_NS, kernel_call_ns, kernel_call_units
+from .loop_call_cost import (
+    ELEMENT_UNIT_NS,
+    SEQUENCE_ITEM_NS,
+    SEQUENCE_NS,
+    UNIT_NS,
+    kernel_call_ns,
+    kernel_call_units,
+)
 from .loops import (
     ISINSTANCE_NAME,
     LEN_NAME,
     NDARRAY_NAME,
     NUMBERS_NAME,
+    NUMPY_SCALAR_NAME,
     RANGE_NAME,
     appended_lists,
     assigned_names,
@@ -387,7 +395,11 @@ def _sequence_test(block):
         items = gast.Call(func=_load(LEN_NAME), args=[_load(n)], keywords=[])
         kernel = gast.BinOp(left=_const(price), op=gast.Add(),
                             right=gast.BinOp(left=_const(SEQUENCE_ITEM_NS), op=gast.Mult(), right=items))
-        python = gast.BinOp(left=copy.deepcopy(work), op=gast.Mult(), right=_const(UNIT_NS))
+        # a unit on numpy scalars (``list(arr)``'s items) costs what it costs on an array's elements
+        first = gast.Subscript(value=_load(n), slice=_const(0), ctx=gast.Load())
+        unit = gast.IfExp(test=gast.Call(func=_load(ISINSTANCE_NAME), args=[first, _load(NUMPY_SCALAR_NAME)],
+                                         keywords=[]), body=_const(ELEMENT_UNIT_NS), orelse=_const(UNIT_NS))
+        python = gast.BinOp(left=copy.deepcopy(work), op=gast.Mult(), right=unit)
         return gast.Compare(left=python, ops=[gast.LtE()], comparators=[kernel])
 
     def of_numbers(n):

@@ -668,8 +668,9 @@ SLICE_STATEMENT_WORK = 64          # a statement on slices (``u[1:-1] = ...``): 
 LEN_NAME, RANGE_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL)
 ISINSTANCE_NAME, NDARRAY_NAME = "__astjit_isinstance", "__astjit_ndarray"    # cells: isinstance, np.ndarray
 NUMBERS_NAME = "__astjit_numbers"          # cell: the types of a list's items a kernel converts
+NUMPY_SCALAR_NAME = "__astjit_numpy_scalar"  # cell: np.generic (arithmetic on its items is slower)
 ARRAY_WORK_CELLS = {ISINSTANCE_NAME: isinstance, NDARRAY_NAME: np.ndarray,
-                    NUMBERS_NAME: (int, float, complex, np.generic)}
+                    NUMBERS_NAME: (int, float, complex, np.generic), NUMPY_SCALAR_NAME: np.generic}
 
 
 def _by_array_test(build):

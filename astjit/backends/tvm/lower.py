@@ -21,6 +21,7 @@ from . import scalar_math as sm
 from .executable import KernelSignature
 from .expression_size import FUSED_OPS_AT_MOST, STAGE_ABOVE, SizeMemo, substituted_size
 from .runtime import tvm_module
+from .sum_order import IN_ORDER, PAIRWISE, is_float_sum, summation_order
 
 tvm = tvm_module()
 from tvm import te, tirx  # noqa: E402
@@ -264,13 +265,15 @@ class SegmentLowering:
             count *= src.shape[a]
         if name in ("argmax", "argmin"):
             return self.arg_reduction(n, src, out_t, axes, keepdims, kept, name == "argmax")
+        order = summation_order(self.ctx, n) if is_float_sum(self.ctx, n) and count != 1 else None
         if name in ("any", "all"):       # counts of the elements that decide (not zero; zero)
             acc = "int64"
-        elif name in ("sum", "mean", "prod", "var", "std"):
-            if out_dtype.startswith("float") or name in ("mean", "var", "std"):
-                acc = "float64"
-            else:
-                acc = out_dtype
+        elif is_float_sum(self.ctx, n):
+            acc = src.dtype if sm.is_float(src.dtype) else "float64"    # (numpy's: float32 in float32)
+        elif name == "prod" and out_dtype.startswith("float"):
+            acc = "float64"
+        elif name in ("sum", "prod"):
+            acc = out_dtype
         else:
             acc = src.dtype
         rshape = tuple(src.shape[a] for a in axes)
@@ -344,16 +347,23 @@ class SegmentLowering:
                 return value
         else:
             body = reduce_body
+        # a reduction that keeps the last axis reads whole rows: schedule.py reduces them column-wise
+        # (numpy adds the rows in order); numpy's pairwise sums are made exact by exact_sums
+        column = "col" if order == IN_ORDER or kept and kept[-1] == len(src.shape) - 1 and count != 1 else ""
+        # elements cast as they are added (the mean, var of ints) pass numpy's buffers
+        buffered = "_buffered" if order == PAIRWISE and src.dtype != acc else ""
+        if order == PAIRWISE:
+            column = PAIRWISE
         means = None
         if name in ("var", "std") and count != 1:
             # numpy: the mean first (its sum / count), then the sum of squared deviations from it
-            sums = te.compute(out_shape, _plain(body), name=f"red{n.id}")
+            sums = te.compute(out_shape, _plain(body), name=f"{column}red{n.id}{buffered}")
             means = te.compute(out_shape, _plain(lambda *i: sums[i] / tirx.const(float(count), acc)),
                                name=f"mean{n.id}")
             body = functools.partial(reduce_body, what="squares")
-        # a reduction that keeps the last axis reads whole rows: schedule.py reduces them column-wise
-        column = "col" if kept and kept[-1] == len(src.shape) - 1 and count != 1 else ""
-        tensor = te.compute(out_shape, _plain(body), name=column + (f"red{n.id}" if means is None else f"var{n.id}"))
+            buffered = ""                                 # (the deviations are of the sum's type)
+        tensor = te.compute(out_shape, _plain(body),
+                            name=column + (f"red{n.id}" if means is None else f"var{n.id}") + buffered)
         nans = None
         if split_nan and count != 1:
             nans = te.compute(out_shape, _plain(lambda *i: reduce_body(*i, what="nan_count")),

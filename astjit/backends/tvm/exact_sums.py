@@ -1,0 +1,215 @@
+"""numpy's pairwise order for the float sums of a straight-line kernel, so they give numpy's bits.
+
+TE lowers a sum to a block ``red[i] = red[i] + x(i, k)`` over reduction loops, which any schedule may
+split and reorder. Lowering names the sums numpy adds pairwise ``pairwise...`` (sum_order), the
+schedule keeps their reduction loops whole (only the results' loops go parallel), and ``exact_sums``
+then replaces each one's reduction loops by numpy's pairwise sum (module pairwise) of the block's
+expression, its elements taken in C order over the reduced axes: the eight partial sums of a block
+in vector lanes, and a full sum of many elements split into numpy's first subtrees, summed in
+parallel, then added in numpy's order.
+"""
+
+from . import pairwise
+from .lower import distinct_lets
+from .pairwise import BLOCK, BUFFER, I64
+from .runtime import tvm_module
+from .scalar_math import dtype_of
+from .sum_order import PAIRWISE
+
+tvm = tvm_module()
+from tvm import s_tir, tirx  # noqa: E402
+from tvm.ir.expr import TensorLoad  # noqa: E402
+from tvm.script.ir_builder import IRBuilder  # noqa: E402
+from tvm.script.ir_builder import tirx as T  # noqa: E402
+
+REDUCE = 2                   # tirx.IterVar.CommReduce
+MARK = "astjit_pairwise"     # the annotation of a pairwise sum's outer reduction loop: how it sums
+PARALLEL_SUM_MIN = 1 << 16   # elements of one sum above which its subtrees are summed in parallel
+SUBTREES = 32                # at most, for a parallel sum
+# TVM's passes that lower blocks to plain loops (the first of its s_tir pipeline)
+BLOCK_PASSES = tvm.transform.Sequential([
+    s_tir.transform.CanonicalizeLoop(), s_tir.transform.LowerInitBlock(),
+    s_tir.transform.PlanAndUpdateBufferAllocationLocation(), s_tir.transform.ConvertBlocksToOpaque(),
+    s_tir.transform.CompactBufferAllocation(), s_tir.transform.LowerMatchBuffer(),
+    s_tir.transform.LowerOpaqueBlock()])
+# what compiling a function exact_sums made skips: its region analysis shrank the stacks of the sums
+# (a while loop's indices) to one element
+LOWERED_BLOCKS = ("s_tir.CompactBufferAllocation",)
+
+
+def exact_sums(func, parallel: bool = False):
+    """``func`` (scheduled) with every ``pairwise`` block's reduction loops replaced by numpy's order;
+    ``parallel``: the kernel is large enough for threads (schedule.goes_parallel). The blocks are
+    lowered to plain loops first (TVM's block passes, which would misjudge the regions of the sums'
+    stacks), the reduction loops marked with what they sum."""
+    if not _find_pairwise(func.body, []):
+        return func
+    func = distinct_lets(func)              # (a peeled loop's copies share Let variables)
+    realizes = _find_pairwise(func.body, [])
+    sch = s_tir.Schedule(func)
+    for realize in realizes:
+        block = realize.block
+        reduced = [v for iv, v in zip(block.iter_vars, realize.iter_values) if iv.iter_type == REDUCE]
+        loops = sch.get_loops(sch.get_sblock(block.name_hint))
+        first = next(k for k, loop in enumerate(loops) if any(sch.get(loop).loop_var.same_as(v) for v in reduced))
+        if len(loops) - first != len(reduced) or not all(isinstance(v, tirx.Var) for v in reduced):
+            raise RuntimeError(f"the schedule split or reordered the loops of {block.name_hint}")
+        whole = all(int(iv.dom.extent) == 1 for iv in block.iter_vars if iv.iter_type != REDUCE)
+        kind = "buffered" if block.name_hint.endswith("_buffered") else "parallel" if parallel and whole else "serial"
+        sch.annotate(loops[first], MARK, kind)
+    lowered = BLOCK_PASSES(tvm.IRModule({"main": sch.mod["main"]}))["main"]
+    body = _rewrite(lowered.body)
+    if _marked(body):
+        raise RuntimeError("a pairwise sum was left")
+    return lowered.with_body(body)
+
+
+def _find_pairwise(stmt, out) -> list:
+    """The realizes of the ``pairwise`` blocks in ``stmt``, added to ``out``."""
+    if isinstance(stmt, s_tir.SBlockRealize):
+        if stmt.block.name_hint.startswith(PAIRWISE):
+            out.append(stmt)
+        _find_pairwise(stmt.block.body, out)
+    elif isinstance(stmt, tirx.SeqStmt):
+        for s in stmt.seq:
+            _find_pairwise(s, out)
+    elif isinstance(stmt, tirx.IfThenElse):
+        _find_pairwise(stmt.then_case, out)
+        if stmt.else_case is not None:
+            _find_pairwise(stmt.else_case, out)
+    elif isinstance(stmt, tirx.For | tirx.AttrStmt | tirx.While):
+        _find_pairwise(stmt.body, out)
+    return out
+
+
+def _rewrite(stmt):
+    """``stmt`` with each marked loop nest replaced by its pairwise sum."""
+    if isinstance(stmt, tirx.For):
+        if MARK in stmt.annotations:
+            return _pairwise_stmt(stmt, str(stmt.annotations[MARK]))
+        body = _rewrite(stmt.body)
+        if body.same_as(stmt.body):
+            return stmt
+        return tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, body, stmt.thread_binding,
+                        stmt.annotations, stmt.step)
+    if isinstance(stmt, tirx.SeqStmt):
+        seq = [_rewrite(s) for s in stmt.seq]
+        return stmt if all(a.same_as(b) for a, b in zip(seq, stmt.seq)) else tirx.SeqStmt(seq)
+    if isinstance(stmt, tirx.IfThenElse):
+        then = _rewrite(stmt.then_case)
+        other = _rewrite(stmt.else_case) if stmt.else_case is not None else None
+        if then.same_as(stmt.then_case) and (other is None or other.same_as(stmt.else_case)):
+            return stmt
+        return tirx.IfThenElse(stmt.condition, then, other)
+    if isinstance(stmt, tirx.AttrStmt):
+        body = _rewrite(stmt.body)
+        return stmt if body.same_as(stmt.body) else tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)
+    if isinstance(stmt, tirx.While):
+        body = _rewrite(stmt.body)
+        return stmt if body.same_as(stmt.body) else tirx.While(stmt.condition, body)
+    return stmt
+
+
+def _marked(stmt) -> bool:
+    if isinstance(stmt, tirx.For):
+        return MARK in stmt.annotations or _marked(stmt.body)
+    if isinstance(stmt, tirx.SeqStmt):
+        return any(_marked(s) for s in stmt.seq)
+    if isinstance(stmt, tirx.IfThenElse):
+        return _marked(stmt.then_case) or (stmt.else_case is not None and _marked(stmt.else_case))
+    if isinstance(stmt, tirx.AttrStmt | tirx.While):
+        return _marked(stmt.body)
+    return False
+
+
+def _pairwise_stmt(loop, kind):
+    """numpy's pairwise sum of a lowered reduction's update over its loops (``loop`` and the loops
+    nested in it, in C order), stored where the update stores."""
+    loops, stmt = [], loop
+    while isinstance(stmt, tirx.For):
+        loops.append(stmt)
+        stmt = stmt.body
+    updates = [s for s in (stmt.seq if isinstance(stmt, tirx.SeqStmt) else [stmt])
+               if not isinstance(s, tirx.IfThenElse)]            # (the init, at the first element)
+    update = updates[-1] if len(updates) == 1 else None
+    if not (isinstance(update, tirx.BufferStore) and isinstance(update.value, tirx.Add)
+            and isinstance(update.value.a, TensorLoad) and update.value.a.source.same_as(update.buffer)):
+        raise RuntimeError("unexpected body of a pairwise sum")
+    element = update.value.b
+    dtype = update.buffer.dtype
+    extents = [int(f.extent) for f in loops]
+    if any(int(f.min) != 0 for f in loops):
+        raise RuntimeError("a pairwise sum's loop does not start at 0")
+    n = 1
+    for e in extents:
+        n *= e
+
+    def x(k):
+        value, rest = element, k
+        for f, extent in reversed(list(zip(loops, extents))):
+            index = rest if extent == n else tirx.floormod(rest, tirx.const(extent, I64))
+            value = tirx.Let(f.loop_var, index.astype(dtype_of(f.loop_var)), value)
+            rest = tirx.floordiv(rest, tirx.const(extent, I64))
+        return value
+
+    with IRBuilder() as ib:
+        with T.prim_func():
+            T.func_name("pairwise")
+            if kind == "parallel" and n > PARALLEL_SUM_MIN:
+                total = _parallel_sum(x, n, dtype)
+            else:
+                total = pairwise.pairwise_sum(x, tirx.const(n, I64), dtype, _bind,
+                                              BUFFER if kind == "buffered" else None, lanes=True)
+            T.buffer_store(update.buffer, total, update.indices)
+    return ib.get().body
+
+
+def _parallel_sum(x, n, dtype):
+    """numpy's pairwise sum of ``n`` elements, its first subtrees (numpy's own splits, found here)
+    summed in parallel, then added as numpy adds them."""
+    tree = _subtrees(0, n, depth=(SUBTREES - 1).bit_length())
+    leaves = []
+    _leaves(tree, leaves)
+    parts = T.alloc_buffer((len(leaves),), dtype, scope="global")
+    with T.parallel(0, len(leaves)) as j:
+        lo, count = tirx.const(leaves[-1][0], I64), tirx.const(leaves[-1][1], I64)
+        for start, length in reversed(leaves[:-1]):
+            at = tirx.EQ(j, tirx.const(leaves.index((start, length)), dtype_of(j)))
+            lo = tirx.Select(at, tirx.const(start, I64), lo)
+            count = tirx.Select(at, tirx.const(length, I64), count)
+        lo, count = _bind(lo, I64), _bind(count, I64)
+        zero = _bind(tirx.const(0.0, dtype), dtype)
+        part = T.alloc_buffer((1,), dtype, scope="global")
+        pairwise.pairwise(lambda k: x(lo + k), count, dtype, zero, part, _bind, lanes=True)
+        T.buffer_store(parts, part[0], [j])
+    zero = _bind(tirx.const(0.0, dtype), dtype)
+    return _bind(zero + _combined(tree, parts, leaves), dtype)
+
+
+def _subtrees(lo, n, depth):
+    """numpy's split of ``n`` elements from ``lo``, ``depth`` levels deep: a leaf ``(lo, n)`` or a pair."""
+    if depth == 0 or n <= BLOCK:
+        return (lo, n)
+    half = n // 2
+    half -= half % 8
+    return [_subtrees(lo, half, depth - 1), _subtrees(lo + half, n - half, depth - 1)]
+
+
+def _leaves(tree, out):
+    if isinstance(tree, tuple):
+        out.append(tree)
+    else:
+        for t in tree:
+            _leaves(t, out)
+
+
+def _combined(tree, parts, leaves):
+    if isinstance(tree, tuple):
+        return parts[leaves.index(tree)]
+    return _combined(tree[0], parts, leaves) + _combined(tree[1], parts, leaves)
+
+
+def _bind(expr, dtype):
+    buf = T.alloc_buffer((1,), dtype, scope="global")
+    T.buffer_store(buf, expr, [0])
+    return buf[0]

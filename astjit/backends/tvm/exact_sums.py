@@ -11,7 +11,7 @@ parallel, then added in numpy's order.
 
 from . import pairwise
 from .lower import distinct_lets
-from .pairwise import BLOCK, BUFFER, I64
+from .pairwise import BLOCK, BUFFER, STACK
 from .runtime import tvm_module
 from .scalar_math import dtype_of
 from .sum_order import PAIRWISE
@@ -22,10 +22,12 @@ from tvm.ir.expr import TensorLoad  # noqa: E402
 from tvm.script.ir_builder import IRBuilder  # noqa: E402
 from tvm.script.ir_builder import tirx as T  # noqa: E402
 
+I32 = "int32"                # indices (kernels index with int32): a vector of elements loads at once
 REDUCE = 2                   # tirx.IterVar.CommReduce
 MARK = "astjit_pairwise"     # the annotation of a pairwise sum's outer reduction loop: how it sums
 PARALLEL_SUM_MIN = 1 << 16   # elements of one sum above which its subtrees are summed in parallel
 SUBTREES = 32                # at most, for a parallel sum
+STATIC_LEAVES = 16           # at most, in a sum whose tree is unrolled
 # TVM's passes that lower blocks to plain loops (the first of its s_tir pipeline)
 BLOCK_PASSES = tvm.transform.Sequential([
     s_tir.transform.CanonicalizeLoop(), s_tir.transform.LowerInitBlock(),
@@ -144,24 +146,129 @@ def _pairwise_stmt(loop, kind):
     for e in extents:
         n *= e
 
-    def x(k):
-        value, rest = element, k
-        for f, extent in reversed(list(zip(loops, extents))):
-            index = rest if extent == n else tirx.floormod(rest, tirx.const(extent, I64))
-            value = tirx.Let(f.loop_var, index.astype(dtype_of(f.loop_var)), value)
-            rest = tirx.floordiv(rest, tirx.const(extent, I64))
-        return value
+    names = [f.loop_var for f in loops]
+    flat = len(loops) == 1 or _read_as_flat(element, names, extents)
+
+    def x(k, lane=None):
+        """The element at ``k`` (+ ``lane``) in C order over the loops: a flat index into every buffer
+        that the loops index as their last axes, or the loops' values from it."""
+        if flat:
+            values = [tirx.const(0, I32)] * (len(loops) - 1) + [k if lane is None else k + lane]
+        elif lane is not None and extents[-1] % 8 == 0:   # (``k`` a multiple of 8: one row for all lanes)
+            values = _unflattened(k, extents)
+            values[-1] = values[-1] + lane
+        else:
+            values = _unflattened(k if lane is None else k + lane, extents)
+        return _substituted(element, {var: at if dtype_of(var) == I32 else at.astype(dtype_of(var))
+                                      for var, at in zip(names, values)})
 
     with IRBuilder() as ib:
         with T.prim_func():
             T.func_name("pairwise")
             if kind == "parallel" and n > PARALLEL_SUM_MIN:
                 total = _parallel_sum(x, n, dtype)
+            elif kind != "buffered" and BLOCK < n <= STATIC_LEAVES * BLOCK // 2:
+                total = _static_sum(x, n, dtype)
             else:
-                total = pairwise.pairwise_sum(x, tirx.const(n, I64), dtype, _bind,
-                                              BUFFER if kind == "buffered" else None, lanes=True)
+                total = pairwise.pairwise_sum(x, tirx.const(n, I32), dtype, _bind,
+                                              BUFFER if kind == "buffered" else None, lanes=True, index=I32)
             T.buffer_store(update.buffer, total, update.indices)
     return ib.get().body
+
+
+def _substituted(expr, values: dict):
+    """``expr`` with the variables of ``values`` replaced by their values (TVM's PrimFunc.specialize does
+    it for a function's parameters). A Let would do too, but a vectorized load of a Let-bound index
+    is a gather of its lanes one by one."""
+    func = tirx.PrimFunc(list(values), tirx.Evaluate(expr))
+    return func.specialize(values).body.value
+
+
+def _unflattened(k, extents):
+    """The loops' values at flat index ``k`` (C order)."""
+    values = []
+    for extent in reversed(extents):
+        values.append(tirx.floormod(k, tirx.const(extent, I32)))
+        k = tirx.floordiv(k, tirx.const(extent, I32))
+    return values[::-1]
+
+
+def _read_as_flat(expr, names, extents) -> bool:
+    """Whether every load in ``expr`` that depends on the loops ``names`` indexes its buffer's last axes
+    with exactly those loops (of the buffer's extents there): then index ``k`` of the last loop, the
+    others 0, reads the k-th element in C order (its buffer flattened), without dividing ``k``."""
+    ok = True
+
+    def visit(e):
+        nonlocal ok
+        if not ok or e is None:
+            return
+        if isinstance(e, TensorLoad):
+            indices = list(e.indices)
+            tail = indices[len(indices) - len(names):]
+            if any(_uses(i, names) for i in indices):
+                shape = [int(d) if isinstance(d, tirx.IntImm) else None for d in e.source.shape]
+                if len(indices) < len(names) or not all(i.same_as(v) for i, v in zip(tail, names)) \
+                        or any(_uses(i, names) for i in indices[:len(indices) - len(names)]) \
+                        or shape[len(shape) - len(names):] != list(extents):
+                    ok = False
+            return
+        if isinstance(e, tirx.Var) and any(e.same_as(v) for v in names):     # (a use outside an index)
+            ok = False
+            return
+        children = _children(e)
+        if children is None:
+            ok = False
+            return
+        for c in children:
+            visit(c)
+
+    visit(expr)
+    return ok
+
+
+def _uses(expr, names) -> bool:
+    if isinstance(expr, tirx.Var):
+        return any(expr.same_as(v) for v in names)
+    children = _children(expr)
+    return children is None or any(_uses(c, names) for c in children)
+
+
+def _children(e):
+    """The operands of an expression node; None for a node of a kind not known here."""
+    if isinstance(e, tirx.Var | tirx.IntImm | tirx.FloatImm):
+        return []
+    if isinstance(e, TensorLoad):
+        return list(e.indices)
+    if isinstance(e, tirx.Let):
+        return [e.value, e.body]
+    if isinstance(e, tirx.Select):
+        return [e.condition, e.true_value, e.false_value]
+    if isinstance(e, tirx.Cast):
+        return [e.value]
+    if hasattr(e, "a") and hasattr(e, "b"):
+        return [e.a, e.b]
+    if isinstance(e, tirx.Not):
+        return [e.a]
+    if hasattr(e, "op") and hasattr(e, "args"):          # a call: an intrinsic or reinterpret
+        return list(e.args)
+    return None
+
+
+def _static_sum(x, n, dtype):
+    """numpy's pairwise sum of ``n`` elements (a few blocks), its tree unrolled: no stack to walk, and
+    the blocks' chains of additions independent of each other, for the processor to overlap."""
+    tree = _subtrees(0, n, depth=STACK)
+    leaves = []
+    _leaves(tree, leaves)
+    parts = []
+    for lo, count in leaves:
+        part = T.alloc_buffer((1,), dtype, scope="global")
+        pairwise.block_sum(x, tirx.const(lo, I32), tirx.const(count, I32), dtype, part, _bind, lanes=True,
+                           index=I32)
+        parts.append(part)
+    zero = _bind(tirx.const(0.0, dtype), dtype)
+    return _bind(zero + _combined(tree, [p[0] for p in parts], leaves), dtype)
 
 
 def _parallel_sum(x, n, dtype):
@@ -172,15 +279,15 @@ def _parallel_sum(x, n, dtype):
     _leaves(tree, leaves)
     parts = T.alloc_buffer((len(leaves),), dtype, scope="global")
     with T.parallel(0, len(leaves)) as j:
-        lo, count = tirx.const(leaves[-1][0], I64), tirx.const(leaves[-1][1], I64)
+        lo, count = tirx.const(leaves[-1][0], I32), tirx.const(leaves[-1][1], I32)
         for start, length in reversed(leaves[:-1]):
             at = tirx.EQ(j, tirx.const(leaves.index((start, length)), dtype_of(j)))
-            lo = tirx.Select(at, tirx.const(start, I64), lo)
-            count = tirx.Select(at, tirx.const(length, I64), count)
-        lo, count = _bind(lo, I64), _bind(count, I64)
+            lo = tirx.Select(at, tirx.const(start, I32), lo)
+            count = tirx.Select(at, tirx.const(length, I32), count)
+        lo, count = _bind(lo, I32), _bind(count, I32)
         zero = _bind(tirx.const(0.0, dtype), dtype)
         part = T.alloc_buffer((1,), dtype, scope="global")
-        pairwise.pairwise(lambda k: x(lo + k), count, dtype, zero, part, _bind, lanes=True)
+        pairwise.pairwise(lambda k, *lane: x(lo + k, *lane), count, dtype, zero, part, _bind, lanes=True, index=I32)
         T.buffer_store(parts, part[0], [j])
     zero = _bind(tirx.const(0.0, dtype), dtype)
     return _bind(zero + _combined(tree, parts, leaves), dtype)

@@ -18,126 +18,136 @@ from tvm import tirx
 from tvm.script.ir_builder import tirx as T
 
 I64 = "int64"
-ZERO, ONE = tirx.const(0, I64), tirx.const(1, I64)
 BLOCK = 128                 # numpy's PW_BLOCKSIZE
 BUFFER = 8192              # numpy's default ufunc buffer size, in elements
 STACK = 64                  # splits halve the length: 64 levels cover any int64 length
 
 
-def pairwise_sum(x, n, dtype, bind, chunk=None, lanes=False):
+def pairwise_sum(x, n, dtype, bind, chunk=None, lanes=False, index=I64):
     """numpy's sum of ``x(0) ... x(n - 1)`` in ``dtype``: ``0.0 + pairwise(x)``; with ``chunk``
     (elements cast as they are summed: numpy's buffered reduction), the pairwise sums of consecutive
     chunks of that many elements, added one after another to 0.0. ``lanes``: the eight partial sums
-    of a block in one vectorized loop (``x`` a pure expression) instead of eight statements."""
+    of a block in one vectorized loop instead of eight statements (``x`` a pure expression, and
+    ``x(base, j)`` the element ``base + j``, ``base`` a multiple of 8 from the first element);
+    ``index``: the dtype of the indices (int32 lets a vectorized load be one contiguous load)."""
+    c = _constants(index)
     zero = bind(tirx.const(0.0, dtype), dtype)      # a local: TVM would fold ``0.0 + s`` to ``s``
     total = T.alloc_buffer((1,), dtype, scope="global")
     part = T.alloc_buffer((1,), dtype, scope="global")
     T.buffer_store(total, zero, [0])
     if chunk is None:
-        pairwise(x, n, dtype, zero, part, bind, lanes)
+        pairwise(x, n, dtype, zero, part, bind, lanes, index)
         T.buffer_store(total, zero + part[0], [0])
     else:
-        size = tirx.const(chunk, I64)
-        with T.serial(ZERO, tirx.floordiv(n + size - ONE, size)) as c:
-            lo = bind(c * size, I64)
-            pairwise(lambda k: x(lo + k), bind(tirx.Min(size, n - lo), I64), dtype, zero, part, bind, lanes)
+        size = c(chunk)
+        with T.serial(c(0), tirx.floordiv(n + size - c(1), size)) as k:
+            lo = bind(k * size, index)
+            pairwise(lambda i, *j: x(lo + i, *j), bind(tirx.Min(size, n - lo), index), dtype, zero, part, bind,
+                     lanes, index)
             T.buffer_store(total, total[0] + part[0], [0])
     return bind(total[0], dtype)
 
 
-def pairwise(x, n, dtype, zero, out, bind, lanes=False) -> None:
+def pairwise(x, n, dtype, zero, out, bind, lanes=False, index=I64) -> None:
     """numpy's ``pairwise_sum`` of ``x(0) ... x(n - 1)`` into ``out[0]``."""
-    with T.If(n < tirx.const(8, I64)):
+    c = _constants(index)
+    with T.If(n < c(8)):
         with T.Then():
             T.buffer_store(out, zero, [0])
-            with T.serial(ZERO, n) as k:
+            with T.serial(c(0), n) as k:
                 T.buffer_store(out, out[0] + x(k), [0])
         with T.Else():
-            with T.If(n <= tirx.const(BLOCK, I64)):     # one block: no stack to walk
+            with T.If(n <= c(BLOCK)):     # one block: no stack to walk
                 with T.Then():
-                    block_sum(x, ZERO, n, dtype, out, bind, lanes)
+                    block_sum(x, c(0), n, dtype, out, bind, lanes, index)
                 with T.Else():
-                    split_sums(x, n, dtype, out, bind, lanes)
+                    split_sums(x, n, dtype, out, bind, lanes, index)
 
 
-def split_sums(x, n, dtype, total, bind, lanes=False) -> None:
+def split_sums(x, n, dtype, total, bind, lanes=False, index=I64) -> None:
     """The recursion of numpy's pairwise sum, for ``n >= 8``, as a loop over an explicit stack:
     each frame a range (``lo``, ``count``) and how far it got (0: nothing summed, 1: its first half
     summed into ``left``, 2: its second half summed into ``right``)."""
-    lo = T.alloc_buffer((STACK,), I64, scope="global")
-    count = T.alloc_buffer((STACK,), I64, scope="global")
-    stage = T.alloc_buffer((STACK,), I64, scope="global")
+    c = _constants(index)
+    lo = T.alloc_buffer((STACK,), index, scope="global")
+    count = T.alloc_buffer((STACK,), index, scope="global")
+    stage = T.alloc_buffer((STACK,), index, scope="global")
     left = T.alloc_buffer((STACK,), dtype, scope="global")
     right = T.alloc_buffer((STACK,), dtype, scope="global")
-    top = T.alloc_buffer((1,), I64, scope="global")
+    top = T.alloc_buffer((1,), index, scope="global")
     value = T.alloc_buffer((1,), dtype, scope="global")
-    T.buffer_store(top, ZERO, [0])
-    T.buffer_store(lo, ZERO, [0])
+    T.buffer_store(top, c(0), [0])
+    T.buffer_store(lo, c(0), [0])
     T.buffer_store(count, n, [0])
-    T.buffer_store(stage, ZERO, [0])
+    T.buffer_store(stage, c(0), [0])
     t = top[0]
 
     def push(start, length):
-        start, length, above = bind(start, I64), bind(length, I64), bind(t + ONE, I64)
+        start, length, above = bind(start, index), bind(length, index), bind(t + c(1), index)
         T.buffer_store(top, above, [0])
         T.buffer_store(lo, start, [above])
         T.buffer_store(count, length, [above])
-        T.buffer_store(stage, ZERO, [above])
+        T.buffer_store(stage, c(0), [above])
 
     def deliver():
         """Hand ``value`` to the frame below, or make it the total."""
-        T.buffer_store(top, t - ONE, [0])
-        with T.If(t < ZERO):
+        T.buffer_store(top, t - c(1), [0])
+        with T.If(t < c(0)):
             with T.Then():
                 T.buffer_store(total, value[0], [0])
             with T.Else():
-                with T.If(tirx.EQ(stage[t], ONE)):
+                with T.If(tirx.EQ(stage[t], c(1))):
                     with T.Then():
                         T.buffer_store(left, value[0], [t])
                     with T.Else():
                         T.buffer_store(right, value[0], [t])
 
-    with T.While(t >= ZERO):
-        half = tirx.floordiv(count[t], tirx.const(2, I64))
-        half = half - tirx.floormod(half, tirx.const(8, I64))
-        with T.If(count[t] <= tirx.const(BLOCK, I64)):
+    with T.While(t >= c(0)):
+        half = tirx.floordiv(count[t], c(2))
+        half = half - tirx.floormod(half, c(8))
+        with T.If(count[t] <= c(BLOCK)):
             with T.Then():
-                block_sum(x, lo[t], count[t], dtype, value, bind, lanes)
+                block_sum(x, lo[t], count[t], dtype, value, bind, lanes, index)
                 deliver()
             with T.Else():
-                with T.If(tirx.EQ(stage[t], ZERO)):
+                with T.If(tirx.EQ(stage[t], c(0))):
                     with T.Then():
-                        T.buffer_store(stage, ONE, [t])
+                        T.buffer_store(stage, c(1), [t])
                         push(lo[t], half)
                     with T.Else():
-                        with T.If(tirx.EQ(stage[t], ONE)):
+                        with T.If(tirx.EQ(stage[t], c(1))):
                             with T.Then():
-                                T.buffer_store(stage, tirx.const(2, I64), [t])
+                                T.buffer_store(stage, c(2), [t])
                                 push(lo[t] + half, count[t] - half)
                             with T.Else():
                                 T.buffer_store(value, left[t] + right[t], [0])
                                 deliver()
 
 
-def block_sum(x, lo, n, dtype, out, bind, lanes=False) -> None:
+def block_sum(x, lo, n, dtype, out, bind, lanes=False, index=I64) -> None:
     """numpy's sum of 8 to 128 elements: eight partial sums, combined in a fixed tree, then the
     last ``n % 8`` elements one by one."""
-    start = bind(lo, I64)
-    length = bind(n, I64)
+    c = _constants(index)
+    start = bind(lo, index)
+    length = bind(n, index)
     r = T.alloc_buffer((8,), dtype, scope="global")
-    full = length - tirx.floormod(length, tirx.const(8, I64))
+    full = length - tirx.floormod(length, c(8))
     if lanes:
-        with T.vectorized(0, 8) as j:
-            T.buffer_store(r, x(start + j.astype(I64)), [j])
-        with T.serial(ONE, tirx.floordiv(full, tirx.const(8, I64))) as b:
-            with T.vectorized(0, 8) as j:
-                T.buffer_store(r, r[j] + x(start + b * 8 + j.astype(I64)), [j])
+        with T.vectorized(c(0), c(8)) as j:
+            T.buffer_store(r, x(start, j), [j])
+        with T.serial(c(1), tirx.floordiv(full, c(8))) as b:
+            with T.vectorized(c(0), c(8)) as j:
+                T.buffer_store(r, r[j] + x(start + b * c(8), j), [j])
     else:
         for j in range(8):
             T.buffer_store(r, x(start + j), [j])
-        with T.serial(ONE, tirx.floordiv(full, tirx.const(8, I64))) as b:
+        with T.serial(c(1), tirx.floordiv(full, c(8))) as b:
             for j in range(8):
                 T.buffer_store(r, r[j] + x(start + b * 8 + j), [j])
     T.buffer_store(out, ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])), [0])
     with T.serial(full, length) as k:
         T.buffer_store(out, out[0] + x(start + k), [0])
+
+
+def _constants(index):
+    return lambda v: tirx.const(v, index)

@@ -26,6 +26,7 @@ I32 = "int32"                # indices (kernels index with int32): a vector of e
 REDUCE = 2                   # tirx.IterVar.CommReduce
 MARK = "astjit_pairwise"     # the annotation of a pairwise sum's outer reduction loop: how it sums
 PARALLEL_SUM_MIN = 1 << 16   # elements of one sum above which its subtrees are summed in parallel
+#                              (each then holds over 2000 elements: a split, not a block)
 SUBTREES = 32                # at most, for a parallel sum
 STATIC_LEAVES = 16           # at most, in a sum whose tree is unrolled
 # TVM's passes that lower blocks to plain loops (the first of its s_tir pipeline)
@@ -165,13 +166,13 @@ def _pairwise_stmt(loop, kind):
     with IRBuilder() as ib:
         with T.prim_func():
             T.func_name("pairwise")
-            if kind == "parallel" and n > PARALLEL_SUM_MIN:
-                total = _parallel_sum(x, n, dtype)
-            elif kind != "buffered" and BLOCK < n <= STATIC_LEAVES * BLOCK // 2:
-                total = _static_sum(x, n, dtype)
+            if kind == "buffered":
+                total = pairwise.pairwise_sum(x, tirx.const(n, I32), dtype, _bind, BUFFER, lanes=True, index=I32)
             else:
-                total = pairwise.pairwise_sum(x, tirx.const(n, I32), dtype, _bind,
-                                              BUFFER if kind == "buffered" else None, lanes=True, index=I32)
+                zero = _bind(tirx.const(0.0, dtype), dtype)    # (a local: TVM would fold 0.0 + s to s)
+                part = _parallel_sum(x, n, dtype) if kind == "parallel" and n > PARALLEL_SUM_MIN else \
+                    _known_length_sum(x, n, dtype, zero)
+                total = _bind(zero + part, dtype)
             T.buffer_store(update.buffer, total, update.indices)
     return ib.get().body
 
@@ -255,9 +256,19 @@ def _children(e):
     return None
 
 
-def _static_sum(x, n, dtype):
-    """numpy's pairwise sum of ``n`` elements (a few blocks), its tree unrolled: no stack to walk, and
-    the blocks' chains of additions independent of each other, for the processor to overlap."""
+def _known_length_sum(x, n, dtype, zero):
+    """numpy's ``pairwise_sum`` of ``n`` elements (known here) as an expression: only the code its
+    length takes; a tree of up to STATIC_LEAVES blocks unrolled (no stack to walk, and the blocks'
+    chains of additions independent of each other, for the processor to overlap)."""
+    out = T.alloc_buffer((1,), dtype, scope="global")
+    if n < 8:
+        T.buffer_store(out, zero, [0])
+        with T.serial(tirx.const(0, I32), tirx.const(n, I32)) as k:
+            T.buffer_store(out, out[0] + x(k), [0])
+        return out[0]
+    if n > STATIC_LEAVES * BLOCK // 2:
+        pairwise.split_sums(x, tirx.const(n, I32), dtype, out, _bind, lanes=True, index=I32)
+        return out[0]
     tree = _subtrees(0, n, depth=STACK)
     leaves = []
     _leaves(tree, leaves)
@@ -266,9 +277,8 @@ def _static_sum(x, n, dtype):
         part = T.alloc_buffer((1,), dtype, scope="global")
         pairwise.block_sum(x, tirx.const(lo, I32), tirx.const(count, I32), dtype, part, _bind, lanes=True,
                            index=I32)
-        parts.append(part)
-    zero = _bind(tirx.const(0.0, dtype), dtype)
-    return _bind(zero + _combined(tree, [p[0] for p in parts], leaves), dtype)
+        parts.append(part[0])
+    return _combined(tree, parts, leaves)
 
 
 def _parallel_sum(x, n, dtype):
@@ -285,12 +295,10 @@ def _parallel_sum(x, n, dtype):
             lo = tirx.Select(at, tirx.const(start, I32), lo)
             count = tirx.Select(at, tirx.const(length, I32), count)
         lo, count = _bind(lo, I32), _bind(count, I32)
-        zero = _bind(tirx.const(0.0, dtype), dtype)
-        part = T.alloc_buffer((1,), dtype, scope="global")
-        pairwise.pairwise(lambda k, *lane: x(lo + k, *lane), count, dtype, zero, part, _bind, lanes=True, index=I32)
+        part = T.alloc_buffer((1,), dtype, scope="global")             # (every subtree above BLOCK)
+        pairwise.split_sums(lambda k, *lane: x(lo + k, *lane), count, dtype, part, _bind, lanes=True, index=I32)
         T.buffer_store(parts, part[0], [j])
-    zero = _bind(tirx.const(0.0, dtype), dtype)
-    return _bind(zero + _combined(tree, parts, leaves), dtype)
+    return _combined(tree, parts, leaves)
 
 
 def _subtrees(lo, n, depth):

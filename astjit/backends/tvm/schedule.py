@@ -1,7 +1,8 @@
 """A generic CPU schedule for fragment kernels (tvm-notes section 2).
 
 Inline injective stages (not the stages lower._staged keeps to bound compile time), vectorize the innermost loop by 8 lanes with the tail peeled (static shapes:
-no per-lane predicate), split reductions into partial sums (rfactor: parallel and more accurate), and
+no per-lane predicate), split other reductions (max, any, int sums: no order to keep) into partial
+results (rfactor), and
 run the outer loop in parallel only for kernels with enough work: on a small one the thread-pool
 wake-up (about 5 us) costs more than it saves. Work is elements weighted by the cost of their math: an
 ``exp`` or ``log`` costs about ten times an add, so such kernels go parallel at a tenth of the size.

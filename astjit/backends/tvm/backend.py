@@ -54,7 +54,7 @@ class TvmBackend:
         math_ops = sum(1 for node in segment.nodes if sm.transcendental(node.op))
         vectorize = not any(support.wraps_integers(ctx, node) for node in segment.nodes)
         func, how = schedule_cpu(signature.func, elements, math_ops=math_ops, vectorize=vectorize)
-        exact = exact_sums(func, goes_parallel(elements, math_ops))
+        exact = exact_sums(func, goes_parallel(elements, math_ops), vectorize)
         if exact is not func:       # (blocks lowered, buffers compacted: the sums' stacks must stay whole)
             func, signature.disabled_passes = exact, LOWERED_BLOCKS
         # peeling a loop's tail copies its body: give the copies' Let variables their own names again

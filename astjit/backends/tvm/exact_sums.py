@@ -9,6 +9,8 @@ in vector lanes, and a full sum of many elements split into numpy's first subtre
 parallel, then added in numpy's order.
 """
 
+from contextlib import ExitStack
+
 from . import pairwise
 from .lower import distinct_lets
 from .pairwise import BLOCK, BUFFER, STACK
@@ -40,9 +42,11 @@ BLOCK_PASSES = tvm.transform.Sequential([
 LOWERED_BLOCKS = ("s_tir.CompactBufferAllocation",)
 
 
-def exact_sums(func, parallel: bool = False):
+def exact_sums(func, parallel: bool = False, vectorize: bool = True):
     """``func`` (scheduled) with every ``pairwise`` block's reduction loops replaced by numpy's order;
-    ``parallel``: the kernel is large enough for threads (schedule.goes_parallel). The blocks are
+    ``parallel``: the kernel is large enough for threads (schedule.goes_parallel); ``vectorize``: the
+    eight partial sums of a block in vector lanes (not where the kernel wraps integer arithmetic, which
+    TVM's vectorizer cannot take: LLVM's may still). The blocks are
     lowered to plain loops first (TVM's block passes, which would misjudge the regions of the sums'
     stacks), the reduction loops marked with what they sum."""
     if not _find_pairwise(func.body, []):
@@ -58,10 +62,12 @@ def exact_sums(func, parallel: bool = False):
         if len(loops) - first != len(reduced) or not all(isinstance(v, tirx.Var) for v in reduced):
             raise RuntimeError(f"the schedule split or reordered the loops of {block.name_hint}")
         whole = all(int(iv.dom.extent) == 1 for iv in block.iter_vars if iv.iter_type != REDUCE)
-        kind = "buffered" if block.name_hint.endswith("_buffered") else "parallel" if parallel and whole else "serial"
+        name = block.name_hint
+        kind = "buffered" if name.endswith("_buffered") else \
+            "run" + name[name.index("_run") + 4:] if "_run" in name else "parallel" if parallel and whole else "serial"
         sch.annotate(loops[first], MARK, kind)
     lowered = BLOCK_PASSES(tvm.IRModule({"main": sch.mod["main"]}))["main"]
-    body = _rewrite(lowered.body)
+    body = _rewrite(lowered.body, vectorize)
     if _marked(body):
         raise RuntimeError("a pairwise sum was left")
     return lowered.with_body(body)
@@ -85,30 +91,30 @@ def _find_pairwise(stmt, out) -> list:
     return out
 
 
-def _rewrite(stmt):
+def _rewrite(stmt, lanes):
     """``stmt`` with each marked loop nest replaced by its pairwise sum."""
     if isinstance(stmt, tirx.For):
         if MARK in stmt.annotations:
-            return _pairwise_stmt(stmt, str(stmt.annotations[MARK]))
-        body = _rewrite(stmt.body)
+            return _pairwise_stmt(stmt, str(stmt.annotations[MARK]), lanes)
+        body = _rewrite(stmt.body, lanes)
         if body.same_as(stmt.body):
             return stmt
         return tirx.For(stmt.loop_var, stmt.min, stmt.extent, stmt.kind, body, stmt.thread_binding,
                         stmt.annotations, stmt.step)
     if isinstance(stmt, tirx.SeqStmt):
-        seq = [_rewrite(s) for s in stmt.seq]
+        seq = [_rewrite(s, lanes) for s in stmt.seq]
         return stmt if all(a.same_as(b) for a, b in zip(seq, stmt.seq)) else tirx.SeqStmt(seq)
     if isinstance(stmt, tirx.IfThenElse):
-        then = _rewrite(stmt.then_case)
-        other = _rewrite(stmt.else_case) if stmt.else_case is not None else None
+        then = _rewrite(stmt.then_case, lanes)
+        other = _rewrite(stmt.else_case, lanes) if stmt.else_case is not None else None
         if then.same_as(stmt.then_case) and (other is None or other.same_as(stmt.else_case)):
             return stmt
         return tirx.IfThenElse(stmt.condition, then, other)
     if isinstance(stmt, tirx.AttrStmt):
-        body = _rewrite(stmt.body)
+        body = _rewrite(stmt.body, lanes)
         return stmt if body.same_as(stmt.body) else tirx.AttrStmt(stmt.node, stmt.attr_key, stmt.value, body)
     if isinstance(stmt, tirx.While):
-        body = _rewrite(stmt.body)
+        body = _rewrite(stmt.body, lanes)
         return stmt if body.same_as(stmt.body) else tirx.While(stmt.condition, body)
     return stmt
 
@@ -125,7 +131,7 @@ def _marked(stmt) -> bool:
     return False
 
 
-def _pairwise_stmt(loop, kind):
+def _pairwise_stmt(loop, kind, lanes):
     """numpy's pairwise sum of a lowered reduction's update over its loops (``loop`` and the loops
     nested in it, in C order), stored where the update stores."""
     loops, stmt = [], loop
@@ -140,19 +146,47 @@ def _pairwise_stmt(loop, kind):
         raise RuntimeError("unexpected body of a pairwise sum")
     element = update.value.b
     dtype = update.buffer.dtype
-    extents = [int(f.extent) for f in loops]
     if any(int(f.min) != 0 for f in loops):
         raise RuntimeError("a pairwise sum's loop does not start at 0")
+    run = int(kind.removeprefix("run")) if kind.startswith("run") else len(loops)
+    outer, inner = loops[:len(loops) - run], loops[len(loops) - run:]
     n = 1
-    for e in extents:
-        n *= e
+    for f in inner:
+        n *= int(f.extent)
+    with IRBuilder() as ib:
+        with T.prim_func():
+            T.func_name("pairwise")
+            if kind == "buffered":
+                x = _elements(element, inner, {})
+                total = pairwise.pairwise_sum(x, tirx.const(n, I32), dtype, _bind, BUFFER, lanes, index=I32)
+            elif outer:                    # the runs' sums added in order, from 0.0
+                zero = _bind(tirx.const(0.0, dtype), dtype)
+                acc = T.alloc_buffer((1,), dtype, scope="global")
+                T.buffer_store(acc, zero, [0])
+                with ExitStack() as nest:
+                    at = {f.loop_var: nest.enter_context(T.serial(f.min, f.extent)) for f in outer}
+                    part = _known_length_sum(_elements(element, inner, at), n, dtype, zero, lanes)
+                    T.buffer_store(acc, acc[0] + part, [0])
+                total = acc[0]
+            else:
+                zero = _bind(tirx.const(0.0, dtype), dtype)    # (a local: TVM would fold 0.0 + s to s)
+                x = _elements(element, inner, {})
+                part = _parallel_sum(x, n, dtype, lanes) if kind == "parallel" and n > PARALLEL_SUM_MIN else \
+                    _known_length_sum(x, n, dtype, zero, lanes)
+                total = _bind(zero + part, dtype)
+            T.buffer_store(update.buffer, total, update.indices)
+    return ib.get().body
 
+
+def _elements(element, loops, fixed):
+    """``x(k)``: the element at ``k`` (+ ``lane``: ``x(k, lane)``) in C order over ``loops``, the
+    variables of ``fixed`` at their values there: a flat index into every buffer that the loops index
+    as their last axes, or the loops' values from it."""
     names = [f.loop_var for f in loops]
+    extents = [int(f.extent) for f in loops]
     flat = len(loops) == 1 or _read_as_flat(element, names, extents)
 
     def x(k, lane=None):
-        """The element at ``k`` (+ ``lane``) in C order over the loops: a flat index into every buffer
-        that the loops index as their last axes, or the loops' values from it."""
         if flat:
             values = [tirx.const(0, I32)] * (len(loops) - 1) + [k if lane is None else k + lane]
         elif lane is not None and extents[-1] % 8 == 0:   # (``k`` a multiple of 8: one row for all lanes)
@@ -160,21 +194,11 @@ def _pairwise_stmt(loop, kind):
             values[-1] = values[-1] + lane
         else:
             values = _unflattened(k if lane is None else k + lane, extents)
-        return _substituted(element, {var: at if dtype_of(var) == I32 else at.astype(dtype_of(var))
-                                      for var, at in zip(names, values)})
+        at = {var: v if dtype_of(var) == I32 else v.astype(dtype_of(var)) for var, v in zip(names, values)}
+        at.update({var: v if dtype_of(var) == dtype_of(v) else v.astype(dtype_of(var)) for var, v in fixed.items()})
+        return _substituted(element, at)
 
-    with IRBuilder() as ib:
-        with T.prim_func():
-            T.func_name("pairwise")
-            if kind == "buffered":
-                total = pairwise.pairwise_sum(x, tirx.const(n, I32), dtype, _bind, BUFFER, lanes=True, index=I32)
-            else:
-                zero = _bind(tirx.const(0.0, dtype), dtype)    # (a local: TVM would fold 0.0 + s to s)
-                part = _parallel_sum(x, n, dtype) if kind == "parallel" and n > PARALLEL_SUM_MIN else \
-                    _known_length_sum(x, n, dtype, zero)
-                total = _bind(zero + part, dtype)
-            T.buffer_store(update.buffer, total, update.indices)
-    return ib.get().body
+    return x
 
 
 def _substituted(expr, values: dict):
@@ -256,7 +280,7 @@ def _children(e):
     return None
 
 
-def _known_length_sum(x, n, dtype, zero):
+def _known_length_sum(x, n, dtype, zero, lanes):
     """numpy's ``pairwise_sum`` of ``n`` elements (known here) as an expression: only the code its
     length takes; a tree of up to STATIC_LEAVES blocks unrolled (no stack to walk, and the blocks'
     chains of additions independent of each other, for the processor to overlap)."""
@@ -267,7 +291,7 @@ def _known_length_sum(x, n, dtype, zero):
             T.buffer_store(out, out[0] + x(k), [0])
         return out[0]
     if n > STATIC_LEAVES * BLOCK // 2:
-        pairwise.split_sums(x, tirx.const(n, I32), dtype, out, _bind, lanes=True, index=I32)
+        pairwise.split_sums(x, tirx.const(n, I32), dtype, out, _bind, lanes, index=I32)
         return out[0]
     tree = _subtrees(0, n, depth=STACK)
     leaves = []
@@ -275,13 +299,12 @@ def _known_length_sum(x, n, dtype, zero):
     parts = []
     for lo, count in leaves:
         part = T.alloc_buffer((1,), dtype, scope="global")
-        pairwise.block_sum(x, tirx.const(lo, I32), tirx.const(count, I32), dtype, part, _bind, lanes=True,
-                           index=I32)
+        pairwise.block_sum(x, tirx.const(lo, I32), tirx.const(count, I32), dtype, part, _bind, lanes, index=I32)
         parts.append(part[0])
     return _combined(tree, parts, leaves)
 
 
-def _parallel_sum(x, n, dtype):
+def _parallel_sum(x, n, dtype, lanes):
     """numpy's pairwise sum of ``n`` elements, its first subtrees (numpy's own splits, found here)
     summed in parallel, then added as numpy adds them."""
     tree = _subtrees(0, n, depth=(SUBTREES - 1).bit_length())
@@ -296,7 +319,7 @@ def _parallel_sum(x, n, dtype):
             count = tirx.Select(at, tirx.const(length, I32), count)
         lo, count = _bind(lo, I32), _bind(count, I32)
         part = T.alloc_buffer((1,), dtype, scope="global")             # (every subtree above BLOCK)
-        pairwise.split_sums(lambda k, *lane: x(lo + k, *lane), count, dtype, part, _bind, lanes=True, index=I32)
+        pairwise.split_sums(lambda k, *lane: x(lo + k, *lane), count, dtype, part, _bind, lanes, index=I32)
         T.buffer_store(parts, part[0], [j])
     return _combined(tree, parts, leaves)
 

@@ -265,12 +265,15 @@ class SegmentLowering:
             count *= src.shape[a]
         if name in ("argmax", "argmin"):
             return self.arg_reduction(n, src, out_t, axes, keepdims, kept, name == "argmax")
-        order = summation_order(self.ctx, n) if is_float_sum(self.ctx, n) and count != 1 else None
+        # numpy's order of adding on the CPU; a GPU's reductions add in its own order, in float64
+        cpu = self.ctx.device == "cpu"
+        order, run = summation_order(self.ctx, n) if is_float_sum(self.ctx, n) and count != 1 and cpu else (None, 0)
         if name in ("any", "all"):       # counts of the elements that decide (not zero; zero)
             acc = "int64"
-        elif is_float_sum(self.ctx, n):
+        elif is_float_sum(self.ctx, n) and cpu:
             acc = src.dtype if sm.is_float(src.dtype) else "float64"    # (numpy's: float32 in float32)
-        elif name == "prod" and out_dtype.startswith("float"):
+        elif name in ("sum", "prod", "mean", "var", "std") and (out_dtype.startswith("float")
+                                                                or name in ("mean", "var", "std")):
             acc = "float64"
         elif name in ("sum", "prod"):
             acc = out_dtype
@@ -350,20 +353,22 @@ class SegmentLowering:
         # a reduction that keeps the last axis reads whole rows: schedule.py reduces them column-wise
         # (numpy adds the rows in order); numpy's pairwise sums are made exact by exact_sums
         column = "col" if order == IN_ORDER or kept and kept[-1] == len(src.shape) - 1 and count != 1 else ""
-        # elements cast as they are added (the mean, var of ints) pass numpy's buffers
-        buffered = "_buffered" if order == PAIRWISE and src.dtype != acc else ""
+        # how exact_sums sums: ``_run<k>``, the pairwise sums of runs of the last k reduced axes added in
+        # order; ``_buffered``, elements cast as they are added (the mean, var of ints) in numpy's buffers
+        runs = f"_run{run}" if order == PAIRWISE and run < len(axes) else ""
+        buffered = "_buffered" if order == PAIRWISE and src.dtype != acc and not runs else ""   # (runs: one buffer)
         if order == PAIRWISE:
             column = PAIRWISE
         means = None
         if name in ("var", "std") and count != 1:
             # numpy: the mean first (its sum / count), then the sum of squared deviations from it
-            sums = te.compute(out_shape, _plain(body), name=f"{column}red{n.id}{buffered}")
+            sums = te.compute(out_shape, _plain(body), name=f"{column}red{n.id}{runs}{buffered}")
             means = te.compute(out_shape, _plain(lambda *i: sums[i] / tirx.const(float(count), acc)),
                                name=f"mean{n.id}")
             body = functools.partial(reduce_body, what="squares")
             buffered = ""                                 # (the deviations are of the sum's type)
         tensor = te.compute(out_shape, _plain(body),
-                            name=column + (f"red{n.id}" if means is None else f"var{n.id}") + buffered)
+                            name=column + (f"red{n.id}" if means is None else f"var{n.id}") + runs + buffered)
         nans = None
         if split_nan and count != 1:
             nans = te.compute(out_shape, _plain(lambda *i: reduce_body(*i, what="nan_count")),

@@ -507,7 +507,7 @@ def supports(ctx, node):
                 return FLOAT_PRODUCT_REASON
             if _follows_a_transposed_operand(ctx, node):
                 return "its numpy result takes the memory order of a transposed operand"
-            if is_float_sum(ctx, node):
+            if is_float_sum(ctx, node) and ctx.device == "cpu":     # (a GPU's sums have an order of their own)
                 summation_order(ctx, node)
         elif op.kind == "view":
             if node in ctx.runtime_index:
@@ -624,7 +624,8 @@ def _escapes(ctx, node) -> bool:
     # a reduction shows its operand's order too, in its own result's order over the axes it keeps, and
     # one numpy runs adds its operand's elements in their memory order (a float sum: other bits)
     return any(_kind(u) not in ("elementwise", "reduction") or _kind(u) == "elementwise" and _escapes(ctx, u)
-               or _kind(u) == "reduction" and (_follows_a_transposed_operand(ctx, u) or supports(ctx, u) is not None)
+               or _kind(u) == "reduction" and (_follows_a_transposed_operand(ctx, u)
+                                                or ctx.device == "cpu" and supports(ctx, u) is not None)
                for u in users[node])
 
 

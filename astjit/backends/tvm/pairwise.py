@@ -126,7 +126,9 @@ def split_sums(x, n, dtype, total, bind, lanes=False, index=I64) -> None:
 
 def block_sum(x, lo, n, dtype, out, bind, lanes=False, index=I64) -> None:
     """numpy's sum of 8 to 128 elements: eight partial sums, combined in a fixed tree, then the
-    last ``n % 8`` elements one by one."""
+    last ``n % 8`` elements one by one. numpy starts a partial sum at its first element, here it
+    starts at 0.0: the same sum but for the sign of a zero, which the sum's own start, +0.0, gives
+    anyway (``0.0 + -0.0``); each element's expression is emitted once less."""
     c = _constants(index)
     start = bind(lo, index)
     length = bind(n, index)
@@ -134,19 +136,20 @@ def block_sum(x, lo, n, dtype, out, bind, lanes=False, index=I64) -> None:
     full = length - tirx.floormod(length, c(8))
     if lanes:
         with T.vectorized(c(0), c(8)) as j:
-            T.buffer_store(r, x(start, j), [j])
-        with T.serial(c(1), tirx.floordiv(full, c(8))) as b:
+            T.buffer_store(r, tirx.const(0.0, dtype), [j])
+        with T.serial(c(0), tirx.floordiv(full, c(8))) as b:
             with T.vectorized(c(0), c(8)) as j:
                 T.buffer_store(r, r[j] + x(start + b * c(8), j), [j])
     else:
         for j in range(8):
-            T.buffer_store(r, x(start + j), [j])
-        with T.serial(c(1), tirx.floordiv(full, c(8))) as b:
+            T.buffer_store(r, tirx.const(0.0, dtype), [j])
+        with T.serial(c(0), tirx.floordiv(full, c(8))) as b:
             for j in range(8):
                 T.buffer_store(r, r[j] + x(start + b * 8 + j), [j])
     T.buffer_store(out, ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])), [0])
-    with T.serial(full, length) as k:
-        T.buffer_store(out, out[0] + x(start + k), [0])
+    if not (isinstance(n, tirx.IntImm) and int(n) % 8 == 0):         # (a known multiple of 8: no tail)
+        with T.serial(full, length) as k:
+            T.buffer_store(out, out[0] + x(start + k), [0])
 
 
 def _constants(index):

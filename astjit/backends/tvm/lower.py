@@ -130,7 +130,13 @@ class SegmentLowering:
         for k, n in enumerate(self.segment.outputs):
             output_index.setdefault(n, k)
         early = {}
+        # the values float sums read: exact_sums emits a sum's element in a few places (a block's lanes,
+        # its tail, each block of an unrolled tree), and each copy of a chain of exp, log, tanh... cost
+        # TVM and LLVM about 0.1 s to compile: such a value is computed in a stage the schedule keeps
+        summed = {n.args[0] for n in self.segment.nodes if self.ctx.device == "cpu" and is_float_sum(self.ctx, n)}
         for n in self.segment.nodes:
+            if is_float_sum(self.ctx, n) and n.args[0] in summed and n.args[0] in costly:
+                self._stage_summed(n.args[0])
             lv = self.node(n)
             elementwise = OPS[n.op].kind == "elementwise"
             size = self._size(lv) if elementwise and lv.shape else 0
@@ -139,7 +145,9 @@ class SegmentLowering:
                 size = self._size(lv)
             if elementwise and (sm.transcendental(n.op) or any(o in costly for o in n.operands)):
                 costly.add(n)
-            if n in costly and readers[n] >= 2 and lv.shape:
+            if n in costly and readers[n] >= 2 and lv.shape and n in summed:
+                lv = _staged(n, lv)            # (kept: the generic schedule would inline it back)
+            elif n in costly and readers[n] >= 2 and lv.shape:
                 lv = _kept(n, lv)              # computed once, read twice (softmax's exponentials)
                 self.kept_sizes[f"keep{n.id}"] = size   # (the generic schedule inlines it back)
                 costly.discard(n)
@@ -162,6 +170,12 @@ class SegmentLowering:
             out_specs.append((shape, np.dtype(lv.dtype), t))
         func = distinct_lets(te.create_prim_func(self.params + outs)).with_attr("global_symbol", name)
         return KernelSignature(func, self.input_kinds, out_specs)
+
+    def _stage_summed(self, o) -> None:
+        """A costly value that a float sum reads, computed in a stage of its own (``summed``, lower)."""
+        ov = self.values.get(o)
+        if ov is not None and ov.shape and ov.fused_ops and not ov.staged and o not in self.segment.inputs:
+            self.values[o] = _staged(o, ov)
 
     def _stage_operands(self, n) -> bool:
         """``n``'s value, Lets substituted, is past what TVM's passes take in reasonable time

@@ -27,6 +27,7 @@ tvm = tvm_module()
 from tvm import te, tirx  # noqa: E402
 
 WEAK_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+SUMMED_STAGE_ABOVE = 64      # expression size (expression_size) of a costly summed value that gets a stage
 
 
 @dataclass
@@ -132,7 +133,8 @@ class SegmentLowering:
         early = {}
         # the values float sums read: exact_sums emits a sum's element in a few places (a block's lanes,
         # its tail, each block of an unrolled tree), and each copy of a chain of exp, log, tanh... cost
-        # TVM and LLVM about 0.1 s to compile: such a value is computed in a stage the schedule keeps
+        # TVM and LLVM about 0.1 s to compile: such a value, if large (SUMMED_STAGE_ABOVE), is computed
+        # in a stage the schedule keeps (a small one, ``(a - b) ** 2``, costs less than a pass over memory)
         summed = {n.args[0] for n in self.segment.nodes if self.ctx.device == "cpu" and is_float_sum(self.ctx, n)}
         for n in self.segment.nodes:
             if is_float_sum(self.ctx, n) and n.args[0] in summed and n.args[0] in costly:
@@ -145,7 +147,7 @@ class SegmentLowering:
                 size = self._size(lv)
             if elementwise and (sm.transcendental(n.op) or any(o in costly for o in n.operands)):
                 costly.add(n)
-            if n in costly and readers[n] >= 2 and lv.shape and n in summed:
+            if n in costly and readers[n] >= 2 and lv.shape and n in summed and size > SUMMED_STAGE_ABOVE:
                 lv = _staged(n, lv)            # (kept: the generic schedule would inline it back)
             elif n in costly and readers[n] >= 2 and lv.shape:
                 lv = _kept(n, lv)              # computed once, read twice (softmax's exponentials)
@@ -174,7 +176,8 @@ class SegmentLowering:
     def _stage_summed(self, o) -> None:
         """A costly value that a float sum reads, computed in a stage of its own (``summed``, lower)."""
         ov = self.values.get(o)
-        if ov is not None and ov.shape and ov.fused_ops and not ov.staged and o not in self.segment.inputs:
+        if ov is not None and ov.shape and ov.fused_ops and not ov.staged and o not in self.segment.inputs \
+                and self._size(ov) > SUMMED_STAGE_ABOVE:
             self.values[o] = _staged(o, ov)
 
     def _stage_operands(self, n) -> bool:

@@ -6,9 +6,9 @@ Cases: the fused multiply-and-sum ``(x * y).sum()``, row sums of an elementwise 
 ``(x - 1).sum(axis=1)``, the plain reductions ``x.mean()`` and ``x.max()``, reductions over the leading
 axis (``x.sum(axis=0)``, ``x.max(axis=0)``), a column normalization with ``std``, ``np.any`` and
 ``argmax`` of expressions, and an int32 expression that wraps around (``(i * 3 + j - (i ^ j)).sum(axis=1)``
-on integers made from x and y). astjit splits sums into partial sums and numpy sums pairwise, so
-float32 sums agree to rounding, not bit for bit: each float result is checked against numpy within a
-relative tolerance, and against a float64 reference for both; bool and int results must be equal.
+on integers made from x and y). astjit adds float sums in numpy's pairwise order (numpy's bits);
+each float result is checked against numpy within a relative tolerance (for the other reductions'
+rounding), and against a float64 reference for both; bool and int results must be equal.
 """
 
 import numpy as np

@@ -7,8 +7,8 @@ import numpy as np
 from astjit import jit
 
 # Documented tolerance (docs: semantics): compiled float32 kernels may differ from numpy by the rounding
-# of transcendental functions (a few ulp) and of reductions summed in another order (accumulated in
-# float64, so usually closer to the exact sum than numpy's own).
+# of transcendental functions (a few ulp); float sums add in numpy's order (tests/backends/tvm/
+# test_exact_sums checks their bits).
 RTOL = {np.dtype(np.float32): 2e-6, np.dtype(np.float64): 1e-12}
 
 

@@ -28,9 +28,9 @@ OPERATORS = {"add": "x + y", "subtract": "x - y", "multiply": "x * y", "true_div
              "np.multiply.reduce": "np.multiply.reduce(m[:2])", "np.maximum.reduce": "np.maximum.reduce(m)",
              "np.minimum.reduce": "np.minimum.reduce(m)",
              # views (used inside the kernel)
-             "T": "(m.T * 2.0).sum(axis=1)", "getitem": "x[1:-1] * 2.0", "np.expand_dims": "np.expand_dims(x, 0) * 2.0",
+             "T": "(m.T * 2.0).max(axis=1)", "getitem": "x[1:-1] * 2.0", "np.expand_dims": "np.expand_dims(x, 0) * 2.0",
              "np.ravel": "np.ravel(m) * 2.0", "np.reshape": "np.reshape(x, (2, 4)) * 2.0",
-             "np.squeeze": "np.squeeze(m[:1]) * 2.0", "np.transpose": "np.transpose(m).sum(axis=0)",
+             "np.squeeze": "np.squeeze(m[:1]) * 2.0", "np.transpose": "np.transpose(m).max(axis=0)",
              "ravel": "m.ravel() * 2.0", "reshape": "x.reshape(4, 2) * 2.0", "transpose": "(m.transpose() + 1.0).max(axis=1)",
              "np.broadcast_to": "np.broadcast_to(x, (3, 8)) * 2.0",
              # creations (a fill fused into the kernel)

@@ -183,17 +183,14 @@ def test_float32_axis_sums_of_a_big_matrix():
     a = np.random.default_rng(7).random((3000, 700), dtype=np.float32)
     jf = assert_same_as_numpy(row_sums, a, rtol=1e-6)       # numpy: pairwise per row
     assert_compiled(jf)
-    # numpy adds the rows of a C array one after another for axis=0 (numpy-semantics 2.2): its column
-    # sums are off by up to ~3e-6 here, so hold the kernel to the exact sum, and to numpy's dtypes
+    # numpy adds the rows of a C array one after another for axis=0, in float32 (its column sums are off
+    # the exact sum by up to ~3e-6 here): the kernel adds them so, and gives numpy's bits
     jc = jit(column_sums, backend="tvm")     # (the kernel, whatever a measurement would choose)
     got = jc(a)
     want = column_sums(a)
-    exact = a.astype(np.float64).sum(axis=0)
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
-    np.testing.assert_allclose(got[0], exact, rtol=1e-6)
-    np.testing.assert_allclose(got[1], exact / a.shape[0], rtol=1e-6)
-    assert np.abs(got[0] - exact).max() <= np.abs(want[0] - exact).max()
+        assert np.array_equal(g, w)
     assert_compiled(jc)
 
 

@@ -13,9 +13,10 @@ from . import scalar_math as sm
 from . import support
 from .compiled import kernel_compiled
 from .cuda import cuda_source
+from .exact_sums import LOWERED_BLOCKS, exact_sums
 from .lower import SegmentLowering, distinct_lets
 from .runtime import compile_module, host_target, tvm_module
-from .schedule import schedule_cpu
+from .schedule import goes_parallel, schedule_cpu
 
 tvm = tvm_module()
 from tvm import tirx  # noqa: E402
@@ -53,6 +54,9 @@ class TvmBackend:
         math_ops = sum(1 for node in segment.nodes if sm.transcendental(node.op))
         vectorize = not any(support.wraps_integers(ctx, node) for node in segment.nodes)
         func, how = schedule_cpu(signature.func, elements, math_ops=math_ops, vectorize=vectorize)
+        exact = exact_sums(func, goes_parallel(elements, math_ops), vectorize)
+        if exact is not func:       # (blocks lowered, buffers compacted: the sums' stacks must stay whole)
+            func, signature.disabled_passes = exact, LOWERED_BLOCKS
         # peeling a loop's tail copies its body: give the copies' Let variables their own names again
         signature.func = relax_alignment(distinct_lets(func)).with_attr("global_symbol", name)
         signature.schedule = how
@@ -61,7 +65,7 @@ class TvmBackend:
     def compile(self, ctx, segment) -> Compiled:
         try:
             signature = self.lower(ctx, segment)
-            module = compile_module(tvm.IRModule({"main": signature.func}), self.target)
+            module = compile_module(tvm.IRModule({"main": signature.func}), self.target, signature.disabled_passes)
             kernel = module["main"]
         except Unsupported:
             raise

@@ -37,7 +37,8 @@ def load_compiled(ctx, segment, meta, libraries) -> Compiled:
 
         backend = get_backend()
         signature = backend.lower(ctx, segment)
-        return signature, compile_module(tvm_module().IRModule({"main": signature.func}), backend.target)
+        return signature, compile_module(tvm_module().IRModule({"main": signature.func}), backend.target,
+                                         signature.disabled_passes)
 
     compiled.artifacts = {"tir": lambda: relowered()[0].func.script(),
                           "llvm": lambda: relowered()[1].mod.inspect_source("ll"),

@@ -16,6 +16,7 @@ class KernelSignature:
     schedule: str = ""                 # how the CPU schedule laid the kernel out, in words
     te_func: object = None             # the unscheduled function (other targets schedule it their way)
     gpu_func: object = None            # the function as scheduled for CUDA
+    disabled_passes: tuple = ()        # TVM passes its compile skips (exact_sums ran them already)
 
 
 def output_suffix(t) -> str:

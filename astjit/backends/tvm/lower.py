@@ -21,11 +21,13 @@ from . import scalar_math as sm
 from .executable import KernelSignature
 from .expression_size import FUSED_OPS_AT_MOST, STAGE_ABOVE, SizeMemo, substituted_size
 from .runtime import tvm_module
+from .sum_order import IN_ORDER, PAIRWISE, is_float_sum, summation_order
 
 tvm = tvm_module()
 from tvm import te, tirx  # noqa: E402
 
 WEAK_DTYPES = {bool: "bool", int: "int64", float: "float64"}
+SUMMED_STAGE_ABOVE = 64      # expression size (expression_size) of a costly summed value that gets a stage
 
 
 @dataclass
@@ -129,7 +131,14 @@ class SegmentLowering:
         for k, n in enumerate(self.segment.outputs):
             output_index.setdefault(n, k)
         early = {}
+        # the values float sums read: exact_sums emits a sum's element in a few places (a block's lanes,
+        # its tail, each block of an unrolled tree), and each copy of a chain of exp, log, tanh... cost
+        # TVM and LLVM about 0.1 s to compile: such a value, if large (SUMMED_STAGE_ABOVE), is computed
+        # in a stage the schedule keeps (a small one, ``(a - b) ** 2``, costs less than a pass over memory)
+        summed = {n.args[0] for n in self.segment.nodes if self.ctx.device == "cpu" and is_float_sum(self.ctx, n)}
         for n in self.segment.nodes:
+            if is_float_sum(self.ctx, n) and n.args[0] in summed and n.args[0] in costly:
+                self._stage_summed(n.args[0])
             lv = self.node(n)
             elementwise = OPS[n.op].kind == "elementwise"
             size = self._size(lv) if elementwise and lv.shape else 0
@@ -138,7 +147,9 @@ class SegmentLowering:
                 size = self._size(lv)
             if elementwise and (sm.transcendental(n.op) or any(o in costly for o in n.operands)):
                 costly.add(n)
-            if n in costly and readers[n] >= 2 and lv.shape:
+            if n in costly and readers[n] >= 2 and lv.shape and n in summed and size > SUMMED_STAGE_ABOVE:
+                lv = _staged(n, lv)            # (kept: the generic schedule would inline it back)
+            elif n in costly and readers[n] >= 2 and lv.shape:
                 lv = _kept(n, lv)              # computed once, read twice (softmax's exponentials)
                 self.kept_sizes[f"keep{n.id}"] = size   # (the generic schedule inlines it back)
                 costly.discard(n)
@@ -161,6 +172,13 @@ class SegmentLowering:
             out_specs.append((shape, np.dtype(lv.dtype), t))
         func = distinct_lets(te.create_prim_func(self.params + outs)).with_attr("global_symbol", name)
         return KernelSignature(func, self.input_kinds, out_specs)
+
+    def _stage_summed(self, o) -> None:
+        """A costly value that a float sum reads, computed in a stage of its own (``summed``, lower)."""
+        ov = self.values.get(o)
+        if ov is not None and ov.shape and ov.fused_ops and not ov.staged and o not in self.segment.inputs \
+                and self._size(ov) > SUMMED_STAGE_ABOVE:
+            self.values[o] = _staged(o, ov)
 
     def _stage_operands(self, n) -> bool:
         """``n``'s value, Lets substituted, is past what TVM's passes take in reasonable time
@@ -264,13 +282,18 @@ class SegmentLowering:
             count *= src.shape[a]
         if name in ("argmax", "argmin"):
             return self.arg_reduction(n, src, out_t, axes, keepdims, kept, name == "argmax")
+        # numpy's order of adding on the CPU; a GPU's reductions add in its own order, in float64
+        cpu = self.ctx.device == "cpu"
+        order, run = summation_order(self.ctx, n) if is_float_sum(self.ctx, n) and count != 1 and cpu else (None, 0)
         if name in ("any", "all"):       # counts of the elements that decide (not zero; zero)
             acc = "int64"
-        elif name in ("sum", "mean", "prod", "var", "std"):
-            if out_dtype.startswith("float") or name in ("mean", "var", "std"):
-                acc = "float64"
-            else:
-                acc = out_dtype
+        elif is_float_sum(self.ctx, n) and cpu:
+            acc = src.dtype if sm.is_float(src.dtype) else "float64"    # (numpy's: float32 in float32)
+        elif name in ("sum", "prod", "mean", "var", "std") and (out_dtype.startswith("float")
+                                                                or name in ("mean", "var", "std")):
+            acc = "float64"
+        elif name in ("sum", "prod"):
+            acc = out_dtype
         else:
             acc = src.dtype
         rshape = tuple(src.shape[a] for a in axes)
@@ -344,16 +367,25 @@ class SegmentLowering:
                 return value
         else:
             body = reduce_body
+        # a reduction that keeps the last axis reads whole rows: schedule.py reduces them column-wise
+        # (numpy adds the rows in order); numpy's pairwise sums are made exact by exact_sums
+        column = "col" if order == IN_ORDER or kept and kept[-1] == len(src.shape) - 1 and count != 1 else ""
+        # how exact_sums sums: ``_run<k>``, the pairwise sums of runs of the last k reduced axes added in
+        # order; ``_buffered``, elements cast as they are added (the mean, var of ints) in numpy's buffers
+        runs = f"_run{run}" if order == PAIRWISE and run < len(axes) else ""
+        buffered = "_buffered" if order == PAIRWISE and src.dtype != acc and not runs else ""   # (runs: one buffer)
+        if order == PAIRWISE:
+            column = PAIRWISE
         means = None
         if name in ("var", "std") and count != 1:
             # numpy: the mean first (its sum / count), then the sum of squared deviations from it
-            sums = te.compute(out_shape, _plain(body), name=f"red{n.id}")
+            sums = te.compute(out_shape, _plain(body), name=f"{column}red{n.id}{runs}{buffered}")
             means = te.compute(out_shape, _plain(lambda *i: sums[i] / tirx.const(float(count), acc)),
                                name=f"mean{n.id}")
             body = functools.partial(reduce_body, what="squares")
-        # a reduction that keeps the last axis reads whole rows: schedule.py reduces them column-wise
-        column = "col" if kept and kept[-1] == len(src.shape) - 1 and count != 1 else ""
-        tensor = te.compute(out_shape, _plain(body), name=column + (f"red{n.id}" if means is None else f"var{n.id}"))
+            buffered = ""                                 # (the deviations are of the sum's type)
+        tensor = te.compute(out_shape, _plain(body),
+                            name=column + (f"red{n.id}" if means is None else f"var{n.id}") + runs + buffered)
         nans = None
         if split_nan and count != 1:
             nans = te.compute(out_shape, _plain(lambda *i: reduce_body(*i, what="nan_count")),

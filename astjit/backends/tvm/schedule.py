@@ -1,17 +1,20 @@
 """A generic CPU schedule for fragment kernels (tvm-notes section 2).
 
 Inline injective stages (not the stages lower._staged keeps to bound compile time), vectorize the innermost loop by 8 lanes with the tail peeled (static shapes:
-no per-lane predicate), split reductions into partial sums (rfactor: parallel and more accurate), and
+no per-lane predicate), split other reductions (max, any, int sums: no order to keep) into partial
+results (rfactor), and
 run the outer loop in parallel only for kernels with enough work: on a small one the thread-pool
 wake-up (about 5 us) costs more than it saves. Work is elements weighted by the cost of their math: an
 ``exp`` or ``log`` costs about ten times an add, so such kernels go parallel at a tenth of the size.
 Kernels shaped like softmax (row reductions feeding an elementwise output) are scheduled row by row
-instead (``_by_rows``), reductions keeping the last axis column by column (``_by_columns``). If a
+instead (``_by_rows``), reductions keeping the last axis column by column (``_by_columns``); sums in
+numpy's pairwise order keep their reduction loops for exact_sums (``_pairwise_rows``). If a
 schedule primitive fails, retry without the reduction schedule, then give up and keep the unscheduled
 (correct, slower) function.
 """
 
 from .runtime import tvm_module
+from .sum_order import PAIRWISE
 
 tvm = tvm_module()
 from tvm import s_tir, tirx  # noqa: E402
@@ -118,12 +121,26 @@ def _schedule(func, vec, reductions, parallel, vectorize=True):
         kinds = info.dom_kind()
         n_s = len(kinds) - len(kinds.lstrip("S"))
         if reductions and "R" in kinds and kinds == "S" * n_s + "R" * (len(kinds) - n_s):
-            if not _by_columns(sch, info.block_rv, n_s, vec, parallel, vectorize):
+            if _is_pairwise(sch, info.block_rv):
+                _pairwise_rows(sch, info.block_rv, n_s, parallel)
+            elif not _by_columns(sch, info.block_rv, n_s, vec, parallel, vectorize):
                 _reduction(sch, info.block_rv, n_s, vec, parallel, vectorize=vectorize)
     for info in rest:
         if "R" not in info.dom_kind():
             _spatial(sch, sch.get_loops(info.block_rv), vec, parallel, vectorize)
     return sch.mod["main"]
+
+
+def _is_pairwise(sch, block) -> bool:
+    """A sum exact_sums gives numpy's pairwise order: its reduction loops stay whole, in order."""
+    return sch.get(block).name_hint.startswith(PAIRWISE)
+
+
+def _pairwise_rows(sch, blk, n_spatial, parallel):
+    """A pairwise sum's results (rows) in parallel; each one's sum is exact_sums'."""
+    s_loops = sch.get_loops(blk)[:n_spatial]
+    if parallel and s_loops and any(_extent(sch, loop) != 1 for loop in s_loops):
+        sch.parallel(sch.fuse(*s_loops) if len(s_loops) > 1 else s_loops[0])
 
 
 def _is_stage(sch, info) -> bool:
@@ -198,6 +215,8 @@ def _by_rows(func, vec, parallel, vectorize=True):
             return None
     factored = {}
     for block in reductions:
+        if _is_pairwise(sch, block):           # (exact_sums sums each row)
+            continue
         _, lanes = sch.split(sch.get_loops(block)[-1], [None, vec])
         factored[block] = sch.rfactor(lanes, len(rows))
     out_loops = sch.get_loops(out)
@@ -209,7 +228,7 @@ def _by_rows(func, vec, parallel, vectorize=True):
             sch.compute_at(factored[block], row, preserve_unit_loops=False)
     if parallel:
         sch.parallel(row)
-    for block in [out] + [b for b in producers if b not in factored]:
+    for block in [out] + [b for b in producers if b not in factored and not _is_pairwise(sch, b)]:
         _, lanes = sch.split(sch.get_loops(block)[-1], [None, vec])
         _vectorize(sch, vectorize, lanes)
     for rf in factored.values():
@@ -225,11 +244,16 @@ def _vectorize(sch, enabled, loop):
         sch.vectorize(loop)
 
 
+def goes_parallel(elements: int, math_ops: int = 0) -> bool:
+    """Whether a kernel has enough work for threads."""
+    return elements * (1 + MATH_COST * math_ops) >= PARALLEL_MIN_WORK
+
+
 def schedule_cpu(func, elements: int, vec: int = 8, math_ops: int = 0, vectorize: bool = True):
     """``math_ops``: transcendental functions computed per element (each as costly as ``MATH_COST``
     additions). ``vectorize=False`` leaves the lanes' loops serial, for LLVM's loop vectorizer (TVM's
     cannot take the wrapping integer arithmetic of scalar_math.wrapping)."""
-    parallel = elements * (1 + MATH_COST * math_ops) >= PARALLEL_MIN_WORK
+    parallel = goes_parallel(elements, math_ops)
     try:
         rows = _by_rows(func, vec, parallel, vectorize)
         if rows is not None:

@@ -11,6 +11,7 @@ from ...graph.ops import OPS
 from ...graph.types import ArrayType, Static, WeakScalar
 from . import casts
 from . import scalar_math as sm
+from .sum_order import OtherOrder, is_float_sum, summation_order
 
 SUPPORTED_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                     "float32", "float64"}
@@ -506,6 +507,8 @@ def supports(ctx, node):
                 return FLOAT_PRODUCT_REASON
             if _follows_a_transposed_operand(ctx, node):
                 return "its numpy result takes the memory order of a transposed operand"
+            if is_float_sum(ctx, node) and ctx.device == "cpu":     # (a GPU's sums have an order of their own)
+                summation_order(ctx, node)
         elif op.kind == "view":
             if node in ctx.runtime_index:
                 return "indexing by a runtime integer runs on numpy"
@@ -524,7 +527,7 @@ def supports(ctx, node):
                         (isinstance(ft, WeakScalar) and ft.kind is float) or (fill_dtype is not None
                                                                                and fill_dtype.kind == "f")):
                     return "a float fill value converted to an integer dtype runs on numpy"
-    except Unsupported as exc:
+    except (Unsupported, OtherOrder) as exc:
         return str(exc)
     return None
 
@@ -618,9 +621,12 @@ def _escapes(ctx, node) -> bool:
     users = ctx.users
     if any(out is node for _, out in ctx.graph.outputs):
         return True
-    # a reduction shows its operand's order too, in its own result's order over the axes it keeps
+    # a reduction shows its operand's order too, in its own result's order over the axes it keeps, and
+    # one numpy runs adds its operand's elements in their memory order (a float sum: other bits)
     return any(_kind(u) not in ("elementwise", "reduction") or _kind(u) == "elementwise" and _escapes(ctx, u)
-               or _kind(u) == "reduction" and _follows_a_transposed_operand(ctx, u) for u in users[node])
+               or _kind(u) == "reduction" and (_follows_a_transposed_operand(ctx, u)
+                                                or ctx.device == "cpu" and supports(ctx, u) is not None)
+               for u in users[node])
 
 
 def _kind(node):

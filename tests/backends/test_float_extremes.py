@@ -1,5 +1,5 @@
-"""max and min of floats over a whole array run on numpy (its SIMD loop ran 5-11x faster than the
-kernel's on 1M elements); maxima of rows, which a softmax fuses, and of columns stay in kernels.
+"""max and min of floats over a whole array, or keeping its last axis, run on numpy (its SIMD loop ran
+2.4-11x faster than the kernel's on 1M elements); row maxima, which a softmax fuses, stay in kernels.
 Values are numpy's either way: NaN wins, -0.0 and 0.0 as numpy gives them."""
 
 import numpy as np
@@ -38,8 +38,8 @@ def node_reasons(jf):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("fn, shape", [(whole_max, (1000,)), (scaled_min, (37, 41))])
-def test_float_extremes_over_all_axes_run_on_numpy(fn, shape, dtype):
+@pytest.mark.parametrize("fn, shape", [(whole_max, (1000,)), (scaled_min, (37, 41)), (column_max, (64, 33))])
+def test_float_extremes_over_all_axes_or_keeping_the_last_run_on_numpy(fn, shape, dtype):
     jf = jit(fn, backend="tvm")
     for k in range(4):
         x = (rng.standard_normal(shape) * 10 ** k).astype(dtype)
@@ -53,8 +53,8 @@ def test_float_extremes_over_all_axes_run_on_numpy(fn, shape, dtype):
     assert FLOAT_EXTREME_REASON in node_reasons(jf)
 
 
-@pytest.mark.parametrize("fn", [row_max, column_max, softmax])
-def test_maxima_of_rows_and_columns_stay_in_kernels(fn):
+@pytest.mark.parametrize("fn", [row_max, softmax])
+def test_row_maxima_stay_in_kernels(fn):
     jf = jit(fn, backend="tvm")
     for k in range(3):
         x = rng.standard_normal((64, 100)).astype(np.float32)

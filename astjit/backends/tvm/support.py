@@ -507,10 +507,6 @@ def supports(ctx, node):
                 return FLOAT_PRODUCT_REASON
             if _follows_a_transposed_operand(ctx, node):
                 return "its numpy result takes the memory order of a transposed operand"
-            if node.op.removeprefix("np.") in ("max", "min") and str(src.dtype)[0] == "f" and ctx.device == "cpu":
-                kept = [d for d in range(len(src.shape)) if d not in info["axes"]]
-                if not kept or kept[-1] == len(src.shape) - 1:
-                    return FLOAT_EXTREME_REASON
             if is_float_sum(ctx, node) and ctx.device == "cpu":     # (a GPU's sums have an order of their own)
                 summation_order(ctx, node)
         elif op.kind == "view":
@@ -535,12 +531,6 @@ def supports(ctx, node):
         return str(exc)
     return None
 
-
-# numpy's max and min of floats over a whole array, or keeping its last axis, run in SIMD registers; the
-# kernel's (a plain maximum and a count of NaNs, so that a NaN wins as in numpy) measured 2.4-11x
-# numpy's time on 1M elements, and (x * 2.0).max() 1.9-3.3x. Row maxima (the last axis reduced, as in
-# a softmax) stay in kernels.
-FLOAT_EXTREME_REASON = "max and min of floats over all axes or keeping the last one run on numpy (its SIMD loop)"
 
 # numpy's float // and % take a dozen selects each; TVM's LLVM code generator analyses them again for
 # every enclosing one, so a kernel with one such op feeding another took seconds to compile, and three

@@ -197,7 +197,9 @@ def test_transpose(dtype, shape):
     if len(shape) >= 1 and dtype != "bool":
         reduced = assert_same_as_numpy(transposes_reduced, a)
         _same_layout(reduced(a), transposes_reduced(a))
-        if dtype == "float32" and len(shape) <= 2:    # 3-d: numpy's reduced results are F-ordered too
+        # 2-d and 3-d: numpy adds a transposed operand's float elements in its memory order, which a
+        # kernel does not reproduce (backends/tvm/sum_order): those sums run on numpy
+        if dtype == "float32" and len(shape) <= 1:
             assert_compiled(reduced)
 
 

@@ -14,10 +14,20 @@ from ..graph.ops.registry import register
 
 
 def broadcast_axes(result_shape, operand_shape) -> tuple:
-    """The axes of a broadcast result that an operand of ``operand_shape`` was stretched along."""
+    """The axes of a broadcast result that an operand of ``operand_shape`` was stretched along (none
+    for a result of fewer axes: an adjoint still its 0.0, see ``summed_shape``)."""
     lead = len(result_shape) - len(operand_shape)
+    if lead < 0:
+        return ()
     return tuple(range(lead)) + tuple(lead + i for i, d in enumerate(operand_shape)
                                       if d == 1 and result_shape[lead + i] != 1)
+
+
+def summed_shape(result_shape, operand_shape) -> tuple:
+    """The shape an operand's share of an adjoint takes once summed over ``broadcast_axes``: the
+    operand's; or () for a result of fewer axes, which is an adjoint still its 0.0 (the statement that
+    would have set it, under an ``if`` or on another iteration, did not run): it adds as a zero."""
+    return () if len(result_shape) < len(operand_shape) else tuple(operand_shape)
 
 
 def kept_shape(shape, axis, keepdims) -> tuple:
@@ -46,6 +56,7 @@ def _three(a, b, c):
 
 
 register("astjit.grad.broadcast_axes", broadcast_axes, "static", signature=_two, numpy=(broadcast_axes,))
+register("astjit.grad.summed_shape", summed_shape, "static", signature=_two, numpy=(summed_shape,))
 register("astjit.grad.kept_shape", kept_shape, "static", signature=_three, numpy=(kept_shape,))
 register("astjit.grad.inverse_axes", inverse_axes, "static", signature=_two, numpy=(inverse_axes,))
 

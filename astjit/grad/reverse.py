@@ -385,8 +385,9 @@ class Reverser:
         return out
 
     def _unbroadcast(self, value, operand):
-        """``np.reshape(np.sum(value, axis=broadcast_axes(np.shape(value), np.shape(x))), np.shape(x))``:
-        inside a Fragment the axes are known when it compiles (a copy where nothing was broadcast)."""
+        """``np.reshape(np.sum(value, axis=broadcast_axes(np.shape(value), np.shape(x))),
+        summed_shape(np.shape(value), np.shape(x)))``: inside a Fragment the axes and the shape are known
+        when it compiles (a copy where nothing was broadcast)."""
         from . import helpers
 
         np_ = _name(self.bind_global("np", __import__("numpy")))
@@ -398,7 +399,10 @@ class Reverser:
         axes = gast.Call(func=_name(self.bind_global("broadcast_axes", helpers.broadcast_axes)),
                          args=[np_call("shape", [value]), np_call("shape", [_name(operand)])], keywords=[])
         total = np_call("sum", [copy.deepcopy(value)], [gast.keyword(arg="axis", value=axes)])
-        return np_call("reshape", [total, np_call("shape", [_name(operand)])])
+        shape = gast.Call(func=_name(self.bind_global("summed_shape", helpers.summed_shape)),
+                          args=[np_call("shape", [copy.deepcopy(value)]), np_call("shape", [_name(operand)])],
+                          keywords=[])
+        return np_call("reshape", [total, shape])
 
     def _accumulate(self, name, contribution):
         d = self.adjoint_name(name)

@@ -181,3 +181,44 @@ def test_an_in_place_update_numpy_refuses_raises_numpys_error(fn):
         with pytest.raises(Exception) as got:
             g(x)
         assert type(got.value) is type(plain.value) and str(got.value) == str(plain.value)
+
+
+def _used_from_the_second_step(x, n):
+    s = 0.0
+    for k in range(n):
+        u = x * 2.0
+        if k > 0:
+            s = s + np.sum(u * u)
+    return s
+
+
+def _used_until_a_break(x, n):
+    s = np.sum(x)
+    for k in range(n):
+        u = np.sin(x) * k
+        if k == 2:
+            break
+        s = s + np.sum(u)
+    return s
+
+
+def _never_used(x, n):
+    s = np.sum(x * x)
+    for _ in range(n):
+        u = np.exp(x)          # noqa: F841 - computed, never reaches the result
+    return s
+
+
+@pytest.mark.parametrize("fn", [_used_from_the_second_step, _used_until_a_break, _never_used])
+def test_an_array_that_reaches_the_result_on_some_iterations_only_gets_its_gradient(fn):
+    """A value computed in a loop and used under an ``if`` (or before a ``break``, or not at all):
+    on the iterations that did not use it its adjoint is still 0.0, which the backward pass reshaped to
+    the operand's shape (an internal ValueError); it adds as a zero."""
+    x = np.linspace(0.2, 1.4, 5)
+    g = astjit.grad(fn)
+    for n in (0, 1, 2, 3, 5):
+        got = g(x, n)
+        h = 1e-6
+        want = np.array([(fn(x + h * e, n) - fn(x - h * e, n)) / (2 * h) for e in np.eye(5)])
+        assert got.shape == x.shape and got.dtype == x.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)

@@ -18,20 +18,11 @@ from dataclasses import dataclass
 
 import gast
 
+from ..runtime.fragment import UNBOUND  # (what the tape holds for a variable without a value)
 from .lower import Exit, ForItem, IfItem, Plain, Prim, WhileItem, _name
 from .rules import instantiate
 
 SAVE = "astjit_save"             # attribute of a generated push or pop statement: the name it saves
-
-
-class _Unbound:
-    """What the tape holds for a variable that had no value when it was saved."""
-
-    def __repr__(self):
-        return "UNBOUND"
-
-
-UNBOUND = _Unbound()
 
 
 def saved_values(variables, names) -> tuple:

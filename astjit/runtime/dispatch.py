@@ -23,7 +23,7 @@ def _names(n):
     return [f"a{i}" for i in range(n)]
 
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+INT64 = np.iinfo(np.int64)
 
 
 def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="shape", promote=None,
@@ -224,7 +224,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
         call.append("*local")
     ints = [names[p] for p in scalars if type(args[p]) is int]
     if ints:            # (after a call with an int beyond int64: the kernel's refusal of it cost 20 us)
-        test = " and ".join(f"{INT64_MIN} <= {x} <= {INT64_MAX}" for x in ints)
+        test = " and ".join(f"{INT64.min} <= {x} <= {INT64.max}" for x in ints)
         lines += ["    if big_ints[0] and not (" + test + "):", f"        return {on_refusal}({params})"]
     for p in scalars:
         x = f"{names[p]}.item()" if isinstance(args[p], np.generic) else names[p]

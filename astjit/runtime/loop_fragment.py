@@ -17,10 +17,8 @@ from ..backends.array_views import compact, writeable_view
 from ..backends.contract import Compiled, Segment
 from ..errors import Unsupported
 from . import persisted
-from .dispatch import make_loop_kernel_runner, may_share_memory, shares_memory
+from .dispatch import INT64, make_loop_kernel_runner, may_share_memory, shares_memory
 from .fragment import Fragment, Specialization
-
-INT64 = np.iinfo(np.int64)
 
 
 class _Declined:

@@ -150,9 +150,9 @@ class JitFunction:
         """A guarded function (frontend/guard_prologue) was called without one of its arguments: Python's
         own TypeError from the original, or, where the original was given defaults since, a new
         transform that takes them."""
-        from .frontend.guard_prologue import MISSING
+        from .frontend.guard_prologue import given_arguments
 
-        kwargs = {name: value for name, value in kwargs.items() if value is not MISSING}
+        kwargs = given_arguments(kwargs)
         if self._names_hold():
             return self.original(**kwargs)
         return self._slow_call((), kwargs)
@@ -171,15 +171,19 @@ class JitFunction:
         parameter with a default takes the default object on the guarded path (the guard holds the
         ``__defaults__`` tuple the call read): with the generic path, ``def f(x, y=2.0)`` cost
         0.25-0.45 us a call more than ``def f(x, y)``."""
-        from .frontend.guard_prologue import positional_signature
+        from .frontend.guard_prologue import (
+            MISSING,
+            given_arguments,
+            positional_defaults,
+            positional_signature,
+        )
 
         code = self.original.__code__
         params = code.co_varnames[:code.co_argcount]
         if not positional_signature(self.original):  # (set since the last transform: back to the generic call)
             self.__class__ = JitFunction
             return
-        # (a tuple longer than the parameters: Python takes its last ones)
-        defaults = (self.original.__defaults__ or ())[-len(params):] if params else ()
+        defaults = positional_defaults(self.original, params)
         required = params[:len(params) - len(defaults)]
         body, namespace = resolver.guard_expression(
             (self.original.__defaults__, self.original.__kwdefaults__),
@@ -187,12 +191,12 @@ class JitFunction:
         namespace["__astjit_function"] = function
         # each parameter defaults to a marker: a default set on the original later (which the guard
         # sees) takes the generic path, by keywords, with only the arguments given
-        namespace["__astjit_missing"] = missing = object()
+        namespace["__astjit_missing"] = MISSING
         names = ", ".join(params)
         signature = "".join(f", {p}=__astjit_missing" for p in params)
         given = "".join(f" and {p} is not __astjit_missing" for p in required)
         keywords = "{" + ", ".join(f"{p!r}: {p}" for p in params) + "}"
-        namespace["__astjit_given"] = lambda kw: {k: v for k, v in kw.items() if v is not missing}
+        namespace["__astjit_given"] = given_arguments
         filled = ""
         for k, p in enumerate(params[len(required):]):
             namespace[f"__astjit_default{k}"] = defaults[k]
@@ -269,7 +273,6 @@ class JitFunction:
                                   first.lineno, first.col, first.end_col)
         self._function = transformed.function
         original = self.original
-
         resolver = transformed.resolver
         self._names_hold = resolver.compiled_guard((original.__defaults__, original.__kwdefaults__))
         self._guard = resolver.compiled_guard((original.__defaults__, original.__kwdefaults__),
@@ -297,9 +300,9 @@ class JitFunction:
 
         def second_call():
             life[0] += 1
-            self.__dict__.update(_guard=real) if real is not None else self.__dict__.pop("_guard", None)
+            self._guard = real
             self.__class__ = version["__class__"]
-            return self._guard()
+            return real()
 
         self._guard = second_call
 

@@ -68,6 +68,17 @@ def positional_signature(fn) -> bool:
             and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
 
 
+def positional_defaults(fn, params) -> tuple:
+    """The default objects of the last of ``params`` (``fn``'s positional parameters): the last items of
+    ``fn.__defaults__``, as Python takes them from a tuple longer than the parameters."""
+    return (fn.__defaults__ or ())[-len(params):] if params else ()
+
+
+def given_arguments(named: dict) -> dict:
+    """The arguments a call gave, by name: those not left at MISSING."""
+    return {name: value for name, value in named.items() if value is not MISSING}
+
+
 def takes_prologue(fn) -> bool:
     """Whether ``fn``'s rewritten form can check its guard itself (a plain signature, maybe with
     ``*args`` and ``**kwargs``; a plain function)."""
@@ -84,8 +95,7 @@ def guard_prologue(resolver, fndef, guard_failed, missing_arguments, original) -
     many it takes (the rewritten function's defaults would make it say "from 0 to 2")."""
     names = guard_names(fndef)
     params = [a.id for a in fndef.args.args]
-    # (a tuple longer than the parameters: Python takes its last ones)
-    defaults = (original.__defaults__ or ())[-len(params):] if params else ()
+    defaults = positional_defaults(original, params)
     body, namespace = resolver.guard_expression(
         (original.__defaults__, original.__kwdefaults__) if original.__defaults__ else None, prefix=names["prefix"])
     required = params[:len(params) - len(defaults)]
@@ -121,5 +131,5 @@ def guard_prologue(resolver, fndef, guard_failed, missing_arguments, original) -
         namespace.pop(f"{names['prefix']}fn", None)     # (the defaults' guard: not a plain signature's concern)
     namespace.update({names["missing"]: MISSING, names["failed"]: guard_failed,
                       names["missing_arguments"]: missing_arguments, names["original"]: original,
-                      names["given"]: lambda named: {k: v for k, v in named.items() if v is not MISSING}})
+                      names["given"]: given_arguments})
     return statements, namespace

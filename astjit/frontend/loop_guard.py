@@ -384,12 +384,13 @@ def _sequence_test(block):
     limit = SEQUENCE_ITEM_NS // UNIT_NS
     each = constant_value(per_position)
     cheap = [] if each is not None else [gast.Compare(left=per_position, ops=[gast.Lt()], comparators=[_const(limit)])]
-    # a position worth more: the loop's Python work against the kernel's call with the lists
-    # converted (their items too), in nanoseconds (over two lists of 3 floats, a loop nest called
-    # the kernel at 4-18x plain Python's time: its price was an array's)
-    price, _ = kernel_call_ns(loop, block.live_in, block.live_out, block.loop_calls, block.hoisted_locals)
-    price += SEQUENCE_NS * len(names)
-    work = _readable(work_expression(loop, weighed_names(block)), block)
+    if each is None or each >= limit:
+        # a position worth more: the loop's Python work against the kernel's call with the lists
+        # converted (their items too), in nanoseconds (over two lists of 3 floats, a loop nest called
+        # the kernel at 4-18x plain Python's time: its price was an array's)
+        price, _ = kernel_call_ns(loop, block.live_in, block.live_out, block.loop_calls, block.hoisted_locals)
+        price += SEQUENCE_NS * len(names)
+        work = _readable(work_expression(loop, weighed_names(block)), block)
 
     def worth_less(n):
         items = gast.Call(func=_load(LEN_NAME), args=[_load(n)], keywords=[])

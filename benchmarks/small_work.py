@@ -12,7 +12,11 @@ point is the cost of that choice on every later call.
 ``first_element``: ``if a[0] > 0.5`` on a 1000-element array, numbers only in the block;
 ``alternating_global``: a global switched between ``np.sin`` and ``np.cos`` before every call;
 ``empty_loop``: a loop over an empty array (numpy 2 gives it strides of 0);
-``median_1x1``: a 3x3 median filter's loop nest on a 1x1 image (nested ranges of negative length).
+``median_1x1``: a 3x3 median filter's loop nest on a 1x1 image (nested ranges of negative length);
+``star_args_*``, ``default_*``: ``f(x, *offsets)`` and ``f(x, scale=2.0)`` on a float and 100k float64;
+``list_loop_*``: a loop with a heavy position over a list of 3 and 10k floats; ``collatz_*``: a
+``while`` loop on a small int and on one beyond int64; ``exp_*``: ``np.exp`` of 100 and 1M float64;
+``jit_at_each_call_16``: ``jit(lambda y: y * k + 1.0)(x)`` made at each call.
 """
 
 import numpy as np
@@ -67,6 +71,43 @@ def median3x3(img):
     return out
 
 
+def offset_all(x, *offsets):
+    return x + sum(offsets)
+
+
+def scaled_by(x, scale=2.0):
+    return x * scale + 1.0
+
+
+def heavy_items(xs):
+    tot = 0.0
+    for x in xs:
+        y = x * 1.5 + 2.0
+        z = y * y - x / (y + 1.0)
+        tot += z * 0.5 + y if z > 1.0 else y - z * 0.25
+    return tot
+
+
+def collatz(n):
+    c = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        c += 1
+    return c
+
+
+def exp_of(a):
+    return np.exp(a)
+
+
+def jitted_at_each_call(x, k):
+    return jit(lambda y: y * k + 1.0)(x)
+
+
+def plain_at_each_call(x, k):
+    return (lambda y: y * k + 1.0)(x)
+
+
 def switching(fn):
     """Calls ``fn`` with the global ``WAVE`` switched first, so that both sides see every switch."""
     waves = [np.sin, np.cos]
@@ -94,6 +135,17 @@ def cases():
         ("alternating_global", switching(wave_at), switching(jitted_wave), (rng.random(16),), jitted_wave),
         ("empty_loop", total_of_positives, jit(total_of_positives), (np.zeros(0),)),
         ("median_1x1", median3x3, jit(median3x3), (np.ones((1, 1)),)),
+        ("star_args_float", offset_all, jit(offset_all), (1.0, 2.0, 3.0)),
+        ("star_args_100k", offset_all, jit(offset_all), (rng.random(100_000), 2.0, 3.0)),
+        ("default_float", scaled_by, jit(scaled_by), (1.5,)),
+        ("default_100k", scaled_by, jit(scaled_by), (rng.random(100_000),)),
+        ("list_loop_3", heavy_items, jit(heavy_items), (rng.random(3).tolist(),)),
+        ("list_loop_10k", heavy_items, jit(heavy_items), (rng.random(10_000).tolist(),)),
+        ("collatz_27", collatz, jit(collatz), (27,)),
+        ("collatz_2**100+1", collatz, jit(collatz), (2**100 + 1,)),
+        ("exp_100", exp_of, jit(exp_of), (rng.random(100),)),
+        ("exp_1M", exp_of, jit(exp_of), (rng.random(1_000_000),)),
+        ("jit_at_each_call_16", plain_at_each_call, jitted_at_each_call, (rng.random(16), 3.0)),
     ]
 
 
@@ -113,7 +165,9 @@ def main():
         for _ in range(3):                         # both sides see the same sequence of calls
             got, want = jitted(*args), plain(*args)
             assert same(got, want), (name, got, want)
-        print(f"   check {name}: equal to plain Python; {describe_modes((inspected or [jitted])[0])}")
+        shown = (inspected or [jitted])[0]
+        modes = describe_modes(shown) if hasattr(shown, "fragments") else "a new jitted function at each call"
+        print(f"   check {name}: equal to plain Python; {modes}")
         chosen.append((name, plain, jitted, args))
     results = [compare(name, plain, jitted, args, repeats=opts.repeats) for name, plain, jitted, args in chosen]
     print_results(results)

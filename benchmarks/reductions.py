@@ -6,7 +6,9 @@ Cases: the fused multiply-and-sum ``(x * y).sum()``, row sums of an elementwise 
 ``(x - 1).sum(axis=1)``, the plain reductions ``x.mean()`` and ``x.max()``, reductions over the leading
 axis (``x.sum(axis=0)``, ``x.max(axis=0)``), a column normalization with ``std``, ``np.any`` and
 ``argmax`` of expressions, and an int32 expression that wraps around (``(i * 3 + j - (i ^ j)).sum(axis=1)``
-on integers made from x and y). astjit adds float sums in numpy's pairwise order (numpy's bits);
+on integers made from x and y). Then float extremes on their own inputs, float32 and float64: ``x.max()``,
+``np.min(x)`` and ``(x * 2.0).max()`` of 1M elements and the row maxima ``A.max(axis=1)`` of 4096 x 1024
+(the whole-array ones are what numpy runs with its widest vector loop). astjit adds float sums in numpy's pairwise order (numpy's bits);
 each float result is checked against numpy within a relative tolerance (for the other reductions'
 rounding), and against a float64 reference for both; bool and int results must be equal.
 """
@@ -68,6 +70,26 @@ CASES = [("(x * y).sum()", dot_sum), ("(x - 1).sum(axis=1)", row_sums), ("x.mean
          ("(x * y).argmax(axis=1)", row_argmax), ("int32 (i * 3 + j - (i ^ j)).sum(axis=1)", wrapping_ints)]
 
 
+def whole_max(x):
+    return x.max()
+
+
+def whole_min(x):
+    return np.min(x)
+
+
+def doubled_max(x):
+    return (x * 2.0).max()
+
+
+def row_max(x):
+    return x.max(axis=1)
+
+
+EXTREMES = [("x.max()", whole_max, (1_000_000,)), ("np.min(x)", whole_min, (1_000_000,)),
+            ("(x * 2.0).max()", doubled_max, (1_000_000,)), ("A.max(axis=1)", row_max, (4096, 1024))]
+
+
 def inputs(shape=SHAPE, seed=0):
     rng = np.random.default_rng(seed)
     return tuple(rng.standard_normal(shape).astype(np.float32) for _ in range(2))
@@ -102,6 +124,18 @@ def main():
             cases.append((name, fn, jitted))
         results = [compare(name, fn, jitted, args, repeats=opts.repeats) for name, fn, jitted in cases]
         print_results(results)
+    print_header("float max and min, 1M elements and 4096x1024 rows", opts.repeats)
+    results = []
+    for dtype in (np.float32, np.float64):
+        for name, fn, shape in EXTREMES:
+            label = f"{np.dtype(dtype).name} {name} {'x'.join(map(str, shape))}"
+            x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+            jitted = jit(fn)
+            got, want = jitted(x), fn(x)
+            assert np.array_equal(got, want) and np.asarray(got).dtype == np.asarray(want).dtype, label
+            print(f"   check {label}: equal to numpy; {describe_modes(jitted)}")
+            results.append(compare(label, fn, jitted, (x,), repeats=opts.repeats))
+    print_results(results)
 
 
 if __name__ == "__main__":

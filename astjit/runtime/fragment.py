@@ -18,6 +18,7 @@ import numpy as np
 from .. import config
 from ..errors import RecompileLimitWarning, StrictModeError, Unsupported
 from .keys import KEYS, describe_key, key_difference
+from .new_extents import EXTENTS_AT_ONCE, SIGHTINGS_TO_COMPILE, NewExtents
 from .records import Record
 
 
@@ -92,6 +93,8 @@ class Fragment:
         self.guarded: dict = {}              # key -> GuardedEntry, for keys whose runners check values
         self.entries: list = []              # Specialization objects, in compile order
         self.records: list[Record] = []
+        self._new_extents = NewExtents()     # lengths met but not compiled yet
+        self._extents_noted = False
         self._counter = [0]
         self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
         self._settled_run = self._first_settled_run = SETTLED_CALLS if block.in_loop else SETTLED_CALLS_OUTSIDE
@@ -199,10 +202,26 @@ class Fragment:
         if any(a is UNBOUND for a in args):   # not a type to specialize on: the block's Python raises
             return self.fallback(*args)
         with self._lock:                 # threads missing together compile once
-            spec = self._made_meanwhile(args) or self.specialize_only(args)
+            spec = self._made_meanwhile(args)
+            if spec is None:
+                if self._deferred(args):  # (a length met for the first times: runtime/new_extents)
+                    return self.settle_python(*args)
+                spec = self.specialize_only(args)
         if not spec.in_range(args):      # made for this key, but this int does not fit: numpy's own path
             return self.fallback(*args)
         return spec.runner(*args)
+
+    def _deferred(self, args) -> bool:
+        """Whether this call's new array lengths run the block's Python instead of a compile, recorded
+        once for explain (runtime/new_extents)."""
+        if self.strict or self.key_by != "shape" or not self._new_extents.defer(self.entries, self.make_key(args)):
+            return False
+        if not self._extents_noted:
+            self._extents_noted = True
+            self._record("extents", f"arrays of new lengths keep arriving: after {EXTENTS_AT_ONCE} lengths "
+                                    f"compiled, a new length runs as Python until met {SIGHTINGS_TO_COMPILE} "
+                                    "times (not at all where Python was measured faster at longer ones)")
+        return True
 
     def _made_meanwhile(self, args):
         """The specialization another thread made for these arguments while this one waited, or None."""

@@ -10,7 +10,8 @@ class Record:
 
     Kinds: "statement" (stays Python for all arguments), "fallback" (a block that cannot be specialized
     for some argument types), "numpy" (part of a block ran on numpy instead of TVM), "measured" (the
-    block's Python was faster), "recompile", "limit" (ASTJIT_RECOMPILE_LIMIT reached), "function"
+    block's Python was faster), "recompile", "limit" (ASTJIT_RECOMPILE_LIMIT reached), "extents" (new
+    array lengths run as Python until they recur: runtime/new_extents), "function"
     (the whole function runs as Python) and "rewrite" (a rewrite rule changed the block's graph).
     """
 

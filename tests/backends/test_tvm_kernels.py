@@ -14,6 +14,7 @@ from differential import assert_compiled, assert_same_as_numpy, assert_values_ma
 
 from astjit import RecompileLimitWarning, jit
 from astjit.backends.tvm import support
+from astjit.runtime import new_extents
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -158,6 +159,7 @@ def tail_kernel(a, b):
 def test_every_vector_tail_size(dtype, monkeypatch):
     """Lengths 1..19 and a few 2-d rows: the 8-lane loop and its peeled tail."""
     monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "100")
+    monkeypatch.setattr(new_extents, "EXTENTS_AT_ONCE", 100)    # (each length compiles at its first call)
     jf = jit(tail_kernel)
     shapes = [(n,) for n in range(1, 20)] + [(3, 9), (2, 17), (5, 8), (129,), (1000,)]
     for shape in shapes:
@@ -236,6 +238,7 @@ def test_specializations_are_reused_and_added_per_shape_and_dtype():
 
 def test_past_the_recompile_limit_results_stay_right(monkeypatch):
     monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "2")
+    monkeypatch.setattr(new_extents, "EXTENTS_AT_ONCE", 100)    # (each length compiles at its first call)
     jf = jit(saxpy)
     with pytest.warns(RecompileLimitWarning):
         for n in (3, 4, 5, 6, 3):

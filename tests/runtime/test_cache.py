@@ -8,6 +8,7 @@ import pytest
 from differential import assert_same_as_numpy, modes
 
 from astjit import RecompileLimitWarning, explain, jit
+from astjit.runtime import new_extents
 from astjit.runtime.fragment import SETTLED_CALLS_OUTSIDE
 
 RNG = np.random.default_rng(6)
@@ -116,6 +117,7 @@ def test_python_scalar_types_key_by_type_not_value():
 
 def test_recompile_limit_falls_back_to_python(monkeypatch):
     monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "2")
+    monkeypatch.setattr(new_extents, "EXTENTS_AT_ONCE", 100)    # (each length compiles at its first call)
     jf = jit(affine)
     with pytest.warns(RecompileLimitWarning):
         for n in (3, 4, 5, 6, 3, 6):
@@ -130,6 +132,7 @@ def test_recompile_limit_falls_back_to_python(monkeypatch):
 
 def test_reaching_the_recompile_limit_warns_once_at_the_users_line(monkeypatch):
     monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "2")
+    monkeypatch.setattr(new_extents, "EXTENTS_AT_ONCE", 100)    # (each length compiles at its first call)
     jf = jit(affine)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

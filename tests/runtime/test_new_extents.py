@@ -1,0 +1,133 @@
+"""Arrays of ever new lengths: after EXTENTS_AT_ONCE lengths of one pattern compiled, a new length runs
+the block's Python until it recurs (runtime/new_extents), with numpy's results throughout."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from differential import assert_same_as_numpy
+
+from astjit import explain, jit
+from astjit.runtime import new_extents
+from astjit.runtime.new_extents import EXTENTS_AT_ONCE, SIGHTINGS_TO_COMPILE, NewExtents, extent_pattern
+
+RNG = np.random.default_rng(46)
+
+
+def chain(a, b):
+    c = (a * 2.0 + b) * 0.5 - a
+    return c, c.sum()
+
+
+def centered_energy(x):
+    y = x - x.mean()
+    return (y * y).sum() / len(x)
+
+
+def lengths(jf) -> set:
+    return {e.key[0][1] for f in jf.fragments for e in f.entries}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_ever_new_lengths_compile_two_and_give_numpys_results(dtype):
+    jf = jit(chain)
+    for n in range(10, 40):
+        a, b = (RNG.standard_normal(n) * 10).astype(dtype), (RNG.standard_normal(n) * 10).astype(dtype)
+        assert_same_as_numpy(chain, a, b, jitted=jf)
+    assert lengths(jf) == {(10,), (11,)}
+    notes = [r for r in explain(jf) if r.kind == "extents"]
+    assert len(notes) == 1 and "new lengths" in notes[0].message
+    assert notes[0].lineno == chain.__code__.co_firstlineno + 1
+    assert not [r for r in explain(jf) if r.kind == "limit"]
+
+
+def test_a_length_that_recurs_is_compiled():
+    jf = jit(centered_energy)
+    for n in (100, 200, 300, 400):
+        assert_same_as_numpy(centered_energy, RNG.standard_normal(n), jitted=jf)
+    assert (300,) not in lengths(jf)
+    for _ in range(40):          # (between two Fragment calls, the block runs inline: fragment.settle_python)
+        assert_same_as_numpy(centered_energy, RNG.standard_normal(300), jitted=jf)
+    assert (300,) in lengths(jf) and (400,) not in lengths(jf)
+
+
+def test_a_new_dtype_or_rank_compiles_at_its_first_call():
+    jf = jit(chain)
+    for n in (5, 6, 7):
+        assert_same_as_numpy(chain, RNG.standard_normal(n), RNG.standard_normal(n), jitted=jf)
+    a = RNG.standard_normal(8).astype(np.float32)
+    for _ in range(10):          # (the block runs inline for a few calls after one that ran its Python)
+        assert_same_as_numpy(chain, a, a + 1, jitted=jf)
+    for _ in range(10):
+        assert_same_as_numpy(chain, RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4)), jitted=jf)
+    keys = {e.key for f in jf.fragments for e in f.entries}
+    assert {k[0][0] for k in keys} == {np.dtype(np.float64), np.dtype(np.float32)}
+    assert any(len(k[0][1]) == 2 for k in keys)
+
+
+def test_strict_mode_compiles_every_length():
+    jf = jit(chain, strict=True)
+    for n in range(3, 9):
+        assert_same_as_numpy(chain, RNG.standard_normal(n), RNG.standard_normal(n), jitted=jf)
+    assert lengths(jf) == {(n,) for n in range(3, 9)}
+
+
+def growing_prefix_sums(a):
+    out = []
+    for i in range(1, len(a) + 1):
+        out.append((a[:i] * 2.0 + 1.0).sum())
+    return out
+
+
+def test_slices_growing_in_a_python_loop_compile_at_most_two_lengths():
+    jf = jit(growing_prefix_sums)
+    for n in (30, 31):
+        assert_same_as_numpy(growing_prefix_sums, RNG.standard_normal(n), jitted=jf)
+    assert sum(len(f.entries) for f in jf.fragments) <= EXTENTS_AT_ONCE + 2
+
+
+FLOAT64 = np.dtype(np.float64)
+
+
+def entry(shape, runs="compiled"):
+    return SimpleNamespace(key=key(shape), runs=runs)
+
+
+def key(shape):
+    return ((FLOAT64, shape, True), float)
+
+
+def test_the_pattern_keeps_what_broadcasting_depends_on():
+    assert extent_pattern(key((5, 1))) == extent_pattern(key((9, 1))) != extent_pattern(key((9, 2)))
+    assert extent_pattern(key((0,))) != extent_pattern(key((2,))) == extent_pattern(key((2000,)))
+    assert extent_pattern((float, int)) is None
+
+
+def test_a_length_is_deferred_until_its_sightings():
+    entries = [entry((10,)), entry((20,))]
+    rule = NewExtents()
+    for _ in range(SIGHTINGS_TO_COMPILE - 1):
+        assert rule.defer(entries, key((30,)))
+    assert not rule.defer(entries, key((30,)))
+    assert not rule.defer(entries[:EXTENTS_AT_ONCE - 1], key((40,)))     # (the first lengths compile)
+    assert not rule.defer(entries, key((20,)))          # (a key compiled already: its value guards differ)
+
+
+def test_python_measured_faster_at_every_longer_length_never_compiles_a_shorter_one():
+    entries = [entry((1000,), "python"), entry((2000,), "python")]
+    rule = NewExtents()
+    assert all(rule.defer(entries, key((500,))) for _ in range(10))
+    for _ in range(SIGHTINGS_TO_COMPILE - 1):
+        assert rule.defer(entries, key((5000,)))
+    assert not rule.defer(entries, key((5000,)))        # (longer than any measured: it may win there)
+    mixed = [entry((1000,), "python"), entry((2000,))]
+    assert rule.defer(mixed, key((500,))) and rule.defer(mixed, key((500,)))
+    assert not rule.defer(mixed, key((500,)))
+
+
+def test_the_record_of_lengths_met_stays_bounded(monkeypatch):
+    monkeypatch.setattr(new_extents, "REMEMBERED", 4)
+    entries, rule = [entry((10,)), entry((11,))], NewExtents()
+    for n in range(12, 30):
+        rule.defer(entries, key((n,)))
+    assert len(rule.sightings) <= 4

@@ -113,3 +113,23 @@ def test_row_statements_that_read_their_own_target():
 def test_float_rows_into_int_arrays_stay_python():
     jitted = check(float_into_int, [(rng.random((3, 4)), np.zeros((3, 4), np.int64))], compiled=False)
     assert "storing numpy.float64 elements into an array of int64" in str(jitted.explain())
+
+
+def clip_rows(a, out, lo, hi):
+    for i in range(a.shape[0]):
+        out[i] = np.clip(a[i], lo, hi)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_clip_of_rows_compiles_with_numpys_ties_and_nans(dtype):
+    """``np.clip`` is a function over a ufunc: a row statement applying it compiles (its lowering read
+    the ufunc's ``nin`` and the loop ran as Python after an internal AttributeError)."""
+    calls = []
+    for n in (1, 8, 17, 300):
+        a = (rng.standard_normal((5, n)) * 2).astype(dtype)
+        a[0, ::2], a[1, ::3], a[2, ::4], a[3, 1::5], a[4, ::2] = -0.0, 0.0, np.nan, 1.0, -1.0
+        for lo, hi in ((-1.0, 1.0), (0.0, 1.0), (-1.0, -0.0), (np.nan, 1.0), (1.0, -1.0), (dtype(0.0), dtype(-0.0))):
+            calls.append((a, np.zeros_like(a), lo, hi))
+    check(clip_rows, calls)
+

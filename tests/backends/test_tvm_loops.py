@@ -1099,3 +1099,25 @@ def test_loops_without_effects_give_pythons_big_ints():
     check(fibonacci_mod, [(10, 7), (92, 10**9), (93, 10**9), (200, 1000)])
     check(power_mod, [(3, 5, 7), (3, 1000, 2**47 - 1), (2, 10**6, 10**9 + 7), (7, 0, 13)])
     check(collatz_peak, [(6,), (27,), (2**47 - 1,)])
+
+
+def float32_results(a):
+    s = np.float32(0.0)
+    mx = np.float32(-np.inf)
+    last = a[0]
+    for i in range(len(a)):
+        s += a[i] * np.float32(0.5)
+        if a[i] > mx:
+            mx = a[i]
+        last = a[i]
+    return s, mx, last, float(last)
+
+
+def test_float32_results_come_back_exactly():
+    """float32 scalars handed back from their slots' bits (struct, not a numpy array per value):
+    -0.0, NaN, infinities, denormals and the largest float32, as np.float32 and as a Python float."""
+    f32 = np.float32
+    specials = [np.array(v, f32) for v in ([-0.0, -0.0], [1.0, np.nan, 2.0], [np.inf, -1.0], [-np.inf, -np.inf],
+                                            [1e-45, -1e-45, 3.4e38], [0.1, 0.2, 0.3])]
+    rng = np.random.default_rng(46)
+    check(float32_results, [(a,) for a in specials] + [(rng.standard_normal(n).astype(f32),) for n in (1, 9, 100)])

@@ -2160,6 +2160,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
     def ufunc(self, name, args, e, over_arrays=False) -> Val:
         """``np.name(*args)`` on elements; ``over_arrays``: the elements of a whole-array or row
         statement's operands, where numpy would make one call of its loop over all of them."""
+        if name == "clip":               # (a function over numpy's clip ufunc: no ``nin``)
+            return self.clip(args, e)
         ufunc = getattr(np, name)
         if len(args) != ufunc.nin:
             raise _no(f"np.{name} with {len(args)} arguments", e)
@@ -2457,6 +2459,10 @@ def result_reader(kernel: LoopKernel, first=0, count=None):
     return namespace["read"]
 
 
+# struct formats of a narrower float's bits (an int of its width) and of its value, by itemsize
+NARROW_FLOAT_FORMATS = {4: ("i", "f"), 2: ("h", "e")}
+
+
 def result_expressions(kernel: LoopKernel, first=0, count=None, views=False) -> tuple[list, dict]:
     """(a Python expression per live-out value, reading the status list ``s``, or None for an array;
     the names the expressions use), for generated code (``result_reader``, and the loop runner, which
@@ -2481,6 +2487,12 @@ def result_expressions(kernel: LoopKernel, first=0, count=None, views=False) -> 
             value = f"d[{at}]" if views else f"unpack(pack(s[{at}]))[0]"
         elif dtype.kind in "iub" and dtype != np.uint64:
             value = f"{ints}[{at}]"
+        elif dtype.kind == "f" and dtype.itemsize in NARROW_FLOAT_FORMATS:
+            # (the narrower float's bits, sign-extended, through struct: its exact value as a Python
+            # float; a numpy array per read cost about 1.5 us, twice a short loop's whole call)
+            bits, value_format = NARROW_FLOAT_FORMATS[dtype.itemsize]
+            namespace[f"pack{k}"], namespace[f"unpack{k}"] = struct.Struct(bits).pack, struct.Struct(value_format).unpack
+            value = f"unpack{k}(pack{k}({ints}[{at}]))[0]"
         else:
             width = np.dtype(f"int{8 * dtype.itemsize}") if dtype.kind == "f" or dtype == np.uint64 else None
             namespace[f"v{k}"] = (lambda st, at=at, w=width, d=dtype:

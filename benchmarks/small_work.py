@@ -17,7 +17,13 @@ point is the cost of that choice on every later call.
 ``list_loop_*``: a loop with a heavy position over a list of 3 and 10k floats; ``collatz_*``: a
 ``while`` loop on a small int and on one beyond int64; ``exp_*``: ``np.exp`` of 100 and 1M float64;
 ``jit_at_each_call_16``: ``jit(lambda y: y * k + 1.0)(x)`` made at each call.
+
+Then ``new lengths``: a short chain called on 60 arrays of random lengths (1,000 to 200,000), each length
+once per pass, three passes; the total time of each pass, numpy's and astjit's (each new length once
+compiled a kernel: runtime/new_extents).
 """
+
+import time
 
 import numpy as np
 from _timing import compare, describe_modes, parse_args, print_header, print_results
@@ -108,6 +114,31 @@ def plain_at_each_call(x, k):
     return (lambda y: y * k + 1.0)(x)
 
 
+def centered_energy(x):
+    y = x - x.mean()
+    return (y * y).sum() / len(x)
+
+
+def new_lengths(passes=3, calls=60):
+    """Each pass's total time, plain and jitted, over ``calls`` arrays of random lengths."""
+    rng = np.random.default_rng(1)
+    arrays = [rng.random(n) for n in rng.integers(1_000, 200_000, calls)]
+    jitted = jit(centered_energy)
+    print(f"== new lengths: {calls} calls of centered_energy on arrays of random lengths, total per pass")
+    for k in range(passes):
+        times = []
+        for fn in (centered_energy, jitted):
+            started = time.perf_counter()
+            results = [fn(x) for x in arrays]
+            times.append(time.perf_counter() - started)
+            if fn is centered_energy:
+                want = results
+        assert all(abs(g - w) <= 1e-12 * abs(w) for g, w in zip(results, want))
+        print(f"   pass {k + 1}: numpy {times[0] * 1e3:8.1f} ms   astjit {times[1] * 1e3:8.1f} ms   "
+              f"numpy/astjit {times[0] / times[1]:.2f}x")
+    print(f"   {describe_modes(jitted)}")
+
+
 def switching(fn):
     """Calls ``fn`` with the global ``WAVE`` switched first, so that both sides see every switch."""
     waves = [np.sin, np.cos]
@@ -171,6 +202,8 @@ def main():
         chosen.append((name, plain, jitted, args))
     results = [compare(name, plain, jitted, args, repeats=opts.repeats) for name, plain, jitted, args in chosen]
     print_results(results)
+    if not opts.only or any(text in "new lengths" for text in opts.only):
+        new_lengths()
 
 
 if __name__ == "__main__":

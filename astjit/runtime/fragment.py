@@ -219,8 +219,9 @@ class Fragment:
         if not self._extents_noted:
             self._extents_noted = True
             self._record("extents", f"arrays of new lengths keep arriving: after {EXTENTS_AT_ONCE} lengths "
-                                    f"compiled, a new length runs as Python until met {SIGHTINGS_TO_COMPILE} "
-                                    "times (not at all where Python was measured faster at longer ones)")
+                                    "compiled, a new length runs as Python until met often enough to repay "
+                                    f"its compile (at least {SIGHTINGS_TO_COMPILE} times; never where Python "
+                                    "was measured faster at longer ones)")
         return True
 
     def _made_meanwhile(self, args):

@@ -1,13 +1,17 @@
 """When a block's arrays keep arriving in new lengths: compile a new length's kernel only once it recurs.
 
 A straight-line Fragment is specialized per shape (runtime/keys.make_key), and a specialization costs
-a compile of 50-300 ms. A function called on arrays of ever new lengths (signals of varying length, a
-recursion over halves, slices growing in a loop kept in Python) compiled one kernel per call up to
-ASTJIT_RECOMPILE_LIMIT: 60 calls on lengths between 1,000 and 200,000 took 4.9 s where numpy took
-16 ms. The first EXTENTS_AT_ONCE lengths of one pattern (the same dtypes, ranks, layouts and axes of
-extent 0 or 1) still compile at their first call; a further length runs the block's Python until it
-has been met SIGHTINGS_TO_COMPILE times, and never where the block's Python was measured faster at
-every length of the pattern compiled so far, all at least as long."""
+a compile of 50-300 ms (more for exact sums). A function called on arrays of ever new lengths (signals
+of varying length, a recursion over halves, slices growing in a loop kept in Python) compiled one
+kernel per call up to ASTJIT_RECOMPILE_LIMIT: 60 calls on lengths between 1,000 and 200,000 took 4.9 s
+where numpy took 16 ms. The first EXTENTS_AT_ONCE lengths of one pattern (the same dtypes, ranks,
+layouts and axes of extent 0 or 1) still compile at their first call. A further length runs the
+block's Python until it has been met often enough to repay its compile: the time the compiled lengths
+saved per element on their first-call measurement (runtime/measure), times its elements, against
+their mean compile time; at least SIGHTINGS_TO_COMPILE times, and never where the block's Python was
+measured faster at every length compiled so far, all at least as long."""
+
+import math
 
 import numpy as np
 
@@ -52,10 +56,24 @@ class NewExtents:
         if all(e.runs == "python" for e in same) and elements(key) <= min(elements(e.key) for e in same):
             return True                 # (Python won at every length compiled, all longer than this)
         seen = self.sightings.get(key, 0) + 1
-        if seen >= SIGHTINGS_TO_COMPILE:
+        if seen >= sightings_to_repay(same, key):
             del self.sightings[key]
             return False
         if len(self.sightings) >= REMEMBERED:
             self.sightings.clear()
         self.sightings[key] = seen
         return True
+
+
+def sightings_to_repay(same, key) -> int:
+    """How many calls with ``key`` repay its compile, judged by the specializations ``same`` of its
+    pattern: their mean compile time over the time their first-call measurement saved per element,
+    times ``key``'s elements (at least SIGHTINGS_TO_COMPILE; that many where none was measured or
+    none saved time: a longer array may be where a kernel starts to win)."""
+    saved = [(python - compiled) / max(elements(e.key), 1) for e in same if e.measured
+             for compiled, python in [e.measured]]
+    per_call = max(saved, default=0.0) * elements(key)
+    if per_call <= 0:
+        return SIGHTINGS_TO_COMPILE
+    compile_seconds = sum(e.compile_seconds for e in same) / len(same)
+    return max(SIGHTINGS_TO_COMPILE, math.ceil(compile_seconds / per_call))

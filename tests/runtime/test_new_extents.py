@@ -9,7 +9,13 @@ from differential import assert_same_as_numpy
 
 from astjit import explain, jit
 from astjit.runtime import new_extents
-from astjit.runtime.new_extents import EXTENTS_AT_ONCE, SIGHTINGS_TO_COMPILE, NewExtents, extent_pattern
+from astjit.runtime.new_extents import (
+    EXTENTS_AT_ONCE,
+    SIGHTINGS_TO_COMPILE,
+    NewExtents,
+    extent_pattern,
+    sightings_to_repay,
+)
 
 RNG = np.random.default_rng(46)
 
@@ -41,7 +47,9 @@ def test_ever_new_lengths_compile_two_and_give_numpys_results(dtype):
     assert not [r for r in explain(jf) if r.kind == "limit"]
 
 
-def test_a_length_that_recurs_is_compiled():
+def test_a_length_that_recurs_is_compiled(monkeypatch):
+    # (how often depends on what the first lengths' measurement found: here, the minimum)
+    monkeypatch.setattr(new_extents, "sightings_to_repay", lambda same, key: SIGHTINGS_TO_COMPILE)
     jf = jit(centered_energy)
     for n in (100, 200, 300, 400):
         assert_same_as_numpy(centered_energy, RNG.standard_normal(n), jitted=jf)
@@ -89,8 +97,8 @@ def test_slices_growing_in_a_python_loop_compile_at_most_two_lengths():
 FLOAT64 = np.dtype(np.float64)
 
 
-def entry(shape, runs="compiled"):
-    return SimpleNamespace(key=key(shape), runs=runs)
+def entry(shape, runs="compiled", measured=None, compile_seconds=0.2):
+    return SimpleNamespace(key=key(shape), runs=runs, measured=measured, compile_seconds=compile_seconds)
 
 
 def key(shape):
@@ -131,3 +139,19 @@ def test_the_record_of_lengths_met_stays_bounded(monkeypatch):
     for n in range(12, 30):
         rule.defer(entries, key((n,)))
     assert len(rule.sightings) <= 4
+
+
+def test_a_length_waits_for_the_calls_that_repay_its_compile():
+    """Compiled lengths that saved 1e-8 s an element at their measurement, compiled in 0.5 s: a length
+    of 10,000 needs 5,000 calls, one of a million 50; without a saving measured, the minimum."""
+    measured = [entry((10_000,), measured=(1e-4, 2e-4), compile_seconds=0.5),
+                entry((20_000,), measured=(3e-4, 4e-4), compile_seconds=0.5)]
+    assert sightings_to_repay(measured, key((10_000,))) == 5000
+    assert sightings_to_repay(measured, key((1_000_000,))) == 50
+    assert sightings_to_repay(measured, key((10**9,))) == SIGHTINGS_TO_COMPILE
+    assert sightings_to_repay([entry((10,)), entry((20,))], key((30,))) == SIGHTINGS_TO_COMPILE
+    slower = [entry((10,), "python", measured=(2e-6, 1e-6)), entry((20,), measured=(3e-6, 2e-6))]
+    assert sightings_to_repay(slower, key((30,))) == SIGHTINGS_TO_COMPILE
+    rule = NewExtents()
+    assert all(rule.defer(measured, key((1_000_000,))) for _ in range(49))
+    assert not rule.defer(measured, key((1_000_000,)))

@@ -326,3 +326,29 @@ def test_a_nest_of_two_negative_lengths_runs_as_written():
     img = rng.random((30, 30))
     assert np.array_equal(jf(img), median_filter_3x3(img))
     assert region.calls == 1
+
+
+def matmul_into(A, B, C):
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(n):
+            s = 0.0
+            for k in range(n):
+                s += A[i, k] * B[k, j]
+            C[i, j] = s
+    return 0
+
+
+def repeat_matmul(A, B, C, reps):
+    for r in range(reps):
+        matmul_into(A, B, C)
+    return C
+
+
+def test_a_few_calls_of_a_helper_that_loops_call_the_kernel():
+    """The estimate counts a call as one operation: three calls of a 40x40 matrix product (a loop
+    nest in the helper) read as a tiny loop and ran as Python (0.9x plain Python)."""
+    calls = [(rng.random((40, 40)), rng.random((40, 40)), np.zeros((40, 40)), reps) for reps in (3, 1, 2, 0)]
+    jitted = check(repeat_matmul, calls)
+    assert jitted.fragments[0].block.tiny_work == 0
+    assert jitted.fragments[0].calls >= 3

@@ -214,7 +214,7 @@ class Fragment:
     def _deferred(self, args) -> bool:
         """Whether this call's new array lengths run the block's Python instead of a compile, recorded
         once for explain (runtime/new_extents)."""
-        if self.strict or self.key_by != "shape" or not self._new_extents.defer(self.entries, self.make_key(args)):
+        if self.strict or self.key_by != "shape" or not self._new_extents.defer(self.entries, self.make_key(args), args):
             return False
         if not self._extents_noted:
             self._extents_noted = True

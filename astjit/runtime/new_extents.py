@@ -9,7 +9,8 @@ layouts and axes of extent 0 or 1) still compile at their first call. A further 
 block's Python until it has been met often enough to repay its compile: the time the compiled lengths
 saved per element on their first-call measurement (runtime/measure), times its elements, against
 their mean compile time; at least SIGHTINGS_TO_COMPILE times, and never where the block's Python was
-measured faster at every length compiled so far, all at least as long."""
+measured faster at every length compiled so far, all at least as long. New values of the ints a
+specialization depends on (a slice bound ``a[:k]``, a shape ``np.zeros(n)``) are new lengths too."""
 
 import math
 
@@ -44,24 +45,46 @@ class NewExtents:
     def __init__(self):
         self.sightings: dict = {}
 
-    def defer(self, entries, key) -> bool:
-        """Whether a call with ``key`` (not in the Fragment's cache) should run the block's Python
-        instead of compiling; ``entries``: the Fragment's specializations so far."""
+    def defer(self, entries, key, args=()) -> bool:
+        """Whether a call with ``key`` and ``args`` (not held by the Fragment's specializations
+        ``entries``) should run the block's Python instead of compiling."""
+        exact = [e for e in entries if e.key == key]
+        if exact:
+            return self._defer_values(exact, key, args)
         pattern = extent_pattern(key)
         if pattern is None:
             return False
         same = [e for e in entries if extent_pattern(e.key) == pattern]
-        if len(same) < EXTENTS_AT_ONCE or any(e.key == key for e in same):
+        if len(same) < EXTENTS_AT_ONCE:
             return False
         if all(e.runs == "python" for e in same) and elements(key) <= min(elements(e.key) for e in same):
             return True                 # (Python won at every length compiled, all longer than this)
-        seen = self.sightings.get(key, 0) + 1
+        return self._sighted(key, same, key)
+
+    def _defer_values(self, exact, key, args) -> bool:
+        """The same rule for new values of the ints a key's specializations depend on (a slice bound
+        ``a[:k]``, a shape ``np.zeros(n)``): past EXTENTS_AT_ONCE of them, a new value waits for its
+        sightings, and never where the block's Python won for every value so far."""
+        positions = sorted({i for e in exact for i in e.value_guards})
+        if len(exact) < EXTENTS_AT_ONCE or not positions:
+            return False
+        sighting = (key, tuple((type(args[i]), args[i]) for i in positions))
+        try:
+            hash(sighting)
+        except TypeError:                # (a slice, a list: compiled as before)
+            return False
+        if all(e.runs == "python" for e in exact):
+            return True
+        return self._sighted(sighting, exact, key)
+
+    def _sighted(self, sighting, same, key) -> bool:
+        seen = self.sightings.get(sighting, 0) + 1
         if seen >= sightings_to_repay(same, key):
-            del self.sightings[key]
+            del self.sightings[sighting]
             return False
         if len(self.sightings) >= REMEMBERED:
             self.sightings.clear()
-        self.sightings[key] = seen
+        self.sightings[sighting] = seen
         return True
 
 

@@ -73,7 +73,8 @@ def zeros_of(n, a):
     return z, w
 
 
-def test_python_int_as_shape_respects_value_guards():
+def test_python_int_as_shape_respects_value_guards(monkeypatch):
+    monkeypatch.setattr(new_extents, "EXTENTS_AT_ONCE", 100)    # (each value compiles at its first call)
     jf = jit(zeros_of)
     a = RNG.standard_normal(4)
     for n in (3, 5, 3, 1, 5):
@@ -149,6 +150,7 @@ def reshaped(a, n):
 
 
 def test_the_warning_names_a_value_that_keeps_changing(monkeypatch):
+    monkeypatch.setattr(new_extents, "EXTENTS_AT_ONCE", 100)    # (each value compiles at its first call)
     monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "2")
     jf = jit(reshaped)
     a = RNG.standard_normal(24)

@@ -97,8 +97,9 @@ def test_slices_growing_in_a_python_loop_compile_at_most_two_lengths():
 FLOAT64 = np.dtype(np.float64)
 
 
-def entry(shape, runs="compiled", measured=None, compile_seconds=0.2):
-    return SimpleNamespace(key=key(shape), runs=runs, measured=measured, compile_seconds=compile_seconds)
+def entry(shape, runs="compiled", measured=None, compile_seconds=0.2, value_guards=None):
+    return SimpleNamespace(key=key(shape), runs=runs, measured=measured, compile_seconds=compile_seconds,
+                           value_guards=value_guards or {})
 
 
 def key(shape):
@@ -155,3 +156,30 @@ def test_a_length_waits_for_the_calls_that_repay_its_compile():
     rule = NewExtents()
     assert all(rule.defer(measured, key((1_000_000,))) for _ in range(49))
     assert not rule.defer(measured, key((1_000_000,)))
+
+
+def prefix_sum(a, k):
+    return (a[:k] * 2.0 + 1.0).sum()
+
+
+def test_new_values_of_a_slice_bound_compile_two_and_give_numpys_results():
+    """``a[:k]`` specializes on k's value: 40 values of k compiled 16 kernels (1.6 s, numpy 1.6 ms)."""
+    jf = jit(prefix_sum)
+    a = RNG.standard_normal(500)
+    for k in range(100, 140):
+        assert_same_as_numpy(prefix_sum, a, k, jitted=jf)
+    assert sum(len(f.entries) for f in jf.fragments) == EXTENTS_AT_ONCE
+    assert [r for r in explain(jf) if r.kind == "extents"]
+
+
+def test_a_value_is_deferred_until_its_sightings():
+    guarded = [entry((10,), value_guards={1: 3}), entry((10,), value_guards={1: 4})]
+    rule = NewExtents()
+    for _ in range(SIGHTINGS_TO_COMPILE - 1):
+        assert rule.defer(guarded, key((10,)), (None, 5))
+    assert not rule.defer(guarded, key((10,)), (None, 5))
+    assert not rule.defer(guarded[:1], key((10,)), (None, 6))        # (the first values compile)
+    assert not rule.defer([entry((10,)), entry((10,))], key((10,)), (None, 6))   # (no value guarded)
+    assert not rule.defer(guarded, key((10,)), (None, slice(1, 2)))    # (unhashable: compiled as before)
+    python = [entry((10,), "python", value_guards={1: 3}), entry((10,), "python", value_guards={1: 4})]
+    assert all(rule.defer(python, key((10,)), (None, 7)) for _ in range(10))

@@ -201,7 +201,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                         stopped, result, allocate, aligned, converted, compacting, overlapping, big_ints,
                         on_refusal, refused=None):
-    from ..backends.array_views import compact
+    from ..backends.array_views import compact, writeable_view
     from ..backends.tvm.loop_lists import NEED_ROOM
 
     names = _names(len(args))
@@ -234,11 +234,20 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     if appends.sharing:
         test = " or ".join(f"{names[p]} is {names[q]}" for p, q in appends.sharing)
         lines += [f"    if {test}:", f"        return {on_refusal}({params})"]
-    # (after an empty or size-1 axis: each such array as ``compact`` makes it; else as it is, for one test a call)
-    compacted = [x if p in converted else f"({x} if {x}.size and 1 not in {x}.shape else compact({x}))"
-                 for p, x in zip(arrays, call)] + call[len(arrays):]
+    # (after an empty or size-1 axis, or a read-only array: each array as ``compact`` makes it, each
+    # read-only one the kernel only reads as ``writeable_view`` makes it; else as it is, for one test a call)
+    prepared, preparing = [], []
+    for k, (p, x) in enumerate(zip(arrays, call)):
+        if p in converted:
+            prepared.append(x)
+            continue
+        if p not in written:
+            preparing.append(f"            w{k} = {x} if {x}.flags.writeable else writeable_view({x})")
+            x = f"w{k}"
+        prepared.append(f"({x} if {x}.size and 1 not in {x}.shape else compact({x}))")
+    prepared += call[len(arrays):]
     lines += ["    try:", "        status = take()", "    except IndexError:", "        status = new_status()",
-              "    try:", "        if compacting[0]:", f"            kernel({', '.join(compacted)}, status[0])",
+              "    try:", "        if compacting[0]:", *preparing, f"            kernel({', '.join(prepared)}, status[0])",
               "        else:", f"            kernel({', '.join(call)}, status[0])",
               "    except Exception:", "        give(status)", "        status = None",
               # (the refusal's path outside the except clause: an exception of the loop's Python is the
@@ -266,7 +275,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     namespace = {**result_names, "may_share": may_share_memory, "checked": checked, "allocate": allocate,
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
                  "stopped": stopped, "refused": refused, "extend": appends.extend, "compacting": compacting,
-                 "compact": compact, "overlapping": overlapping, "big_ints": big_ints,
+                 "compact": compact, "writeable_view": writeable_view, "overlapping": overlapping, "big_ints": big_ints,
                  **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

@@ -217,6 +217,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
                 if p in written:
                     return fallback(*args)        # Python raises at the first write, after its effects
                 a = writeable_view(a)            # DLPack cannot carry a read-only array
+                compacting[0] = True             # (the generated runner makes such views from now on)
             if a.flags.c_contiguous and (a.size <= 1 or 1 in a.shape):
                 a = compact(a)                   # (numpy ignores the strides of an empty or size-1 axis)
                 compacting[0] = True             # (the generated runner passes such arrays so from now on)

@@ -54,3 +54,51 @@ def test_writeable_view_of_a_broadcast_keeps_its_strides():
     v = writeable_view(a)
     assert v.strides == a.strides and np.shares_memory(v, a)
     np.testing.assert_array_equal(v, a)
+
+
+def test_writeable_view_is_kept_for_a_view_and_made_anew_when_it_changes():
+    a = np.frombuffer(np.arange(6.0).tobytes())
+    assert writeable_view(a) is writeable_view(a)           # (a view of another object's memory: kept)
+    a.shape = (2, 3)
+    assert writeable_view(a).shape == (2, 3) and np.array_equal(writeable_view(a), a)
+    a.dtype = np.int64
+    assert writeable_view(a).dtype == np.int64 and np.array_equal(writeable_view(a), a)
+    other = np.frombuffer(np.arange(6.0).tobytes())
+    assert writeable_view(other) is not writeable_view(a) and np.array_equal(writeable_view(other), other)
+
+
+def test_an_array_owning_its_memory_stays_resizable():
+    """A read-only array that owns its memory gets a new view each time: numpy may move its memory, and
+    refuses to resize an array a weak reference holds."""
+    owned = np.arange(6.0)
+    owned.flags.writeable = False
+    assert np.shares_memory(writeable_view(owned), owned)
+    owned.resize(600, refcheck=False)
+    owned.resize(6, refcheck=False)
+    assert np.shares_memory(writeable_view(owned), owned) and writeable_view(owned).shape == (6,)
+
+
+def read_total(x, k):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] * k
+    return s
+
+
+def test_a_loop_reading_a_read_only_array_sees_its_values_at_each_call():
+    """The generated loop runner passes read-only arrays as kept writeable views once it met one: the
+    values a call reads are the array's at that call (a locked array unlocked, changed and locked)."""
+    from loop_checks import check
+
+    locked = np.linspace(0.0, 1.0, 40)
+    locked.flags.writeable = False
+    calls = []
+    for k in range(4):
+        calls.append((locked, 2.0 + k))
+        calls.append((np.frombuffer(np.linspace(k, 3.0, 40).tobytes()), 0.5))
+        calls.append((np.broadcast_to(1.5 * k, (40,)), 3.0))
+    jitted = check(read_total, calls)
+    locked.flags.writeable = True
+    locked[:] = 7.0
+    locked.flags.writeable = False
+    assert jitted(locked, 2.0) == read_total(locked, 2.0) == 7.0 * 2.0 * 40

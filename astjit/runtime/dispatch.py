@@ -24,6 +24,7 @@ def _names(n):
 
 
 INT64 = np.iinfo(np.int64)
+DISJOINT = object()      # what ``overlapping`` gives for arrays sharing memory but no element (the kernel runs)
 
 
 def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="shape", promote=None,
@@ -168,9 +169,9 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     of extent 0 or 1 as ``backends/array_views.compact`` makes it (numpy ignores the strides there and
     gives an empty array strides of 0, which the kernel refuses, with an exception that cost 30-60 us
     a call): from then on the runner passes each such array that way (a test of each array's size
-    and shape, about 50 ns); ``overlapping(args, otherwise)``: where a written array may share
-    memory with another (``np.may_share_memory``), the loop's Python if they share an element, else
-    ``otherwise(*args)`` (``checked`` by default); ``big_ints``: a one-item list that ``checked`` sets True
+    and shape, about 50 ns); ``overlapping(args)``: where a written array may share memory with
+    another (``np.may_share_memory``), the loop's Python if they share an element, else DISJOINT
+    (the kernel runs; by default ``checked``'s result); ``big_ints``: a one-item list that ``checked`` sets True
     once an int argument was beyond int64, which the kernel's conversion refuses with an exception
     costing about 20 us: from then on the runner tests the int arguments' range first. The status
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
@@ -190,7 +191,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     build = functools.partial(_loop_kernel_runner, kernel, args, arrays, written, copied, scalars, has_locals,
                               appends, checked, stopped, result, allocate, aligned, converted or {},
                               [False] if compacting is None else compacting,
-                              overlapping or (lambda args, otherwise: checked(*args)),
+                              overlapping or (lambda args: checked(*args)),
                               [False] if big_ints is None else big_ints)
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
@@ -217,7 +218,9 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     pairs = [(p, q) for p in sorted(written) for q in others if q != p]
     if pairs:
         test = " or ".join(f"may_share({names[p]}, {names[q]})" for p, q in pairs)
-        lines += [f"    if {test}:", f"        return overlapping({packed}, {on_refusal})"]
+        # (arrays that only share a stretch of memory, ``x[::2]`` and ``x[1::2]``, go on to the kernel)
+        lines += [f"    if {test}:", f"        shared = overlapping({packed})", "        if shared is not DISJOINT:",
+                  "            return shared"]
     call = [f"q{p}" if p in converted else names[p] for p in arrays]
     if has_locals:
         lines += [f"    local = allocate({packed})", "    if local is None:", f"        return {on_refusal}({params})"]
@@ -275,7 +278,8 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     namespace = {**result_names, "may_share": may_share_memory, "checked": checked, "allocate": allocate,
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
                  "stopped": stopped, "refused": refused, "extend": appends.extend, "compacting": compacting,
-                 "compact": compact, "writeable_view": writeable_view, "overlapping": overlapping, "big_ints": big_ints,
+                 "compact": compact, "writeable_view": writeable_view, "overlapping": overlapping,
+                 "DISJOINT": DISJOINT, "big_ints": big_ints,
                  **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

@@ -128,7 +128,9 @@ def _backends(fragment, choice, device) -> list:
 
 
 def _has_array_work(ctx) -> bool:
-    return any(isinstance(t, ArrayType) and not t.scalar for t in ctx.types.values())
+    """Whether the block computes an array (not only numbers from its arrays: ``n = a.shape[0]``,
+    ``a[0] > 0.5``, which no kernel would run faster and explain() need not list at every length)."""
+    return any(isinstance(t, ArrayType) and not t.scalar for n, t in ctx.types.items() if n.op != "input")
 
 
 def _why_nothing(reasons) -> str:

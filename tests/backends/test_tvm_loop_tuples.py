@@ -222,7 +222,16 @@ def unpacked_short(s, n):
     return t
 
 
+def unpacked_array(v, n):
+    t = 0.0
+    for i in range(n):
+        a, b = v
+        t += a * b + i
+    return t
+
+
 @pytest.mark.parametrize("fn, args, reason", [
+    (unpacked_array, (np.array([1.0, 2.0]), 3), "unpacking 'v', which holds no tuple of numbers here"),
     (varying_length, (5,), "holds a tuple of 1 at one place and of 2 at another"),
     (computed_index, (5,), "indexed by something other than a constant"),
     (concatenated, (3,), "holds a tuple of 1 at one place and another value here"),

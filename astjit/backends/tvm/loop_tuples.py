@@ -82,6 +82,11 @@ def scalarized(loop, calls, live_in, live_out, args, unbound_after) -> TupleName
         if name in lengths and name in incoming and len(incoming[name]) != lengths[name]:
             raise _no(f"{name!r} comes in as a tuple of {len(incoming[name])} and the loop makes it a tuple "
                       f"of {lengths[name]}")
+    for n in _walk(bodies):
+        if isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Tuple) and isinstance(
+                n.value, gast.Name) and n.value.id not in lengths:
+            raise _no(f"unpacking {n.value.id!r}, which holds no tuple of numbers here (only those are "
+                      "unpacked in a compiled loop)", n)
     if not lengths:
         return None
     for k, body in enumerate(bodies):

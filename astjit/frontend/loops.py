@@ -7,7 +7,8 @@ writes with one integer index per axis, scalar temporaries, ``if``/``elif``/``el
 ``break``/``continue``, calls of scalar functions (``abs``,
 ``min``, ``max``, ``int``, ``float``, ``round``, ``divmod``, ``len``, ``math.*``, numpy ufuncs, numpy's
 scalar types as casts) and of the user's own
-functions whose bodies qualify (frontend/inline), and ``append`` of numbers to a list (backends/tvm/loop_lists). This module decides that
+functions whose bodies qualify (frontend/inline), tuples of numbers held in names (``s = (x, y, z)``,
+``x, y, z = s``: backends/tvm/loop_tuples), and ``append`` of numbers to a list (backends/tvm/loop_lists). This module decides that
 from the syntax alone and names the first line that keeps a loop in Python; the types of the values
 (which arrays, which dtypes) are checked again on every new set of argument types, when the loop is
 compiled (backends/tvm/loops.py).
@@ -137,9 +138,8 @@ class LoopChecker:
         elif isinstance(s, gast.Assign):
             if len(s.targets) != 1:
                 self.refuse("chained assignment", s)
-            if isinstance(s.value, gast.Tuple) and isinstance(s.targets[0], gast.Tuple):
-                for e in s.value.elts:
-                    self.expr(e)
+            if isinstance(s.value, gast.Tuple) and isinstance(s.targets[0], gast.Tuple | gast.Name):
+                self.tuple_items(s.value)                         # (``s = (x, y, z)``: backends/tvm/loop_tuples)
             else:
                 self.expr(s.value)
             self.target(s.targets[0], s)
@@ -161,6 +161,14 @@ class LoopChecker:
             self.raise_statement(s)
         else:
             self.refuse(statement_kind(s), s)
+
+    def tuple_items(self, e) -> None:
+        """A tuple display's items, none starred (``s = (x, y, z)``, ``rhs((x, y, z))``): whether its
+        name then holds a tuple of numbers is known when the loop is compiled (backends/tvm/loop_tuples)."""
+        for item in e.elts:
+            if isinstance(item, gast.Starred):
+                self.refuse("a starred item in a tuple", item)
+            self.expr(item)
 
     def raise_statement(self, s) -> None:
         """``raise E(...)`` of an exception class, called with constants, f-strings and values the loop
@@ -277,7 +285,8 @@ class LoopChecker:
         if isinstance(t, gast.Tuple) and isinstance(stmt, gast.Assign) and all(
                 isinstance(e, gast.Name) or (isinstance(e, gast.Subscript) and isinstance(e.value, gast.Name))
                 for e in t.elts) and (isinstance(stmt.value, gast.Tuple) and len(stmt.value.elts) == len(t.elts)
-                                      or is_divmod(stmt.value, self.calls) and len(t.elts) == 2):
+                                      or is_divmod(stmt.value, self.calls) and len(t.elts) == 2
+                                      or isinstance(stmt.value, gast.Name)):    # x, y, z = s (a tuple)
             for e in t.elts:                                      # lo, hi = 0, n  (the values were checked)
                 if isinstance(e, gast.Subscript):                 # a[i], a[j] = a[j], a[i]
                     self.index(e.slice)
@@ -425,7 +434,10 @@ class LoopChecker:
 
     def inline_body(self, e, what, callee) -> None:
         for a in e.args:
-            self.expr(a)
+            if isinstance(a, gast.Tuple):                 # a tuple of numbers passed: backends/tvm/loop_tuples
+                self.tuple_items(a)
+            else:
+                self.expr(a)
         self.depth += 1
         try:
             self.body(callee.body)

@@ -92,14 +92,27 @@ def specialize_loop(fragment, key, args) -> Specialization:
 
     if get_backend() is None:
         raise Unsupported(f"TVM is unavailable ({import_error()})")
+    from ..backends.tvm.loop_tuples import scalarized, spelled_items, tuple_items_in_arrays
     from ..backends.tvm.loops import LoopLowering
 
     block = fragment.block
+    tuples = None
     try:
-        lowering = LoopLowering(block.kernel_loop, fragment.live_in, fragment.live_out, args, block.loop_calls,
-                                block.entry_facts, block.resume_at, block.returns, block.unbound_after)
+        # (tuples of numbers held in names: each item a scalar of the kernel's, backends/tvm/loop_tuples)
+        tuples = scalarized(block.kernel_loop, block.loop_calls, fragment.live_in, fragment.live_out, args,
+                            block.unbound_after)
+        loop, calls, live_in, live_out, kernel_args, unbound_after = (
+            (block.kernel_loop, block.loop_calls, fragment.live_in, fragment.live_out, args, block.unbound_after)
+            if tuples is None else (tuples.loop, tuples.calls, tuples.live_in, tuples.live_out, tuples.args,
+                                    tuples.unbound_after))
+        lowering = LoopLowering(loop, live_in, live_out, kernel_args, calls, block.entry_facts, block.resume_at,
+                                block.returns, unbound_after)
         lowered = lowering.lower()
-    except Unsupported:
+        if tuples is not None:
+            tuple_items_in_arrays(tuples, lowering)
+    except Unsupported as exc:
+        if tuples is not None:
+            raise Unsupported(spelled_items(str(exc))) from None
         raise
     except Exception as exc:      # a case the lowering does not foresee: the loop runs as Python, explained
         raise Unsupported(f"astjit could not lower this loop ({type(exc).__name__}: "
@@ -116,7 +129,13 @@ def specialize_loop(fragment, key, args) -> Specialization:
                               f"{str(exc).splitlines()[0] if str(exc) else ''})") from None
         main = module["main"]
         persisted.write_loop_kernel(text, module)
-    runner = make_loop_runner(main, lowered, fragment, args)
+    if tuples is None:
+        runner = make_loop_runner(main, lowered, fragment, args)
+    else:
+        from ..backends.tvm.loop_tuples import fall_back, tuple_runner
+
+        inner = make_loop_runner(main, lowered, fragment, kernel_args, live_in, live_out, fall_back)
+        runner = tuple_runner(tuples, fragment.live_in, fragment.live_out, inner, fragment.fallback)
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
     spec.segments = [loop_segment(lowered.func, None if stored is not None else module)]
@@ -129,7 +148,7 @@ def specialize_loop(fragment, key, args) -> Specialization:
     return spec
 
 
-def make_loop_runner(kernel, lowered, fragment, args):
+def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=None, fallback=None):
     """``run(*live_in)``: the kernel over the arguments, returning the live-out values as Python holds
     them; the loop's own Python for values a kernel cannot take (a read-only array it writes, a
     Python int beyond int64, an array it writes that shares memory with another array argument: the
@@ -139,7 +158,8 @@ def make_loop_runner(kernel, lowered, fragment, args):
     The call goes through generated straight-line code (``runtime/dispatch.make_loop_kernel_runner``) that tests only what
     the kernel's own argument conversion does not: a read-only array, an int beyond int64 or a
     stride the kernel does not take makes that conversion raise before the loop starts, and the call
-    then takes ``checked``, which tests each case and falls back or adapts."""
+    then takes ``checked``, which tests each case and falls back or adapts. ``live_in``, ``live_out``
+    and ``fallback``: the kernel's where they are not the Fragment's (backends/tvm/loop_tuples)."""
     from ..backends.tvm.loop_arrays import LocalArray
     from ..backends.tvm.loop_lists import NEED_ROOM
     from ..backends.tvm.loop_rotation import RotatedArray
@@ -154,7 +174,7 @@ def make_loop_runner(kernel, lowered, fragment, args):
         status_slot,
     )
 
-    live_in = fragment.live_in
+    live_in = fragment.live_in if live_in is None else live_in
     arrays = [live_in.index(n) for n in lowered.arrays]
     # a tuple or list the loop reads: an array made at each call (None where its items changed type)
     converters = {live_in.index(n): sequence_converter(seq) for n, seq in lowered.sequences.items()}
@@ -164,9 +184,9 @@ def make_loop_runner(kernel, lowered, fragment, args):
     # arrays a BLAS dot reads: numpy copies a misaligned one before handing it to BLAS
     aligned = [live_in.index(n) for n in lowered.blas_arrays if n in live_in]
     appends = AppendedValues(lowered, live_in, STATUS_SIZE + SLOTS_PER_VALUE * len(lowered.outputs), converters)
-    n_out = len(fragment.live_out)          # (then the values a ``return`` gives back: loop_return)
+    n_out = len(fragment.live_out if live_out is None else live_out)   # (then a ``return``'s values: loop_return)
     read_returned = result_reader(lowered, n_out)
-    fallback = fragment.fallback
+    fallback = fragment.fallback if fallback is None else fallback
     allocate = local_array_allocator(lowered, live_in)
     copied = [live_in.index(spec.name) for spec in lowered.locals if spec.incoming]
     local_index = {spec.name: j for j, spec in enumerate(lowered.locals)}

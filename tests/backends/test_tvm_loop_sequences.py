@@ -128,7 +128,7 @@ def test_a_tuple_of_bools():
 
 def test_other_uses_of_a_tuple_keep_the_loop_in_python_and_say_why():
     jitted = check(repeated, [((1.0, 2.0), 3), ((1.0,), 0)], compiled=False)
-    assert "'c' is a tuple, which a compiled loop only reads by an index" in str(jitted.explain())
+    assert "'c' holds a tuple of 2, which a compiled loop reads only by a constant index" in str(jitted.explain())
 
 
 def test_a_short_tuple_compiles_for_its_length():

@@ -5,7 +5,10 @@ interval that the loop's range and the values of the names the loop does not ass
 ``n``, extents) fix before its first iteration. When every such interval lies within ``0 <=
 index < extent``, no access in the loop can raise ``IndexError`` or wrap a negative index, so the
 loop runs a copy of its body without those per-access checks (backends/tvm/loops); otherwise it
-runs the checked body, which stops where Python stops.
+runs the checked body, which stops where Python stops. An index whose interval starts below 0 on
+every entry (``x[i - 1]`` from ``i = 0``: a periodic boundary, which Python wraps to the last
+element) is proven within ``-extent <= index < extent`` instead: the unchecked copy then wraps it
+(``index + extent`` where it is negative) and still needs no check.
 
 The same holds through a nest of ``for`` loops: the variable of a loop inside, ``j`` in
 ``for j in range(i + 1, n)``, takes values in an interval of its range's arguments, themselves
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 import gast
 from tvm import tirx
+from tvm.sym.analyzer import Analyzer
 
 from ...frontend.loops import constant_items
 from .loop_types import Scalar
@@ -151,6 +155,20 @@ class IndexBounds:
         one = tirx.const(1, I64)
         lo, hi = (start.lo, stop.hi - one) if step > 0 else (stop.lo + one, start.hi)
         return Interval(lo, hi, bits, start.conditions + stop.conditions)
+
+
+def in_bounds_conditions(interval: Interval, extent) -> tuple[list, bool]:
+    """(conditions, wraps): what must hold at the loop's entry for ``interval`` to index an axis of
+    ``extent`` on every iteration without an IndexError, and whether the index must be wrapped.
+
+    Where the interval's start is negative on every entry (``min(0, n - 1) - 1``, ``x[i - 1]`` over
+    ``range(n)``), ``0 <= index`` can never be proven, so ``-extent <= index`` is, with a wrap. Elsewhere
+    the proof asks ``0 <= index``, as a wrap in every iteration would cost a loop whose index is never
+    negative its contiguous vector loads."""
+    zero = tirx.const(0, I64)
+    wraps = Analyzer().can_prove(interval.lo < zero)
+    low = interval.lo >= (zero - extent if wraps else zero)
+    return [*interval.conditions, low, interval.hi < extent], wraps
 
 
 def walk_nest(stmts, bounds: IndexBounds, visit, counted: set) -> None:

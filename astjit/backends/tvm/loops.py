@@ -57,6 +57,7 @@ from .loop_bounds import (
     has_jumps,
     has_nested_loops,
     has_while,
+    in_bounds_conditions,
     nested_counters,
     walk_nest,
 )
@@ -398,6 +399,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.stores = set()
         self.array_origin = {}                 # an inlined function's array parameter -> the loop's array
         self.unchecked = set()                 # (access node id, axis) proven in bounds
+        self.wrapped = set()                   # those of them proven in -extent ... extent - 1: wrapped
         self.clean_loops = {}                  # counted_if_clean's answers in this build
         self.positive_divisors = set()         # ids of ``x % d`` nodes with d proven positive
         self.flags = []                        # per enclosing loop: (break buffer, continue buffer)
@@ -861,14 +863,15 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if proven is None:
             self.checked_loop(loop, start, step, count, counter_bits)
             return
-        condition, unchecked, positive = proven
+        condition, unchecked, wrapped, positive = proven
         with T.If(condition):
             with T.Then(), self.scope():
-                saved = self.unchecked, self.positive_divisors
+                saved = self.unchecked, self.wrapped, self.positive_divisors
                 self.unchecked = saved[0] | unchecked
-                self.positive_divisors = saved[1] | positive
+                self.wrapped = saved[1] | wrapped
+                self.positive_divisors = saved[2] | positive
                 self.counted_if_clean(loop, start, step, count, counter_bits)
-                self.unchecked, self.positive_divisors = saved
+                self.unchecked, self.wrapped, self.positive_divisors = saved
             with T.Else(), self.scope():
                 self.checked_loop(loop, start, step, count, counter_bits)
 
@@ -909,7 +912,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         trial."""
         clean = not has_jumps(loop)
         if clean and self.final:
-            key = (id(loop), frozenset(self.unchecked), frozenset(self.positive_divisors),
+            key = (id(loop), frozenset(self.unchecked), frozenset(self.wrapped), frozenset(self.positive_divisors),
                    repr(sorted(self.refined.items())), self.rotation_phase)
             clean = self.clean_loops.get(key)
             if clean is None:
@@ -998,9 +1001,10 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                     self.sites, self.refined = sites, refined
 
     def proven_in_bounds(self, loop, span):
-        """(condition, accesses, divisors): the element indices of the loop, and of the ``for`` loops
-        nested in it, that lie in their arrays on every iteration when ``condition`` holds at the
-        loop's entry (loop_bounds); None where none is proven."""
+        """(condition, accesses, wrapped, divisors): the element indices of the loop, and of the ``for``
+        loops nested in it, that lie in their arrays on every iteration when ``condition`` holds at the
+        loop's entry (loop_bounds), those of them that are negative there and wrap, and the ``x % d``
+        proven with ``d > 0``; None where none is proven."""
         if span is not None and span.bits > SAFE_BITS:
             return None
         nested = has_nested_loops(loop)
@@ -1010,7 +1014,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         assigned = assigned_names(loop)
         counters = {loop.target.id: span} if span is not None and loop.target.id not in assigned_in_body(loop) else {}
         bounds = IndexBounds(counters, assigned, self.pure_leaf)
-        conditions, unchecked = [], set()
+        conditions, unchecked, wrapped = [], set(), set()
 
         def visit(node):
             buf = self.arrays.get(node.value.id)
@@ -1023,9 +1027,11 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 interval = bounds.of(item)
                 if interval is None:
                     continue
-                conditions.extend([*interval.conditions, interval.lo >= tirx.const(0, I64),
-                                   interval.hi < buf.shape[axis]])
+                holds, wraps = in_bounds_conditions(interval, buf.shape[axis])
+                conditions.extend(holds)
                 unchecked.add((id(node), axis))
+                if wraps:
+                    wrapped.add((id(node), axis))
 
         walk_nest(loop.body, bounds, visit, nested_counters(loop))
         if not unchecked:
@@ -1033,7 +1039,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         condition = conditions[0]
         for c in conditions[1:]:
             condition = tirx.And(condition, c)
-        return condition, unchecked, bounds.positive_divisors
+        return condition, unchecked, wrapped, bounds.positive_divisors
 
     def pure_leaf(self, node):
         """The value of a name, int constant, extent or ``len()``, which emits no statement; None for
@@ -1192,6 +1198,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         negative index wrapped; neither where ``value`` (i's Val) is known to lie in ``0 ... n - 1``,
         no wrap where it is known not to be negative (loop_spans)."""
         if (id(node), axis) in self.unchecked:        # proven in bounds at the loop's entry
+            if (id(node), axis) in self.wrapped:
+                return self.bind(tirx.Select(i < tirx.const(0, I64), i + n, i), I64)
             return i
         if value is not None and _below_extent(value, (node.value.id, axis)):
             return i

@@ -427,14 +427,27 @@ def wrapping(op: str, dtype, x, y):
     """``x + y``, ``x - y`` or ``x * y`` (``op``: the ufunc's name) modulo 2**bits, as numpy's integers
     give them. TVM's simplifier assumes integer arithmetic never overflows (it folds ``(a + 1) > a`` to
     True) and its LLVM code marks 32- and 64-bit adds, subtracts and multiplies as never overflowing.
-    LLVM's reduction of the vector <x, y> (<x, ~y, 1> for a difference) is opaque to the first and wraps
-    in the second, which folds it back into one plain instruction. TVM's vectorizer cannot take that
-    vector: kernels holding it are left to LLVM's own loop vectorizer (schedule.schedule_cpu)."""
-    lanes = [x, ~y, const(1, dtype)] if op == "subtract" else [x, y]
-    vector = tirx.Shuffle([tirx.Broadcast(v, 2) for v in lanes],
-                          [tirx.const(2 * k, "int32") for k in range(len(lanes))])
-    reduce = "llvm.vector.reduce.mul" if op == "multiply" else "llvm.vector.reduce.add"
-    return tirx.call_llvm_pure_intrin(dtype, reduce, vector)
+    So the operation is computed where it cannot overflow: in the signed integer of twice the width, of
+    the operands sign-extended (an unsigned operand read as the signed integer of its width first: the
+    low bits of a sum, difference or product do not depend on the operands' signedness), and its low
+    bits are taken through a reinterpret, whose value TVM does not bound (wrap_int). LLVM narrows the
+    truncated wide operation of extended operands to one plain instruction of the dtype, without the
+    no-overflow flags, which its loop vectorizer takes like any other."""
+    wide = f"int{2 * bits(dtype)}"
+    x, y = _sign_extended(x, dtype, wide), _sign_extended(y, dtype, wide)
+    return wrap_int({"add": x + y, "subtract": x - y, "multiply": x * y}[op], wide, dtype)
+
+
+def _sign_extended(x, dtype, wide):
+    """``x`` read as the signed integer of its width, in the wider ``wide`` (a constant directly: TVM
+    cannot reinterpret one)."""
+    b = bits(dtype)
+    if isinstance(x, tirx.IntImm):
+        value = int(x.value) % 2**b
+        return const(value - 2**b if value >= 2 ** (b - 1) else value, wide)
+    if is_unsigned(dtype):
+        x = tirx.reinterpret(f"int{b}", x)
+    return x.astype(wide)
 
 
 def int_power(dtype, x, exponent: int):

@@ -18,7 +18,7 @@ import numpy as np
 from .. import config
 from ..errors import RecompileLimitWarning, StrictModeError, Unsupported
 from .keys import KEYS, describe_key, key_difference
-from .new_extents import EXTENTS_AT_ONCE, SIGHTINGS_TO_COMPILE, NewExtents
+from .new_extents import EXTENTS_AT_ONCE, NEVER, REMEMBERED, SIGHTINGS_TO_COMPILE, NewExtents
 from .records import Record
 
 
@@ -94,6 +94,7 @@ class Fragment:
         self.entries: list = []              # Specialization objects, in compile order
         self.records: list[Record] = []
         self._new_extents = NewExtents()     # lengths met but not compiled yet
+        self._python_for_good: set = set()   # keys whose cached runner is the block's Python (new_extents)
         self._extents_noted = False
         self._counter = [0]
         self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
@@ -198,30 +199,52 @@ class Fragment:
 
     def _miss(self, args):
         self.calls += 1
-        self._settled_run = self._first_settled_run     # new argument types: look again soon
+        run, self._settled_run = self._settled_run, self._first_settled_run   # new argument types: look again soon
         if any(a is UNBOUND for a in args):   # not a type to specialize on: the block's Python raises
             return self.fallback(*args)
         with self._lock:                 # threads missing together compile once
             spec = self._made_meanwhile(args)
-            if spec is None:
-                if self._deferred(args):  # (a length met for the first times: runtime/new_extents)
-                    return self.settle_python(*args)
+            # (a length met for the first times runs the block's Python: runtime/new_extents; outside
+            # the lock, which that Python may need: it may call this function again)
+            deferred = spec is None and self._deferred(args)
+            if spec is None and not deferred:
                 spec = self.specialize_only(args)
+        if deferred:      # (lengths deferred again: the inline runs between them keep growing)
+            self._settled_run = run
+            return self.settle_python(*args)
         if not spec.in_range(args):      # made for this key, but this int does not fit: numpy's own path
             return self.fallback(*args)
         return spec.runner(*args)
 
     def _deferred(self, args) -> bool:
-        """Whether this call's new array lengths run the block's Python instead of a compile, recorded
-        once for explain (runtime/new_extents)."""
-        if self.strict or self.key_by != "shape" or not self._new_extents.defer(self.entries, self.make_key(args), args):
+        """Whether this call's new array lengths (or int values) run the block's Python instead of a
+        compile (runtime/new_extents), recorded once for explain. A length that runs it for good gets
+        the block's Python as its cached runner: its calls no longer reach this path (one such call
+        in eight cost 15-40 us here, 2-4x the plain Python of a short block)."""
+        if self.strict or self.backend not in (None, "auto") or config.backend_override() is not None \
+                or self.key_by != "shape":
             return False
+        key = self.make_key(args)
+        decision = self._new_extents.defer(self.entries, key, args)
+        if decision is None:
+            return False
+        entry = self.guarded.get(key)
+        # (a key whose int values all ran Python so far: its Python for every value, without the values'
+        # checks at each call)
+        if decision == NEVER and (entry is None or all(spec.runs == "python" for spec in entry.specs)):
+            if len(self._python_for_good) >= REMEMBERED:
+                for old in self._python_for_good:
+                    if self.cache.get(old) == self.python_runner:
+                        del self.cache[old]
+                self._python_for_good.clear()
+            self._python_for_good.add(key)
+            self.cache[key] = self.python_runner
         if not self._extents_noted:
             self._extents_noted = True
             self._record("extents", f"arrays of new lengths keep arriving: after {EXTENTS_AT_ONCE} lengths "
                                     "compiled, a new length runs as Python until met often enough to repay "
-                                    f"its compile (at least {SIGHTINGS_TO_COMPILE} times; never where Python "
-                                    "was measured faster at longer ones)")
+                                    f"its compile (at least {SIGHTINGS_TO_COMPILE} times; never where that "
+                                    "takes long or Python was measured faster at longer ones)")
         return True
 
     def _made_meanwhile(self, args):

@@ -8,17 +8,19 @@ where numpy took 16 ms. The first EXTENTS_AT_ONCE lengths of one pattern (the sa
 layouts and axes of extent 0 or 1) still compile at their first call. A further length runs the
 block's Python until it has been met often enough to repay its compile: the time the compiled lengths
 saved per element on their first-call measurement (runtime/measure), times its elements, against
-their mean compile time; at least SIGHTINGS_TO_COMPILE times, and never where the block's Python was
-measured faster at every length compiled so far, all at least as long. New values of the ints a
+their mean compile time; at least SIGHTINGS_TO_COMPILE times. Where that takes more than
+MOST_SIGHTINGS, or the block's Python was measured faster at every length compiled so far, all at
+least as long, the length runs the block's Python for good (NEVER: the Fragment caches the block's
+Python for it, so its calls cost what a key that chose Python costs). New values of the ints a
 specialization depends on (a slice bound ``a[:k]``, a shape ``np.zeros(n)``) are new lengths too."""
 
 import math
 
-import numpy as np
-
 EXTENTS_AT_ONCE = 2
 SIGHTINGS_TO_COMPILE = 3
-REMEMBERED = 1024      # lengths met once or twice; forgotten all at once beyond that
+MOST_SIGHTINGS = 64        # beyond: the length's compile would not be repaid soon; its Python for good
+REMEMBERED = 1024          # lengths met and not compiled; forgotten all at once beyond that
+WAIT, NEVER = "wait", "never"
 
 
 def extent_pattern(key) -> tuple | None:
@@ -35,7 +37,7 @@ def extent_pattern(key) -> tuple | None:
 
 def elements(key) -> int:
     """The number of elements of the key's arrays, together."""
-    return sum(int(np.prod(part[1])) for part in key
+    return sum(math.prod(part[1]) for part in key
                if type(part) is tuple and len(part) == 3 and type(part[1]) is tuple)
 
 
@@ -43,59 +45,81 @@ class NewExtents:
     """A Fragment's record of the lengths met that it has not compiled yet."""
 
     def __init__(self):
-        self.sightings: dict = {}
+        self.sightings: dict = {}     # a length (or a key and int values) -> (times met, times needed)
+        self._facts: dict = {}        # key -> (extent_pattern, elements): computed once per key
 
-    def defer(self, entries, key, args=()) -> bool:
-        """Whether a call with ``key`` and ``args`` (not held by the Fragment's specializations
-        ``entries``) should run the block's Python instead of compiling."""
+    def facts(self, key) -> tuple:
+        known = self._facts.get(key)
+        if known is None:
+            if len(self._facts) >= REMEMBERED:
+                self._facts.clear()
+            known = self._facts[key] = (extent_pattern(key), elements(key))
+        return known
+
+    def defer(self, entries, key, args=()):
+        """None where a call with ``key`` and ``args`` (not held by the Fragment's specializations
+        ``entries``) should compile; else WAIT (run the block's Python, and count the call) or NEVER
+        (run the block's Python for good)."""
+        seen = self.sightings.get(key)
+        if seen is not None:                  # (a length met before: one lookup)
+            return self._count(key, seen)
         exact = [e for e in entries if e.key == key]
         if exact:
             return self._defer_values(exact, key, args)
-        pattern = extent_pattern(key)
+        pattern, size = self.facts(key)
         if pattern is None:
-            return False
-        same = [e for e in entries if extent_pattern(e.key) == pattern]
+            return None
+        same = [e for e in entries if self.facts(e.key)[0] == pattern]
         if len(same) < EXTENTS_AT_ONCE:
-            return False
-        if all(e.runs == "python" for e in same) and elements(key) <= min(elements(e.key) for e in same):
-            return True                 # (Python won at every length compiled, all longer than this)
-        return self._sighted(key, same, key)
+            return None
+        if all(e.runs == "python" for e in same) and size <= min(self.facts(e.key)[1] for e in same):
+            return NEVER                # (Python won at every length compiled, all longer than this)
+        return self._first_sighting(key, sightings_to_repay(same, size, self.facts))
 
-    def _defer_values(self, exact, key, args) -> bool:
+    def _defer_values(self, exact, key, args):
         """The same rule for new values of the ints a key's specializations depend on (a slice bound
         ``a[:k]``, a shape ``np.zeros(n)``): past EXTENTS_AT_ONCE of them, a new value waits for its
-        sightings, and never where the block's Python won for every value so far."""
+        sightings, and never compiles where the block's Python won for every value so far."""
         positions = sorted({i for e in exact for i in e.value_guards})
         if len(exact) < EXTENTS_AT_ONCE or not positions:
-            return False
+            return None
         sighting = (key, tuple((type(args[i]), args[i]) for i in positions))
         try:
-            hash(sighting)
+            seen = self.sightings.get(sighting)
         except TypeError:                # (a slice, a list: compiled as before)
-            return False
+            return None
+        if seen is not None:
+            return self._count(sighting, seen)
         if all(e.runs == "python" for e in exact):
-            return True
-        return self._sighted(sighting, exact, key)
+            return NEVER
+        return self._first_sighting(sighting, sightings_to_repay(exact, self.facts(key)[1], self.facts))
 
-    def _sighted(self, sighting, same, key) -> bool:
-        seen = self.sightings.get(sighting, 0) + 1
-        if seen >= sightings_to_repay(same, key):
-            del self.sightings[sighting]
-            return False
+    def _first_sighting(self, sighting, needed: int):
+        if needed > MOST_SIGHTINGS:
+            return NEVER
         if len(self.sightings) >= REMEMBERED:
             self.sightings.clear()
-        self.sightings[sighting] = seen
-        return True
+        self.sightings[sighting] = (1, needed)
+        return WAIT
+
+    def _count(self, sighting, seen):
+        met, needed = seen
+        if met + 1 >= needed:
+            del self.sightings[sighting]
+            return None
+        self.sightings[sighting] = (met + 1, needed)
+        return WAIT
 
 
-def sightings_to_repay(same, key) -> int:
-    """How many calls with ``key`` repay its compile, judged by the specializations ``same`` of its
-    pattern: their mean compile time over the time their first-call measurement saved per element,
-    times ``key``'s elements (at least SIGHTINGS_TO_COMPILE; that many where none was measured or
-    none saved time: a longer array may be where a kernel starts to win)."""
-    saved = [(python - compiled) / max(elements(e.key), 1) for e in same if e.measured
+def sightings_to_repay(same, size: int, facts) -> int:
+    """How many calls with ``size`` elements repay its compile, judged by the specializations ``same``
+    of its pattern (``facts(key)``: its pattern and elements): their mean compile time over the time
+    their first-call measurement saved per element, times ``size`` (at least SIGHTINGS_TO_COMPILE;
+    that many where none was measured or none saved time: a longer array may be where a kernel starts
+    to win)."""
+    saved = [(python - compiled) / max(facts(e.key)[1], 1) for e in same if e.measured
              for compiled, python in [e.measured]]
-    per_call = max(saved, default=0.0) * elements(key)
+    per_call = max(saved, default=0.0) * size
     if per_call <= 0:
         return SIGHTINGS_TO_COMPILE
     compile_seconds = sum(e.compile_seconds for e in same) / len(same)

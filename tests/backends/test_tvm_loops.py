@@ -1121,3 +1121,21 @@ def test_float32_results_come_back_exactly():
                                             [1e-45, -1e-45, 3.4e38], [0.1, 0.2, 0.3])]
     rng = np.random.default_rng(46)
     check(float32_results, [(a,) for a in specials] + [(rng.standard_normal(n).astype(f32),) for n in (1, 9, 100)])
+
+
+def last_of(a):
+    s = a[0]
+    for i in range(len(a)):
+        s = a[i]
+    return s
+
+
+def test_a_float32_result_keeps_its_bits_a_signaling_nan_too():
+    """A Python float would make a signaling NaN quiet (0x7f800001 -> 0x7fc00001): the result is read
+    back as a float32 from the slot's bits."""
+    jitted = jit(last_of)
+    for bits in (0x7F800001, 0xFF800001, 0x7FC00123, 0x80000000, 0x00000001):
+        a = np.array([0, 0x3F800000, bits], np.uint32).view(np.float32)
+        for _ in range(3):
+            got = jitted(a)
+            assert type(got) is np.float32 and np.array(got).view(np.uint32) == bits

@@ -6,6 +6,8 @@ import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
 from loop_programs import affine_rows, scatter_rows
 
+from astjit import explain
+
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
 rng = np.random.default_rng(5)
@@ -133,3 +135,18 @@ def test_clip_of_rows_compiles_with_numpys_ties_and_nans(dtype):
             calls.append((a, np.zeros_like(a), lo, hi))
     check(clip_rows, calls)
 
+
+
+def clip_rows_by_rows(a, out, lo):
+    for i in range(a.shape[0]):
+        out[i] = np.clip(a[i], lo[i], 1.0)
+    return out
+
+
+def test_clip_of_rows_with_bounds_that_are_arrays_runs_as_python():
+    """numpy gives the bound on a tie of -0.0 and 0.0 where the bounds are arrays (and keeps the value
+    with a scalar bound, the kernel's rule): such a loop stays Python, with numpy's zeros."""
+    a, lo = np.full((6, 9), -0.0), np.zeros((6, 9))
+    jitted = check(clip_rows_by_rows, [(a, np.ones_like(a), lo), (rng.standard_normal((3, 4)), np.zeros((3, 4)),
+                                                                  rng.standard_normal((3, 4)))], compiled=False)
+    assert "np.clip of rows with a bound that is an array" in str(explain(jitted))

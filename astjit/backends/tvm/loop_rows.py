@@ -253,6 +253,10 @@ class RowStatements:
 
     def op(self, kind, name, operands, node):
         """An operation with a row among its operands (``row`` evaluates row-free ones as scalars)."""
+        if name == "clip" and not all(isinstance(o, ScalarLeaf) for o in operands[1:]):
+            # (numpy's clip keeps the value on a tie of 0.0 and -0.0 with a scalar bound, as the
+            # kernel's rule does, and gives the bound where the bounds are arrays)
+            raise self.refusal("np.clip of rows with a bound that is an array", node)
         shape = list(operands[0].shape)
         for o in operands[1:]:
             shape = self.check_broadcast(shape, o.shape, node)

@@ -25,7 +25,7 @@ from .loops import (
     hoist_attribute_reads,
     loop_liveness,
 )
-from .lower import BlockLowering, attribute_chain
+from .lower import USER_CALL_REASON, BlockLowering, attribute_chain
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
 # A block without arithmetic, a reduction or a matrix product (only metadata such as shapes and
@@ -242,7 +242,7 @@ class BlockFinder:
         try:
             self.new_lowering().expr(node)
         except NotTraceable as exc:
-            if "is not supported yet" in exc.reason:
+            if "is not supported yet" in exc.reason or USER_CALL_REASON in exc.reason:
                 where = exc.node if getattr(exc.node, "lineno", None) else node
                 self.skipped.append(SkippedStatement(where.lineno, where.col_offset,
                                                      getattr(where, "end_col_offset", None), exc.reason))

@@ -11,6 +11,7 @@ from ..errors import NotTraceable
 from ..graph import ops
 from ..graph.ir import Graph
 from ..graph.ops.elementwise import BINARY_OPERATORS
+from .inline import callee_function
 from .resolve import MISSING, is_module
 
 BINOP_NAMES = {
@@ -24,6 +25,8 @@ INPLACE_NAMES = {
     gast.Mod: "imod", gast.Pow: "ipow", gast.MatMult: "imatmul", gast.BitAnd: "iand", gast.BitOr: "ior",
     gast.BitXor: "ixor", gast.LShift: "ilshift", gast.RShift: "irshift",
 }
+# why a block leaves the call of a user's own function to Python (a compiled loop inlines it instead)
+USER_CALL_REASON = "runs as Python (a block compiles numpy's operations; a compiled loop inlines your functions)"
 UNARY_NAMES = {gast.USub: "negative", gast.UAdd: "positive", gast.Invert: "invert"}
 COMPARE_NAMES = {
     gast.Lt: "less", gast.LtE: "less_equal", gast.Gt: "greater", gast.GtE: "greater_equal",
@@ -234,6 +237,9 @@ class BlockLowering:
             op_name = ops.lookup_callable(obj)
             if op_name is None:
                 spelled = ".".join(chain)
+                if callee_function(obj) is not None:
+                    # (a function of the user's: a compiled loop inlines it, a block does not)
+                    raise NotTraceable(f"{spelled} is your function: its call {USER_CALL_REASON}", func)
                 resolved = describe(obj)
                 name = spelled if resolved.endswith(spelled) or resolved == spelled else f"{spelled} ({resolved})"
                 raise NotTraceable(f"{name} is not supported yet", func)

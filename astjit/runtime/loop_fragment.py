@@ -19,6 +19,7 @@ from ..errors import Unsupported
 from . import persisted
 from .dispatch import DISJOINT, INT64, make_loop_kernel_runner, may_share_memory, shares_memory
 from .fragment import Fragment, Specialization
+from .keys import spelled
 
 
 class _Declined:
@@ -215,6 +216,9 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
                     logged.append((p, q))
                     config.log("fallbacks", "loop at %s line %s: arrays %r and %r share memory",
                                fragment.owner_name, fragment.block.lineno, live_in[p], live_in[q])
+                    fragment._record("fallback", f"arrays {spelled(live_in[p])!r} and {spelled(live_in[q])!r} "
+                                                 "share memory: the loop runs as Python for such calls, which "
+                                                 "reads each element after every earlier write to it")
                 return fallback(*args)
         return DISJOINT
 

@@ -10,7 +10,7 @@ import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
 from loop_programs import jacobi
 
-from astjit import jit
+from astjit import explain, jit
 from astjit.runtime.keys import describe_key
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
@@ -486,3 +486,15 @@ def test_a_constant_range_bound_near_int64_runs_as_python():
     constant keeps the loop in Python instead of stopping with an OverflowError."""
     jitted = check(huge_constant_ranges, [(np.arange(5.0),), (np.arange(1000.0),)], compiled=False)
     assert "a range() argument of 2**62 or more" in str(jitted.explain())
+
+
+def test_explain_names_the_arrays_that_share_memory():
+    jitted = jit(smooth)
+    for n in (20, 30):
+        x = rng.random(n)
+        want, got = x.copy(), x.copy()
+        smooth(want, want)
+        jitted(got, got)
+        assert np.array_equal(want, got)
+    shared = [r for r in explain(jitted) if "share memory" in r.message]
+    assert len(shared) == 1 and "the loop runs as Python" in shared[0].message

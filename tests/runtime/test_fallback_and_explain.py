@@ -357,3 +357,24 @@ def test_explain_leaves_out_statements_of_a_loop_whose_calls_all_ran_its_kernel(
         np.testing.assert_array_equal(jf(x, np.zeros(n)), scaled_roots(x, np.zeros(n)))
     assert not any("where its loop does" in r.message for r in explain(jf)), explain(jf)
     assert all(e.runs == "compiled" for f in jf.fragments for e in f.entries if f.block.kind == "loop")
+
+
+def _scaled(x):
+    return x * 3.0
+
+
+def calls_a_helper(a):
+    b = a + 1.0
+    return _scaled(b) - 2.0
+
+
+def test_a_call_of_the_users_own_function_is_named_as_such():
+    """Not "is not supported yet" (a user's function is no missing feature): the call runs as Python,
+    a compiled loop would inline it."""
+    a = np.arange(5.0)
+    jf = jit(calls_a_helper)
+    for _ in range(2):
+        np.testing.assert_array_equal(jf(a), calls_a_helper(a))
+    messages = [r.message for r in explain(jf)]
+    assert any("_scaled is your function: its call runs as Python" in m for m in messages), messages
+    assert not any("not supported yet" in m for m in messages)

@@ -152,8 +152,9 @@ class BlockFinder:
         """Make the loop one Block of kind "loop" if its syntax qualifies (frontend/loops); otherwise
         note why for explain() and let its body be searched for blocks as usual."""
         def note(reason, node):
-            self.loop_notes.append(SkippedStatement(node.lineno, node.col_offset,
-                                                    getattr(node, "end_col_offset", None), reason))
+            skipped = SkippedStatement(node.lineno, node.col_offset, getattr(node, "end_col_offset", None), reason)
+            if skipped not in self.loop_notes:     # (each loop of a nest meets the same inner line)
+                self.loop_notes.append(skipped)
             return False
 
         if self.protected:

@@ -352,7 +352,9 @@ class LoopChecker:
         elif isinstance(e, gast.Attribute) and e.attr in ("real", "imag"):
             self.expr(e.value)                                    # a number's parts
         elif isinstance(e, gast.Attribute):
-            self.refuse(f"the attribute .{e.attr}", e)
+            # (the loop's own statements have such reads hoisted before the loop: hoist_attribute_reads)
+            self.refuse(f"the attribute .{e.attr}" + (" (only the loop's own statements read attributes "
+                                                       "before the loop: pass its value in)" if self.depth else ""), e)
         else:
             self.refuse(f"an expression of kind {type(e).__name__}", e)
 

@@ -9,7 +9,7 @@ import pytest
 from loop_checks import check, kernels_for_tiny_loops, run_both, same  # noqa: F401 - a fixture
 from loop_programs import mandelbrot, rk4
 
-from astjit import jit
+from astjit import explain, jit
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
@@ -555,3 +555,26 @@ def test_a_local_function_sees_what_the_loop_assigns_also_where_the_kernel_decli
     for args in [(np.arange(300), np.zeros(300, np.int64), 2.5), (shared, shared, 2.0), (a, np.zeros(300), 0.5)]:
         (k1, r1, a1), (k2, r2, a2) = run_both(scaled_by_a_rebound_closure, jf, args)
         assert k1 == k2 == "ok" and same(r1, r2) and all(same(x, y) for x, y in zip(a1, a2))
+
+
+class Springs:
+    k = 1.5
+
+
+def spring_force(x):
+    return -Springs.k * x
+
+
+def spring_steps(x, v, steps):
+    for s in range(steps):
+        for i in range(len(x)):
+            v[i] += 0.01 * spring_force(x[i])
+            x[i] += 0.01 * v[i]
+    return x
+
+
+def test_an_attribute_read_in_a_called_function_is_explained_once():
+    """Each loop of the nest meets the inner line: explain() listed its reason once per loop."""
+    jitted = check(spring_steps, [(rng.random(5), np.zeros(5), 3), (rng.random(2), np.zeros(2), 1)], compiled=False)
+    reasons = [r.message for r in explain(jitted) if "the attribute .k" in r.message]
+    assert len(reasons) == 1 and "pass its value in" in reasons[0] and "spring_force" in reasons[0]

@@ -168,6 +168,7 @@ class BlockFinder:
         except NotALoopRegion as exc:
             node = exc.node if getattr(exc.node, "lineno", None) else loop
             return note(f"{exc.reason} keeps this loop in Python", node)
+        hoisted.update(checker.hoisted)          # (reads of globals' attributes in the functions it inlines)
         assigned = assigned_names(loop)
         if assigned & self.liveness.declared:
             return note("the loop assigns a global or nonlocal name", loop)

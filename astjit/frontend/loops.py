@@ -101,6 +101,7 @@ class LoopChecker:
         self.calls: dict = {}
         self.free_names: list = []
         self.closure_names: list = []     # this function's locals that the local functions it inlines read
+        self.hoisted: dict = {}           # attribute reads of globals in inlined functions (hoist_attribute_reads)
         self.depth = 0                      # how many inlined callees the statements checked are in
         self.sites = 0
         self.counters = 0                   # loops over arrays given a counter (frontend/loop_iteration)
@@ -411,6 +412,7 @@ class LoopChecker:
         for name in callee.free_names:
             if name in self.local_names or name in self.resolver.cells:
                 self.refuse(f"a call of {what}, which reads the global {name!r}: a local of this function too", e)
+        self.hoist_globals(callee)
         self.inline_body(e, what, callee)
         self.free_names.extend(callee.free_names)
 
@@ -427,8 +429,17 @@ class LoopChecker:
         self.sites += 1
         local = [n for n in callee.free_names if n in self.local_names]
         self.closure_names.extend(n for n in local if n not in self.local_functions)
+        self.hoist_globals(callee)
         self.inline_body(e, what, callee)
         self.free_names.extend(n for n in callee.free_names if n not in local)
+
+    def hoist_globals(self, callee) -> None:
+        """Attribute reads of globals in an inlined function's body (``math.pi``, ``Params.k``, a module
+        of constants) as names the loop takes, read right before it, as the loop's own statements' are:
+        the function shares the caller's globals (inline.parse_callee), and a read rooted in a local
+        of the caller, whose name the function reads as a global, stays as written (and refused)."""
+        hoisted, _ = hoist_attribute_reads(callee.body, self.resolver, self.local_names, globals_only=True)
+        self.hoisted.update(hoisted)
 
     def check_depth(self, e) -> None:
         if self.depth >= INLINE_DEPTH:
@@ -476,7 +487,7 @@ def _hashable(obj) -> bool:
     return True
 
 
-def hoist_attribute_reads(loop, resolver, local_names) -> tuple[dict, set]:
+def hoist_attribute_reads(loop, resolver, local_names, globals_only=False) -> tuple[dict, set]:
     """Replace, in ``loop`` (the kernel's copy), each read of a global object's attribute holding a
     number, an array, a tuple or a list (``math.pi``, ``np.inf``, ``settings.DT``, ``grid.cells[i]``) by a name, and
     return {name: the attribute expression}: the rewritten function reads it right before the loop's
@@ -485,11 +496,13 @@ def hoist_attribute_reads(loop, resolver, local_names) -> tuple[dict, set]:
     their names returned apart: the rewritten function reads them through
     runtime/plain_attribute, which gives NOT_PLAIN, and so the loop as written, wherever a read
     could differ from Python's (a property, a missing attribute). Attributes that numbers and arrays
-    have (``a.shape``, ``x.real``) are not taken for an object's."""
+    have (``a.shape``, ``x.real``) are not taken for an object's. ``loop`` may be a list of statements
+    (an inlined function's body); ``globals_only``: only reads of globals are replaced."""
     from .resolve import MISSING
 
     hoisted, of_locals = {}, set()
-    assigned = assigned_names(loop)
+    nodes = loop if isinstance(loop, list) else [loop]
+    assigned = set().union(*(assigned_names(n) for n in nodes)) if nodes else set()
 
     class Hoist(gast.NodeTransformer):
         def visit_Call(self, node):               # (a called chain is a function: frontend/resolve)
@@ -503,7 +516,7 @@ def hoist_attribute_reads(loop, resolver, local_names) -> tuple[dict, set]:
                 return self.generic_visit(node)
             name = hoisted_name(chain)
             if chain[0] in local_names:
-                if chain[0] in assigned or any(attr in VALUE_ATTRIBUTES for attr in chain[1:]):
+                if globals_only or chain[0] in assigned or any(attr in VALUE_ATTRIBUTES for attr in chain[1:]):
                     return self.generic_visit(node)
                 of_locals.add(name)
             else:
@@ -513,7 +526,8 @@ def hoist_attribute_reads(loop, resolver, local_names) -> tuple[dict, set]:
             hoisted.setdefault(name, copy.deepcopy(node))
             return gast.copy_location(_name(name), node)
 
-    Hoist().visit(loop)
+    for n in nodes:
+        Hoist().visit(n)
     return hoisted, of_locals
 
 

@@ -562,7 +562,7 @@ class Springs:
 
 
 def spring_force(x):
-    return -Springs.k * x
+    return -Springs.k * x + math.pi * 0.0
 
 
 def spring_steps(x, v, steps):
@@ -573,8 +573,50 @@ def spring_steps(x, v, steps):
     return x
 
 
-def test_an_attribute_read_in_a_called_function_is_explained_once():
+def test_attributes_of_globals_read_in_a_called_function_are_read_before_the_loop():
+    """``Springs.k`` and ``math.pi`` in an inlined function kept its caller's loop in Python; they are
+    now read right before the loop, at each call, as in the loop's own statements."""
+    calls = [(rng.random(5), np.zeros(5), 3), (rng.random(2), np.zeros(2), 1), (rng.random(7), np.zeros(7), 0)]
+    jitted = check(spring_steps, calls)
+    Springs.k = -0.5                     # (a new value: read at the next call)
+    try:
+        for args in calls:
+            (k1, r1, a1), (k2, r2, a2) = run_both(spring_steps, jitted, args)
+            assert k1 == k2 == "ok" and same(r1, r2) and all(same(x, y) for x, y in zip(a1, a2))
+        Springs.k = 2                    # (an int now: its own specialization)
+        for args in calls:
+            (k1, r1, a1), (k2, r2, a2) = run_both(spring_steps, jitted, args)
+            assert k1 == k2 == "ok" and same(r1, r2) and all(same(x, y) for x, y in zip(a1, a2))
+    finally:
+        Springs.k = 1.5
+
+
+def scaled_by(x, settings):
+    return settings.k * x
+
+
+def steps_with_settings(x, settings):
+    for s in range(2):
+        for i in range(len(x)):
+            x[i] = scaled_by(x[i], settings)
+    return x
+
+
+def test_an_attribute_of_a_parameter_read_in_a_called_function_is_explained_once():
     """Each loop of the nest meets the inner line: explain() listed its reason once per loop."""
-    jitted = check(spring_steps, [(rng.random(5), np.zeros(5), 3), (rng.random(2), np.zeros(2), 1)], compiled=False)
+    settings = types.SimpleNamespace(k=0.5)
+    jitted = check(steps_with_settings, [(rng.random(5), settings), (rng.random(2), settings)], compiled=False)
     reasons = [r.message for r in explain(jitted) if "the attribute .k" in r.message]
-    assert len(reasons) == 1 and "pass its value in" in reasons[0] and "spring_force" in reasons[0]
+    assert len(reasons) == 1 and "pass its value in" in reasons[0] and "scaled_by" in reasons[0]
+
+
+def reads_a_shadowed_global(x, Springs):
+    for i in range(len(x)):
+        x[i] = spring_force(x[i])
+    return x
+
+
+def test_a_called_functions_global_that_the_caller_shadows_keeps_the_loop_in_python():
+    shadow = types.SimpleNamespace(k=100.0)
+    jitted = check(reads_a_shadowed_global, [(rng.random(4), shadow), (rng.random(3), shadow)], compiled=False)
+    assert any("a local of this function too" in r.message for r in explain(jitted))

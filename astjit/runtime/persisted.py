@@ -28,6 +28,13 @@ CLEAR_WIN = 1.25
 # (the 1-minute load average, this process's own run included) is not reused: other work had the
 # cores the kernel's threads needed, and the choice, stored, kept Python for every later process.
 BUSY_LOAD_PER_CORE = 0.75
+# A kernel measured this many times slower than the block's Python is measured again in each process
+# rather than the loss reused: a kernel computing what numpy computes is rarely more than a few times
+# slower (a call of the C library per element: 5-10x), and a one-off (a thread pool starting, pages
+# faulted in, a burst of load the minute's average missed) kept numpy for good: (a * 2.0 + 1.0) ** 2
+# over 100,000 float64 was stored at 3,500 us compiled against 46 us, then ran 0.99x numpy's time in
+# every later process instead of 4.5x.
+SUSPECT_LOSS = 20
 
 
 def key_text(fragment, ctx, choice, backends) -> str | None:
@@ -154,6 +161,8 @@ def apply_measured(fragment, spec, measured) -> None:
         return
     load = measured.get("load_per_core")
     if runs == "python" and isinstance(load, int | float) and load > BUSY_LOAD_PER_CORE:
+        return
+    if runs == "python" and compiled > SUSPECT_LOSS * python:
         return
     spec.measured = (compiled, python)
     spec.measure = False

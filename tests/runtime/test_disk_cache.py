@@ -384,6 +384,24 @@ def test_a_python_win_measured_on_a_busy_machine_is_timed_again(cache_dir):
         assert (entry.measured == times) is reused, (runs, load, entry.measured)
 
 
+def test_a_kernel_stored_as_many_times_slower_than_python_is_timed_again(cache_dir):
+    """A loss of more than SUSPECT_LOSS (a kernel measured while its threads waited for a core) is
+    not reused; a loss of a few times (a C library call per element) is."""
+    x, y = np.linspace(-1, 1, 5000), np.ones(5000)
+    jit(chain)(x, y)
+    disk_cache.wait()
+    (folder,) = entries(cache_dir)
+    for times, reused in (((3.5e-3, 4.6e-5), False), ((3e-4, 4.6e-5), True)):
+        disk_cache.wait()
+        (folder / "measured.json").write_text(json.dumps(
+            {"compiled": times[0], "python": times[1], "runs": "python", "load_per_core": 0.1}))
+        second = jit(chain_again)
+        got, want = second(x, y), chain(x, y)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
+        entry = second.fragments[0].entries[0]
+        assert (entry.measured == times) is reused, (times, entry.measured)
+
+
 def test_a_damaged_measured_choice_is_ignored_and_timed_again(cache_dir):
     x, y = np.linspace(-1, 1, 5000), np.ones(5000)
     jit(chain)(x, y)

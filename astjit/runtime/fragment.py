@@ -18,7 +18,7 @@ import numpy as np
 from .. import config
 from ..errors import RecompileLimitWarning, StrictModeError, Unsupported
 from .keys import KEYS, describe_key, key_difference
-from .new_extents import EXTENTS_AT_ONCE, NEVER, REMEMBERED, SIGHTINGS_TO_COMPILE, NewExtents
+from .new_extents import AGAIN, EXTENTS_AT_ONCE, NEVER, REMEMBERED, SIGHTINGS_TO_COMPILE, NewExtents
 from .records import Record
 
 
@@ -94,7 +94,7 @@ class Fragment:
         self.entries: list = []              # Specialization objects, in compile order
         self.records: list[Record] = []
         self._new_extents = NewExtents()     # lengths met but not compiled yet
-        self._python_for_good: set = set()   # keys whose cached runner is the block's Python (new_extents)
+        self._deferred_keys: set = set()     # keys cached with the block's Python or a counting runner (new_extents)
         self._extents_noted = False
         self._counter = [0]
         self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
@@ -206,46 +206,84 @@ class Fragment:
             spec = self._made_meanwhile(args)
             # (a length met for the first times runs the block's Python: runtime/new_extents; outside
             # the lock, which that Python may need: it may call this function again)
-            deferred = spec is None and self._deferred(args)
-            if spec is None and not deferred:
+            deferred = self._deferred(args) if spec is None else None
+            if spec is None and deferred is None:
                 spec = self.specialize_only(args)
-        if deferred:      # (lengths deferred again: the inline runs between them keep growing)
-            self._settled_run = run
-            return self.settle_python(*args)
+        if deferred is not None:
+            if deferred == self.settle_python:     # (lengths deferred again: the inline runs keep growing)
+                self._settled_run = run
+            return deferred(*args)
         if not spec.in_range(args):      # made for this key, but this int does not fit: numpy's own path
             return self.fallback(*args)
         return spec.runner(*args)
 
-    def _deferred(self, args) -> bool:
-        """Whether this call's new array lengths (or int values) run the block's Python instead of a
-        compile (runtime/new_extents), recorded once for explain. A length that runs it for good gets
-        the block's Python as its cached runner: its calls no longer reach this path (one such call
-        in eight cost 15-40 us here, 2-4x the plain Python of a short block)."""
+    def _deferred(self, args):
+        """None where this call's new array lengths (or int values) compile; else the runner of the
+        block's Python for it (runtime/new_extents), recorded once for explain. A length met the first
+        time runs it inline for the next calls (``settle_python``: ever new lengths cost little); one
+        met again gets a counting runner in the cache (``_counting``: each call counts, cheaply, and
+        the lengths compiled keep their kernels, which inline runs would skip); one that runs it for
+        good gets it as its cached runner (inline runs too where no length has compiled code). Through
+        this path, one call in eight of such lengths cost 15-40 us, 2-4x a short block's Python."""
         if self.strict or self.backend not in (None, "auto") or config.backend_override() is not None \
                 or self.key_by != "shape":
-            return False
+            return None
         key = self.make_key(args)
         decision = self._new_extents.defer(self.entries, key, args)
         if decision is None:
-            return False
-        entry = self.guarded.get(key)
-        # (a key whose int values all ran Python so far: its Python for every value, without the values'
-        # checks at each call)
-        if decision == NEVER and (entry is None or all(spec.runs == "python" for spec in entry.specs)):
-            if len(self._python_for_good) >= REMEMBERED:
-                for old in self._python_for_good:
-                    if self.cache.get(old) == self.python_runner:
-                        del self.cache[old]
-                self._python_for_good.clear()
-            self._python_for_good.add(key)
-            self.cache[key] = self.python_runner
+            return None
         if not self._extents_noted:
             self._extents_noted = True
             self._record("extents", f"arrays of new lengths keep arriving: after {EXTENTS_AT_ONCE} lengths "
                                     "compiled, a new length runs as Python until met often enough to repay "
-                                    f"its compile (at least {SIGHTINGS_TO_COMPILE} times; never where that "
-                                    "takes long or Python was measured faster at longer ones)")
-        return True
+                                    f"its compile (at least {SIGHTINGS_TO_COMPILE} times; never where Python "
+                                    "was measured faster at longer ones)")
+        entry = self.guarded.get(key)
+        if decision == AGAIN:
+            if entry is None:         # (its calls count from the cache from now on: _counting)
+                self._remember_deferred(key, self._counting(key))
+            return self.fallback
+        # (a key whose int values all ran Python so far: its Python for every value, without the values'
+        # checks at each call)
+        if decision == NEVER and (entry is None or all(spec.runs == "python" for spec in entry.specs)):
+            runner = self.fallback if any(e.runs == "compiled" for e in self.entries) else self.python_runner
+            self._remember_deferred(key, runner)
+            return runner
+        return self.python_runner
+
+    def _remember_deferred(self, key, runner) -> None:
+        """Cache ``runner`` (the block's Python, or a counting one) for a deferred length; past
+        REMEMBERED of them, those cached so far are dropped (they meet the miss path again)."""
+        if len(self._deferred_keys) >= REMEMBERED:
+            for old in self._deferred_keys:
+                self.cache.pop(old, None)
+            self._deferred_keys.clear()
+            self._cool()
+        self._deferred_keys.add(key)
+        self.cache[key] = runner
+
+    def _counting(self, key):
+        """The cached runner of a length met again: the block's Python, each call counted (a cell of
+        the generated function: one subtraction a call), until the calls repay its compile; then the
+        cache entry goes and the call compiles (runtime/new_extents)."""
+        left = [self._new_extents.left(key)]
+
+        def repaid(args):
+            self._new_extents.repaid(key)
+            if self.cache.get(key) is run:
+                del self.cache[key]
+            self._deferred_keys.discard(key)
+            self._cool()
+            return self._miss(args)
+
+        params = ", ".join(f"a{i}" for i in range(len(self.live_in)))
+        packed = f"({params}{',' if self.live_in else ''})"
+        namespace = {"left": left, "fallback": self.fallback, "repaid": repaid}
+        exec(compile(f"def run({params}):\n    left[0] -= 1\n    if left[0] > 0:\n"
+                     f"        return fallback({params})\n    return repaid({packed})\n",
+                     "<astjit counting runner>", "exec"), namespace)
+        run = namespace["run"]
+        return run
 
     def _made_meanwhile(self, args):
         """The specialization another thread made for these arguments while this one waited, or None."""

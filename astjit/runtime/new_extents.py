@@ -11,7 +11,10 @@ saved per element on their first-call measurement (runtime/measure), times its e
 their mean compile time; at least SIGHTINGS_TO_COMPILE times. Where that takes more than
 MOST_SIGHTINGS, or the block's Python was measured faster at every length compiled so far, all at
 least as long, the length runs the block's Python for good (NEVER: the Fragment caches the block's
-Python for it, so its calls cost what a key that chose Python costs). New values of the ints a
+Python for it, so its calls cost what a key that chose Python costs). A length met the first time
+runs the block's Python inline for the next few calls (fragment.settle_python: ever new lengths cost
+little); one met again is counted at each call instead (an inline run would hide the calls that
+count, and run the block's Python for the lengths already compiled too). New values of the ints a
 specialization depends on (a slice bound ``a[:k]``, a shape ``np.zeros(n)``) are new lengths too."""
 
 import math
@@ -20,7 +23,7 @@ EXTENTS_AT_ONCE = 2
 SIGHTINGS_TO_COMPILE = 3
 MOST_SIGHTINGS = 64        # beyond: the length's compile would not be repaid soon; its Python for good
 REMEMBERED = 1024          # lengths met and not compiled; forgotten all at once beyond that
-WAIT, NEVER = "wait", "never"
+WAIT, AGAIN, NEVER = "wait", "again", "never"     # met the first time, met again, Python for good
 
 
 def extent_pattern(key) -> tuple | None:
@@ -46,6 +49,7 @@ class NewExtents:
 
     def __init__(self):
         self.sightings: dict = {}     # a length (or a key and int values) -> (times met, times needed)
+        self.ready: set = set()       # lengths whose compile is repaid: their next call compiles (count)
         self._facts: dict = {}        # key -> (extent_pattern, elements): computed once per key
 
     def facts(self, key) -> tuple:
@@ -58,8 +62,11 @@ class NewExtents:
 
     def defer(self, entries, key, args=()):
         """None where a call with ``key`` and ``args`` (not held by the Fragment's specializations
-        ``entries``) should compile; else WAIT (run the block's Python, and count the call) or NEVER
-        (run the block's Python for good)."""
+        ``entries``) should compile; else WAIT (met the first time: run the block's Python), AGAIN
+        (met before and counted again: run it) or NEVER (run the block's Python for good)."""
+        if key in self.ready:
+            self.ready.discard(key)
+            return None
         seen = self.sightings.get(key)
         if seen is not None:                  # (a length met before: one lookup)
             return self._count(key, seen)
@@ -74,7 +81,8 @@ class NewExtents:
             return None
         if all(e.runs == "python" for e in same) and size <= min(self.facts(e.key)[1] for e in same):
             return NEVER                # (Python won at every length compiled, all longer than this)
-        return self._first_sighting(key, sightings_to_repay(same, size, self.facts))
+        # (no cap: the Fragment caches a counting runner for a length met again, a cheap call)
+        return self._first_sighting(key, sightings_to_repay(same, size, self.facts), most=None)
 
     def _defer_values(self, exact, key, args):
         """The same rule for new values of the ints a key's specializations depend on (a slice bound
@@ -94,8 +102,8 @@ class NewExtents:
             return NEVER
         return self._first_sighting(sighting, sightings_to_repay(exact, self.facts(key)[1], self.facts))
 
-    def _first_sighting(self, sighting, needed: int):
-        if needed > MOST_SIGHTINGS:
+    def _first_sighting(self, sighting, needed: int, most=MOST_SIGHTINGS):
+        if most is not None and needed > most:
             return NEVER
         if len(self.sightings) >= REMEMBERED:
             self.sightings.clear()
@@ -108,8 +116,17 @@ class NewExtents:
             del self.sightings[sighting]
             return None
         self.sightings[sighting] = (met + 1, needed)
-        return WAIT
+        return AGAIN
 
+    def left(self, sighting) -> int:
+        """How many more calls of a length met again repay its compile; from now on its calls are
+        counted by the Fragment's cached runner (``repaid`` when none are left)."""
+        met, needed = self.sightings.pop(sighting, (0, SIGHTINGS_TO_COMPILE))
+        return max(needed - met, 1)
+
+    def repaid(self, sighting) -> None:
+        """The calls counted repay the compile of ``sighting``: its next call compiles."""
+        self.ready.add(sighting)
 
 def sightings_to_repay(same, size: int, facts) -> int:
     """How many calls with ``size`` elements repay its compile, judged by the specializations ``same``
@@ -124,3 +141,4 @@ def sightings_to_repay(same, size: int, facts) -> int:
         return SIGHTINGS_TO_COMPILE
     compile_seconds = sum(e.compile_seconds for e in same) / len(same)
     return max(SIGHTINGS_TO_COMPILE, math.ceil(compile_seconds / per_call))
+

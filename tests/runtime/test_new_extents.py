@@ -10,6 +10,7 @@ from differential import assert_same_as_numpy
 from astjit import explain, jit
 from astjit.runtime import new_extents
 from astjit.runtime.new_extents import (
+    AGAIN,
     EXTENTS_AT_ONCE,
     NEVER,
     SIGHTINGS_TO_COMPILE,
@@ -118,7 +119,7 @@ def test_a_length_is_deferred_until_its_sightings():
     entries = [entry((10,)), entry((20,))]
     rule = NewExtents()
     for _ in range(SIGHTINGS_TO_COMPILE - 1):
-        assert rule.defer(entries, key((30,))) == WAIT
+        assert rule.defer(entries, key((30,))) in (WAIT, AGAIN)
     assert rule.defer(entries, key((30,))) is None
     assert rule.defer(entries[:EXTENTS_AT_ONCE - 1], key((40,))) is None     # (the first lengths compile)
     assert rule.defer(entries, key((20,))) is None      # (a key compiled already: its value guards differ)
@@ -129,10 +130,10 @@ def test_python_measured_faster_at_every_longer_length_never_compiles_a_shorter_
     rule = NewExtents()
     assert rule.defer(entries, key((500,))) == NEVER
     for _ in range(SIGHTINGS_TO_COMPILE - 1):
-        assert rule.defer(entries, key((5000,))) == WAIT
+        assert rule.defer(entries, key((5000,))) in (WAIT, AGAIN)
     assert rule.defer(entries, key((5000,))) is None    # (longer than any measured: it may win there)
     mixed = [entry((1000,), "python"), entry((2000,))]
-    assert rule.defer(mixed, key((500,))) == rule.defer(mixed, key((500,))) == WAIT
+    assert rule.defer(mixed, key((500,))) == WAIT and rule.defer(mixed, key((500,))) == AGAIN
     assert rule.defer(mixed, key((500,))) is None
 
 
@@ -146,9 +147,8 @@ def test_the_record_of_lengths_met_stays_bounded(monkeypatch):
 
 def test_a_length_waits_for_the_calls_that_repay_its_compile():
     """Compiled lengths that saved 1e-8 s an element at their measurement, compiled in 0.5 s: a length
-    of 10,000 needs 5,000 calls (one of 15,000, more than MOST_SIGHTINGS: its Python for good), one of
-    a million 50;
-    without a saving measured, the minimum."""
+    of 10,000 needs 5,000 calls, one of a million 50; without a saving measured, the minimum. After
+    its second call, the Fragment's cached runner counts the rest (``left``); then it compiles."""
     measured = [entry((10_000,), measured=(1e-4, 2e-4), compile_seconds=0.5),
                 entry((20_000,), measured=(3e-4, 4e-4), compile_seconds=0.5)]
     facts = NewExtents().facts
@@ -159,8 +159,11 @@ def test_a_length_waits_for_the_calls_that_repay_its_compile():
     slower = [entry((10,), "python", measured=(2e-6, 1e-6)), entry((20,), measured=(3e-6, 2e-6))]
     assert sightings_to_repay(slower, 30, facts) == SIGHTINGS_TO_COMPILE
     rule = NewExtents()
-    assert rule.defer(measured, key((15_000,))) == NEVER
-    assert all(rule.defer(measured, key((1_000_000,))) == WAIT for _ in range(49))
+    assert rule.defer(measured, key((15_000,))) == WAIT and rule.defer(measured, key((15_000,))) == AGAIN
+    assert rule.left(key((15_000,))) == 3334 - 2
+    rule.repaid(key((15_000,)))
+    assert rule.defer(measured, key((15_000,))) is None
+    assert [rule.defer(measured, key((1_000_000,))) for _ in range(49)] == [WAIT] + [AGAIN] * 48
     assert rule.defer(measured, key((1_000_000,))) is None
 
 
@@ -182,7 +185,7 @@ def test_a_value_is_deferred_until_its_sightings():
     guarded = [entry((10,), value_guards={1: 3}), entry((10,), value_guards={1: 4})]
     rule = NewExtents()
     for _ in range(SIGHTINGS_TO_COMPILE - 1):
-        assert rule.defer(guarded, key((10,)), (None, 5)) == WAIT
+        assert rule.defer(guarded, key((10,)), (None, 5)) in (WAIT, AGAIN)
     assert rule.defer(guarded, key((10,)), (None, 5)) is None
     assert rule.defer(guarded[:1], key((10,)), (None, 6)) is None       # (the first values compile)
     assert rule.defer([entry((10,)), entry((10,))], key((10,)), (None, 6)) is None   # (no value guarded)
@@ -240,3 +243,16 @@ def test_a_length_run_as_python_for_good_is_cached_and_forced_backends_compile_e
     for n in range(10, 16):
         assert_same_as_numpy(chain, RNG.standard_normal(n), RNG.standard_normal(n), jitted=forced)
     assert lengths(forced) == {(n,) for n in range(10, 16)}
+
+
+def test_a_length_met_again_is_counted_from_the_cache_and_compiles_once_repaid(monkeypatch):
+    monkeypatch.setattr(new_extents, "sightings_to_repay", lambda same, size, facts: 12)
+    jf = jit(centered_energy)
+    for n in (100, 200):
+        assert_same_as_numpy(centered_energy, RNG.standard_normal(n), jitted=jf)
+    calls = 0
+    while (300,) not in lengths(jf):
+        calls += 1
+        assert calls < 200, "never compiled"
+        assert_same_as_numpy(centered_energy, RNG.standard_normal(300), jitted=jf)
+    assert calls <= 12 + 2 * 8                  # (its first calls may run inline: settle_python)

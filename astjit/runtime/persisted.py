@@ -30,11 +30,12 @@ CLEAR_WIN = 1.25
 BUSY_LOAD_PER_CORE = 0.75
 # A kernel measured this many times slower than the block's Python is measured again in each process
 # rather than the loss reused: a kernel computing what numpy computes is rarely more than a few times
-# slower (a call of the C library per element: 5-10x), and a one-off (a thread pool starting, pages
-# faulted in, a burst of load the minute's average missed) kept numpy for good: (a * 2.0 + 1.0) ** 2
-# over 100,000 float64 was stored at 3,500 us compiled against 46 us, then ran 0.99x numpy's time in
-# every later process instead of 4.5x.
-SUSPECT_LOSS = 20
+# slower (a call of the C library per element where numpy's loop is vectorized: 5-10x, timed again at
+# the cost of a few runs), and a one-off kept numpy for good: a parallel kernel whose thread waited
+# for a core another process held (a burst of load the minute's average missed), (a * 2.0 + 1.0) ** 2
+# over 100,000 float64 stored at 3,500 us compiled against 46 us (0.99x numpy's time in every later
+# process instead of 4.5x), the quick start's y - 1 over 2M float32 at 2,942 us against 195 us.
+SUSPECT_LOSS = 5
 
 
 def key_text(fragment, ctx, choice, backends) -> str | None:

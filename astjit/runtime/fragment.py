@@ -18,7 +18,15 @@ import numpy as np
 from .. import config
 from ..errors import RecompileLimitWarning, StrictModeError, Unsupported
 from .keys import KEYS, describe_key, key_difference
-from .new_extents import AGAIN, EXTENTS_AT_ONCE, NEVER, REMEMBERED, SIGHTINGS_TO_COMPILE, NewExtents
+from .new_extents import (
+    AGAIN,
+    EXTENTS_AT_ONCE,
+    NEVER,
+    REMEMBERED,
+    SIGHTINGS_TO_COMPILE,
+    WORTH_COUNTING,
+    NewExtents,
+)
 from .records import Record
 
 
@@ -246,7 +254,11 @@ class Fragment:
         # (a key whose int values all ran Python so far: its Python for every value, without the values'
         # checks at each call)
         if decision == NEVER and (entry is None or all(spec.runs == "python" for spec in entry.specs)):
-            runner = self.fallback if any(e.runs == "compiled" for e in self.entries) else self.python_runner
+            # (the lengths compiled keep their kernels where those save more than a dispatch costs; else
+            # the block's Python runs inline for every length, the cheapest)
+            runner = self.fallback if any(
+                e.measured and e.measured[1] - e.measured[0] >= WORTH_COUNTING
+                for e in self.entries if e.runs == "compiled") else self.python_runner
             self._remember_deferred(key, runner)
             return runner
         return self.python_runner

@@ -8,9 +8,9 @@ where numpy took 16 ms. The first EXTENTS_AT_ONCE lengths of one pattern (the sa
 layouts and axes of extent 0 or 1) still compile at their first call. A further length runs the
 block's Python until it has been met often enough to repay its compile: the time the compiled lengths
 saved per element on their first-call measurement (runtime/measure), times its elements, against
-their mean compile time; at least SIGHTINGS_TO_COMPILE times. Where that takes more than
-MOST_SIGHTINGS, or the block's Python was measured faster at every length compiled so far, all at
-least as long, the length runs the block's Python for good (NEVER: the Fragment caches the block's
+their mean compile time; at least SIGHTINGS_TO_COMPILE times. Where the block's Python was
+measured faster at every length compiled so far and the new one is at most LONGER_TO_TRY times the
+longest of them, the length runs the block's Python for good (NEVER: the Fragment caches the block's
 Python for it, so its calls cost what a key that chose Python costs). A length met the first time
 runs the block's Python inline for the next few calls (fragment.settle_python: ever new lengths cost
 little); one met again is counted at each call instead (an inline run would hide the calls that
@@ -22,6 +22,17 @@ import math
 EXTENTS_AT_ONCE = 2
 SIGHTINGS_TO_COMPILE = 3
 MOST_SIGHTINGS = 64        # beyond: the length's compile would not be repaid soon; its Python for good
+# Where the block's Python won at every length compiled, a length up to this many times the longest of
+# them runs its Python for good; a longer one may be where a kernel starts to win (its call's cost
+# spread over more elements, its threads). Short arrays of random lengths 1-59, the first two
+# compiled lengths won by Python, had each further length compile after three calls and lose again:
+# 1.7x plain Python's time.
+LONGER_TO_TRY = 8
+# A length whose kernel would save less than this a call runs the block's Python for good: counting
+# its calls from the cache costs about as much (a dispatch and a runner, 0.3-0.5 us), and the compile
+# would be repaid after hundreds of thousands of calls (arrays of random lengths 1-59, whose kernels
+# saved 0.3 us a call, ran 1.6x plain Python's time while counted).
+WORTH_COUNTING = 1e-6
 REMEMBERED = 1024          # lengths met and not compiled; forgotten all at once beyond that
 WAIT, AGAIN, NEVER = "wait", "again", "never"     # met the first time, met again, Python for good
 
@@ -79,8 +90,11 @@ class NewExtents:
         same = [e for e in entries if self.facts(e.key)[0] == pattern]
         if len(same) < EXTENTS_AT_ONCE:
             return None
-        if all(e.runs == "python" for e in same) and size <= min(self.facts(e.key)[1] for e in same):
-            return NEVER                # (Python won at every length compiled, all longer than this)
+        if all(e.runs == "python" for e in same) and size <= LONGER_TO_TRY * max(self.facts(e.key)[1] for e in same):
+            return NEVER                # (Python won at every length compiled, none much shorter than this)
+        saving = saving_per_call(same, size, self.facts)
+        if 0 < saving < WORTH_COUNTING:
+            return NEVER                # (its kernel would save less than counting its calls costs)
         # (no cap: the Fragment caches a counting runner for a length met again, a cheap call)
         return self._first_sighting(key, sightings_to_repay(same, size, self.facts), most=None)
 
@@ -127,6 +141,15 @@ class NewExtents:
     def repaid(self, sighting) -> None:
         """The calls counted repay the compile of ``sighting``: its next call compiles."""
         self.ready.add(sighting)
+
+def saving_per_call(same, size: int, facts) -> float:
+    """The seconds a kernel would save on a call with ``size`` elements, judged by the first-call
+    measurements of the specializations ``same`` (the best saving per element, times ``size``; 0.0
+    where none was measured or none saved time)."""
+    saved = [(python - compiled) / max(facts(e.key)[1], 1) for e in same if e.measured
+             for compiled, python in [e.measured]]
+    return max(0.0, max(saved, default=0.0) * size)
+
 
 def sightings_to_repay(same, size: int, facts) -> int:
     """How many calls with ``size`` elements repay its compile, judged by the specializations ``same``

@@ -12,11 +12,14 @@ from astjit.runtime import new_extents
 from astjit.runtime.new_extents import (
     AGAIN,
     EXTENTS_AT_ONCE,
+    LONGER_TO_TRY,
     NEVER,
     SIGHTINGS_TO_COMPILE,
     WAIT,
+    WORTH_COUNTING,
     NewExtents,
     extent_pattern,
+    saving_per_call,
     sightings_to_repay,
 )
 
@@ -125,13 +128,14 @@ def test_a_length_is_deferred_until_its_sightings():
     assert rule.defer(entries, key((20,))) is None      # (a key compiled already: its value guards differ)
 
 
-def test_python_measured_faster_at_every_longer_length_never_compiles_a_shorter_one():
+def test_python_measured_faster_at_every_length_never_compiles_one_not_much_longer():
     entries = [entry((1000,), "python"), entry((2000,), "python")]
     rule = NewExtents()
     assert rule.defer(entries, key((500,))) == NEVER
+    assert rule.defer(entries, key((LONGER_TO_TRY * 2000,))) == NEVER
     for _ in range(SIGHTINGS_TO_COMPILE - 1):
-        assert rule.defer(entries, key((5000,))) in (WAIT, AGAIN)
-    assert rule.defer(entries, key((5000,))) is None    # (longer than any measured: it may win there)
+        assert rule.defer(entries, key((LONGER_TO_TRY * 2000 + 1,))) in (WAIT, AGAIN)
+    assert rule.defer(entries, key((LONGER_TO_TRY * 2000 + 1,))) is None   # (much longer: it may win there)
     mixed = [entry((1000,), "python"), entry((2000,))]
     assert rule.defer(mixed, key((500,))) == WAIT and rule.defer(mixed, key((500,))) == AGAIN
     assert rule.defer(mixed, key((500,))) is None
@@ -256,3 +260,13 @@ def test_a_length_met_again_is_counted_from_the_cache_and_compiles_once_repaid(m
         assert calls < 200, "never compiled"
         assert_same_as_numpy(centered_energy, RNG.standard_normal(300), jitted=jf)
     assert calls <= 12 + 2 * 8                  # (its first calls may run inline: settle_python)
+
+
+def test_a_length_whose_kernel_would_save_less_than_counting_costs_runs_python_for_good():
+    """Kernels that saved 0.3 us a call on 40-50 elements: a length of 59 would save less than its
+    counted calls cost; one of 100,000 would save enough to be counted."""
+    small_wins = [entry((40,), measured=(0.8e-6, 1.1e-6)), entry((50,), measured=(0.85e-6, 1.15e-6))]
+    assert saving_per_call(small_wins, 59, NewExtents().facts) < WORTH_COUNTING
+    rule = NewExtents()
+    assert rule.defer(small_wins, key((59,))) == NEVER
+    assert rule.defer(small_wins, key((100_000,))) == WAIT

@@ -244,8 +244,8 @@ class Fragment:
             self._extents_noted = True
             self._record("extents", f"arrays of new lengths keep arriving: after {EXTENTS_AT_ONCE} lengths "
                                     "compiled, a new length runs as Python until met often enough to repay "
-                                    f"its compile (at least {SIGHTINGS_TO_COMPILE} times; never where Python "
-                                    "was measured faster at longer ones)")
+                                    f"its compile (at least {SIGHTINGS_TO_COMPILE} times; never where its "
+                                    "kernel would save little, or Python won at lengths not much shorter)")
         entry = self.guarded.get(key)
         if decision == AGAIN:
             if entry is None:         # (its calls count from the cache from now on: _counting)

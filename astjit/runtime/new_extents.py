@@ -21,7 +21,7 @@ import math
 
 EXTENTS_AT_ONCE = 2
 SIGHTINGS_TO_COMPILE = 3
-MOST_SIGHTINGS = 64        # beyond: the length's compile would not be repaid soon; its Python for good
+MOST_SIGHTINGS = 64        # a new int value needing more calls to repay its compile: its Python for good
 # Where the block's Python won at every length compiled, a length up to this many times the longest of
 # them runs its Python for good; a longer one may be where a kernel starts to win (its call's cost
 # spread over more elements, its threads). Short arrays of random lengths 1-59, the first two
@@ -142,6 +142,7 @@ class NewExtents:
         """The calls counted repay the compile of ``sighting``: its next call compiles."""
         self.ready.add(sighting)
 
+
 def saving_per_call(same, size: int, facts) -> float:
     """The seconds a kernel would save on a call with ``size`` elements, judged by the first-call
     measurements of the specializations ``same`` (the best saving per element, times ``size``; 0.0
@@ -157,9 +158,7 @@ def sightings_to_repay(same, size: int, facts) -> int:
     their first-call measurement saved per element, times ``size`` (at least SIGHTINGS_TO_COMPILE;
     that many where none was measured or none saved time: a longer array may be where a kernel starts
     to win)."""
-    saved = [(python - compiled) / max(facts(e.key)[1], 1) for e in same if e.measured
-             for compiled, python in [e.measured]]
-    per_call = max(saved, default=0.0) * size
+    per_call = saving_per_call(same, size, facts)
     if per_call <= 0:
         return SIGHTINGS_TO_COMPILE
     compile_seconds = sum(e.compile_seconds for e in same) / len(same)

@@ -363,6 +363,18 @@ def test_a_near_tie_stored_by_another_process_is_timed_again(cache_dir):
     assert entry.measured is not None and entry.measured != (1.01e-5, 1e-5)
 
 
+def measured_after_storing(folder, x, y, times, runs, load):
+    """The times a new jitted function's specialization holds after its first call, once the disk
+    entry in ``folder`` stored ``times`` (compiled, Python) and ``runs`` at ``load`` per core."""
+    disk_cache.wait()                # (a choice timed again is stored in the background)
+    (folder / "measured.json").write_text(json.dumps(
+        {"compiled": times[0], "python": times[1], "runs": runs, "load_per_core": load}))
+    second = jit(chain_again)
+    got, want = second(x, y), chain(x, y)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
+    return second.fragments[0].entries[0].measured
+
+
 def test_a_python_win_measured_on_a_busy_machine_is_timed_again(cache_dir):
     """Python's clear win, stored while other work held the cores, is not reused; on a quiet machine
     it is; a compiled win is reused either way."""
@@ -374,14 +386,8 @@ def test_a_python_win_measured_on_a_busy_machine_is_timed_again(cache_dir):
     assert "load_per_core" in stored
     for runs, load, reused in (("python", 3.0, False), ("python", 0.2, True), ("compiled", 3.0, True)):
         times = (3e-5, 1e-5) if runs == "python" else (1e-5, 3e-5)
-        disk_cache.wait()                # (a choice timed again is stored in the background)
-        (folder / "measured.json").write_text(json.dumps(
-            {"compiled": times[0], "python": times[1], "runs": runs, "load_per_core": load}))
-        second = jit(chain_again)
-        got, want = second(x, y), chain(x, y)
-        np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
-        entry = second.fragments[0].entries[0]
-        assert (entry.measured == times) is reused, (runs, load, entry.measured)
+        measured = measured_after_storing(folder, x, y, times, runs, load)
+        assert (measured == times) is reused, (runs, load, measured)
 
 
 def test_a_kernel_stored_as_many_times_slower_than_python_is_timed_again(cache_dir):
@@ -392,14 +398,8 @@ def test_a_kernel_stored_as_many_times_slower_than_python_is_timed_again(cache_d
     disk_cache.wait()
     (folder,) = entries(cache_dir)
     for times, reused in (((3.5e-3, 4.6e-5), False), ((2.9e-3, 1.95e-4), False), ((1.5e-4, 4.6e-5), True)):
-        disk_cache.wait()
-        (folder / "measured.json").write_text(json.dumps(
-            {"compiled": times[0], "python": times[1], "runs": "python", "load_per_core": 0.1}))
-        second = jit(chain_again)
-        got, want = second(x, y), chain(x, y)
-        np.testing.assert_allclose(got[1], want[1], rtol=1e-15)
-        entry = second.fragments[0].entries[0]
-        assert (entry.measured == times) is reused, (times, entry.measured)
+        measured = measured_after_storing(folder, x, y, times, "python", 0.1)
+        assert (measured == times) is reused, (times, measured)
 
 
 def test_a_damaged_measured_choice_is_ignored_and_timed_again(cache_dir):

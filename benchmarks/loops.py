@@ -97,6 +97,7 @@ def cases():
         # choices on random data, helpers returning tuples, a raise, a compensated sum
         ("min of 3: dtw 300^2", p.dtw, (rng.standard_normal(300), rng.standard_normal(300))),
         ("tuple helper: lorenz 20k", p.euler_lorenz, (1.0, 1.0, 1.0, 1e-3, 20_000)),
+        ("tuple state: rk4 10k", p.rk4_lorenz, ((1.0, 1.0, 1.0), 1e-3, 10_000, np.zeros((10_000, 3)))),
         ("raise: solve 100", p.solve_in_place, (spd[:100, :100].copy(), rng.random(100))),
         ("abs: neumaier 100k", p.neumaier_sum, (rng.standard_normal(100_000),)),
         ("int or int64: horner 100k", p.int_horner, (rng.integers(-3, 3, 100_000), 1)),
@@ -177,6 +178,7 @@ def cases():
         ("argmax rows: pivots 4", p.pivot_rows, (rng.standard_normal((4, 4)), np.zeros(4, np.int64))),
         ("min of 3: dtw 8^2", p.dtw, (rng.standard_normal(8), rng.standard_normal(8))),
         ("tuple helper: lorenz 8", p.euler_lorenz, (1.0, 1.0, 1.0, 1e-3, 8)),
+        ("tuple state: rk4 8", p.rk4_lorenz, ((1.0, 1.0, 1.0), 1e-3, 8, np.zeros((8, 3)))),
         ("raise: solve 4", p.solve_in_place, (spd[:4, :4].copy(), rng.random(4))),
         ("abs: neumaier 8", p.neumaier_sum, (rng.standard_normal(8),)),
         ("int or int64: horner 8", p.int_horner, (rng.integers(-3, 3, 8), 1)),

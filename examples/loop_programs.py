@@ -572,6 +572,26 @@ def euler_lorenz(x, y, z, h, n):
     return x, y, z
 
 
+def lorenz_of_state(s):
+    x, y, z = s
+    return (10.0 * (y - x), x * (28.0 - z) - y, x * y - 8.0 / 3.0 * z)
+
+
+def rk4_lorenz(s0, h, n, out):
+    """A state carried as a tuple held in a name, its items read by constant indices: RK4."""
+    s = s0
+    for i in range(n):
+        k1 = lorenz_of_state(s)
+        k2 = lorenz_of_state((s[0] + h / 2 * k1[0], s[1] + h / 2 * k1[1], s[2] + h / 2 * k1[2]))
+        k3 = lorenz_of_state((s[0] + h / 2 * k2[0], s[1] + h / 2 * k2[1], s[2] + h / 2 * k2[2]))
+        k4 = lorenz_of_state((s[0] + h * k3[0], s[1] + h * k3[1], s[2] + h * k3[2]))
+        s = (s[0] + h / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]),
+             s[1] + h / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1]),
+             s[2] + h / 6 * (k1[2] + 2 * k2[2] + 2 * k3[2] + k4[2]))
+        out[i, 0], out[i, 1], out[i, 2] = s
+    return s[0], s[1], s[2]
+
+
 class SingularMatrix(ValueError):
     pass
 

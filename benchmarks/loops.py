@@ -64,6 +64,7 @@ def cases():
         ("list: collect 10k", p.clip_and_collect, (rng.random(10_000), 0.7)),
         ("list: peaks 100k", p.peaks, (rng.random(100_000),)),
         ("max from -inf 100k", p.running_max, (rng.random(100_000),)),
+        ("sum if positive 100k", p.positive_sum, (rng.standard_normal(100_000),)),
         ("reversed: back subst 300", p.back_substitution, (lower.T.copy(), rng.random(300))),
         # dot products of rows: numpy's BLAS called from the kernel (cholesky works in place: later
         # repeats factor the factor, the same work)

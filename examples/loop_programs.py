@@ -335,6 +335,16 @@ def running_max(a):
     return m
 
 
+def positive_sum(a):
+    """A conditional sum from a Python float: ``s`` becomes a numpy float64 at the first element added,
+    on a branch random data cannot predict."""
+    s = 0.0
+    for i in range(a.shape[0]):
+        if a[i] > 0.0:
+            s += a[i]
+    return s
+
+
 def back_substitution(upper, b):
     """``reversed(range(n))``: counting down in the kernel."""
     n = upper.shape[0]

@@ -68,6 +68,7 @@ from .loop_named_rows import NamedRows, named_row_sites
 from .loop_reductions import RowReductions, reduction_operand
 from .loop_rotation import RotatedArray, RotatedArrays, find_rotation
 from .loop_rows import RowStatements, ScalarLeaf, is_row_statement
+from .loop_settling import SettlingTypes
 from .loop_types import (
     BINARY,
     COMPARE,
@@ -175,7 +176,7 @@ class LoopKernel:
 
 
 class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows, AppendedLists,
-                   ComplexValues):
+                   ComplexValues, SettlingTypes):
     def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0, returns=False,
                  unbound_after=()):
         self.loop = loop
@@ -413,6 +414,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.named_rows = {}                   # name -> NamedRow it holds here (loop_named_rows)
         self.row_op_nodes = set()              # ids of the nodes lowered elementwise over rows (loop_rows)
         self.pending = [[]]
+        self.start_settling_record()
         with IRBuilder() as ib:
             with T.prim_func(), self.scope():
                 T.func_name("main")
@@ -952,7 +954,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             T.buffer_store(cont, tirx.const(False, "bool"), [0])
             self.set_counter(loop, start + k[0] * step, counter_bits)
             self.flags.append((brk, cont))
-            self.loop_body(loop, lambda: self.body(loop.body))
+            with self.emitting_body(loop):
+                self.loop_body(loop, lambda: self.body(loop.body))
             self.flags.pop()
             T.buffer_store(k, k[0] + one, [0])
         if id(loop) in self.broke:
@@ -972,21 +975,34 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             T.buffer_store(brk, tirx.Not(self.truth(self.expr(loop.test))), [0])
             self.refine_by(loop.test, True)           # the body runs only where the test held
             self.flags.append((brk, cont))
-            self.loop_body(loop, lambda: self.body(loop.body))
+            with self.emitting_body(loop):
+                self.loop_body(loop, lambda: self.body(loop.body))
             self.flags.pop()
         self.refined = outside
 
     def counted_loop(self, loop, start, step, count, counter_bits) -> None:
         """The loop as a plain counted ``for`` (LLVM can unroll and vectorize it): only for a body with
-        no check left and no ``break``/``continue``."""
-        with T.serial(tirx.const(0, I64), count) as k, self.scope():
+        no check left and no ``break``/``continue``. Where a variable's type settles in its first
+        assignment, in two phases (loop_settling)."""
+
+        def emit_body():
+            for emit in self.statement_runs(loop.body):
+                emit()
+
+        def run_position(k):
             self.set_counter(loop, start + k * step, counter_bits)
+            with self.emitting_body(loop):
+                self.loop_body(loop, emit_body)
 
-            def emit_body():
-                for emit in self.statement_runs(loop.body):
-                    emit()
+        def run_counted(first, n):
+            with T.serial(tirx.const(0, I64), n) as k, self.scope():
+                run_position(first + k)
 
-            self.loop_body(loop, emit_body)
+        settling = self.settling(loop)
+        if not settling:
+            run_counted(tirx.const(0, I64), count)
+            return
+        self.counted_in_phases(loop, settling, count, run_position, run_counted)
 
     def dry_run(self, emit) -> int:
         """How many checks ``emit`` would add, emitting nothing (the types it sees assigned count: the
@@ -1093,10 +1109,13 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.mark_bound(name)
         if var.tag is not None:
             T.buffer_store(var.tag, self.retag(value, var.types), [0])
+            self.note_settling_store(name, var.types,
+                                     var.types.index(value.types[0]) if value.tag is None else None)
 
     def mark_bound(self, name) -> None:
         if name in self.bound_flags:
             T.buffer_store(self.bound_flags[name], tirx.const(1, "int8"), [0])
+            self.note_settling_store(name, None, "bound")
 
     def exact_in(self, value: Val, dtype, node) -> None:
         """An int stored in a float64 local (a variable that holds ints and floats) must be exact there:

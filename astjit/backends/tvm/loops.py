@@ -61,6 +61,7 @@ from .loop_bounds import (
     nested_counters,
     walk_nest,
 )
+from .loop_checks_first import ChecksFirst
 from .loop_complex import ComplexValues, Pair
 from .loop_dots import RowDots
 from .loop_lists import AppendedLists
@@ -176,7 +177,7 @@ class LoopKernel:
 
 
 class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows, AppendedLists,
-                   ComplexValues, SettlingTypes):
+                   ComplexValues, SettlingTypes, ChecksFirst):
     def __init__(self, loop, live_in, live_out, args, calls, entry_facts=None, resume_at=0, returns=False,
                  unbound_after=()):
         self.loop = loop
@@ -415,6 +416,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.row_op_nodes = set()              # ids of the nodes lowered elementwise over rows (loop_rows)
         self.pending = [[]]
         self.start_settling_record()
+        self.start_access_record()
         with IRBuilder() as ib:
             with T.prim_func(), self.scope():
                 T.func_name("main")
@@ -603,7 +605,16 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
     def fail(self, cond, node, raise_, values=()):
         """Stop the kernel where ``cond`` holds: Python raises ``raise_(values)`` at ``node``. Whatever
         the enclosing scope emits after this runs only if the check passed (an index is checked before
-        the load that uses it)."""
+        the load that uses it). Where the checks run first (loop_checks_first): only the position's
+        flag, or nothing where they passed."""
+        if self.check_mode == "trusted":
+            return
+        if self.check_mode == "find":
+            with T.If(cond):
+                with T.Then():
+                    T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
+            self.go_on_if_ok()
+            return
         self.sites.append(ErrorSite(getattr(node, "lineno", self.loop.lineno), raise_,
                                     getattr(node, "astjit_file", None), getattr(node, "astjit_function", None)))
         stop = BAIL if self.effect_free and getattr(raise_, "python_goes_on", False) else len(self.sites)
@@ -649,12 +660,18 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 while k + run < len(stmts) and self.fusable(stmts[k + run]):
                     run += 1
             if run > 1:
+                self.note_access("other")
                 yield lambda group=stmts[k:k + run]: self.fused_array_assignments(group)
             else:
                 yield lambda s=stmts[k]: self.statement(s)
             k += run
 
     def statement(self, s) -> None:
+        plain = not (self.rotation is not None and s is self.rotation.statement or self.is_named_row_assignment(s)
+                     or self.is_array_assignment(s) or is_row_statement(self, s)
+                     or isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and s.target.id in self.arrays)
+        if not plain:
+            self.note_access("other")     # (rows, named rows, whole arrays: loop_checks_first leaves them)
         if self.rotation is not None and s is self.rotation.statement:
             self.rotate(s)
         elif self.is_named_row_assignment(s):
@@ -922,6 +939,13 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.clean_loops[key] = clean
         if clean:
             self.counted_loop(loop, start, step, count, counter_bits)
+        elif self.final and not has_jumps(loop) and self.checks_can_run_first(loop):
+            def run_position(k):
+                self.set_counter(loop, start + k * step, counter_bits)
+                with self.emitting_body(loop):
+                    self.loop_body(loop, lambda: self.body(loop.body))
+
+            self.checks_first(loop, start, step, count, counter_bits, run_position)
         else:
             self.checked_loop(loop, start, step, count, counter_bits)
 
@@ -1257,6 +1281,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             self.check_int_fits(value, dtype, target, numpy_ints=kind == "i" and not from_array)
         name = target.id if isinstance(target, gast.Name) else target.value.id
         name = self.array_origin.get(name, name)
+        self.note_access("other" if name in self.local_types else "store", name)
         if name in self.incoming_locals and not isinstance(target, gast.Name):
             raise _no(f"{name!r} is written in place and rebound in the same loop", target)
         if name not in self.local_types:
@@ -1265,7 +1290,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             expr = sm.truthy(value.expr, value.dtype)
         else:
             expr = _cast(value.expr, value.dtype, dtype)
-        T.buffer_store(buf, expr, index)
+        if not self.array_stores_left_out:
+            T.buffer_store(buf, expr, index)
 
     def bind(self, expr, dtype):
         """``expr`` computed once, here, into a local: later checks and uses read the local."""
@@ -1881,6 +1907,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         name = self.calls.get(e)
         if isinstance(name, Inlined):
             return self.inlined(name, e)
+        if name in ("reduce.dot", "append"):
+            self.note_access("other")
         if name == "reduce.dot":
             return self.dot(e)
         if name == "append":

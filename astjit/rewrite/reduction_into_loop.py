@@ -212,7 +212,9 @@ class _Rewriter:
         keywords = {k.arg: k.value for k in call.keywords}
         if fn is np.stack:
             axis = keywords.pop("axis", None)
-            if axis is not None and not (isinstance(axis, gast.Constant) and axis.value == 0):
+            # 0 exactly: numpy refuses axis=0.0 with a TypeError the rewrite must not hide
+            if axis is not None and not (isinstance(axis, gast.Constant) and type(axis.value) is int
+                                         and axis.value == 0):
                 return False
         return not keywords
 

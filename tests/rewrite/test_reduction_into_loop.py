@@ -405,3 +405,17 @@ def test_steps_of_different_shapes_raise_numpys_error(width):
             jf(np.ones(width), 3)
     assert_values_match(jf(np.ones(width), 1), shrinking_steps(np.ones(width), 1))
     assert fires(jf)
+
+
+def stacked_with_a_float_axis(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return np.sum(np.stack(outs, axis=0.0))
+
+
+def test_a_stack_axis_numpy_refuses_is_refused_as_written():
+    """np.stack(outs, axis=0.0) raises numpy's TypeError: the rewrite does not take 0.0 for 0."""
+    (want, _), (got, _) = run_both(stacked_with_a_float_axis, np.ones((3, 4)))
+    assert want is TypeError and got is TypeError
+    assert not fires(jit(stacked_with_a_float_axis, rewrites=PUSH))

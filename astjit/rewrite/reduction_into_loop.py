@@ -134,7 +134,7 @@ class _Rewriter:
         between = [loop] + body[j + 1:k]
         if not all(self.only_read(_root_name(o), between) for o in operands if _root_name(o) is not None):
             return False
-        if not all(self.fresh_value(a.args[0], loop, body[j + 1:k]) for a in appends):
+        if not all(self.fresh_value(a.args[0], name, loop, body[j + 1:k]) for a in appends):
             return False
         self.rewrite(body, i, start, appends, reduction, kind, axis, expression, operands, name, loop, stacked_by)
         return True
@@ -218,9 +218,9 @@ class _Rewriter:
                 return False
         return not keywords
 
-    def fresh_value(self, value, loop, after=()) -> bool:
-        """Whether an appended value is a new array nothing changes later, in the loop or in the
-        statements ``after`` it (see the module docstring)."""
+    def fresh_value(self, value, name, loop, after=()) -> bool:
+        """Whether a value appended to the list ``name`` is a new array nothing changes later, in the
+        loop or in the statements ``after`` it (see the module docstring)."""
         if isinstance(value, gast.BinOp | gast.UnaryOp):
             return True
         if isinstance(value, gast.Call):
@@ -237,17 +237,17 @@ class _Rewriter:
             return False
         bound = [s for s in _walk_own(loop) if isinstance(s, gast.Assign | gast.AugAssign | gast.AnnAssign | gast.For
                                                           | gast.With) and _binds(s, value.id)]
-        if not all(isinstance(s, gast.Assign) and len(s.targets) == 1 and self.fresh_value(s.value, loop)
+        if not all(isinstance(s, gast.Assign) and len(s.targets) == 1 and self.fresh_value(s.value, name, loop)
                    for s in bound):
             return False
         # read only as an operand of arithmetic or a numpy function (no alias, no change in place)
-        return self.only_read(value.id, [loop], appends=True) and self.only_read(value.id, after)
+        return self.only_read(value.id, [loop], appends_to=name) and self.only_read(value.id, after)
 
-    def only_read(self, name, statements, appends=False) -> bool:
+    def only_read(self, name, statements, appends_to=None) -> bool:
         """Whether ``statements`` read ``name``'s array only to compute new values (arithmetic, numpy
         functions without ``out``, indexing or ``.shape`` read that way), never write into it or
         hand it to anything that might (a method, an unknown function, a view kept in a name); with
-        ``appends``, appending it to a list counts as a read. Rebinding the name is not a write."""
+        ``appends_to``, appending it to that list counts as a read (to another list, it escapes). Rebinding the name is not a write."""
         for statement in statements:
             parents = {id(c): p for p in _walk_own(statement) for c in gast.iter_child_nodes(p)}
             for node in _walk_own(statement):
@@ -268,7 +268,7 @@ class _Rewriter:
                 if isinstance(parent, gast.Subscript) and parent.slice is node:
                     continue                         # used as an index: read
                 if isinstance(parent, gast.Call) and node in parent.args and (
-                        appends and _is_append(parent, None) or self.fresh_call(parent)
+                        appends_to is not None and _is_append(parent, appends_to) or self.fresh_call(parent)
                         or any(self.resolve(parent.func) is f for f in READ_BUILTINS)):
                     continue
                 return False

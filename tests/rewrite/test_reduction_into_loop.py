@@ -249,8 +249,19 @@ def appends_an_einsum_view(xs, m):
     return np.sum(np.stack(outs))
 
 
+def step_kept_in_another_list(xs, target):
+    outs = []
+    kept = []
+    for t in range(xs.shape[0]):
+        h = xs[t] * 2.0
+        outs.append(h)
+        kept.append(h)                          # h escapes: kept[0] is outs[0]
+    kept[0][:] = target
+    return np.sum(np.stack(outs))
+
+
 @pytest.mark.parametrize("fn", [operand_written_by_out, operand_filled, appends_a_positional_out,
-                                appends_an_einsum_view])
+                                appends_an_einsum_view, step_kept_in_another_list])
 def test_must_not_fire_where_the_loop_writes_what_the_reduction_reads(fn):
     def make(k):
         xs = np.random.default_rng(k).standard_normal((3 + k, 20_000))

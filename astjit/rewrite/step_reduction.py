@@ -176,8 +176,9 @@ def _accumulation(kind, axis, dtype):
     # numpy's mean: integers and booleans in float64, float16 in float32 (then float16 again)
     accumulate = np.dtype(np.float64) if dtype.kind in "iub" else np.dtype(np.float32) if dtype == np.float16 \
         else dtype
-    # over every axis reduced_step sums in ``summed``: float16 would overflow where float32 does not
-    jitted = axis == 0 or summed == accumulate or dtype.kind in "iub"
+    # over every axis reduced_step sums in ``summed``: float16 would overflow where float32 does not,
+    # and int64 / uint64 wrap where float64 does not (a step of smaller integers cannot reach 2**63)
+    jitted = axis == 0 or summed == accumulate or dtype.kind in "iub" and dtype.itemsize < 8
     return (accumulate, np.dtype(np.float16) if dtype == np.float16 else accumulate, jitted,
             {} if accumulate == dtype else {"dtype": accumulate})
 

@@ -347,6 +347,13 @@ def mean_over_every_axis(xs):
     return np.mean(np.stack(outs))
 
 
+def mean_of_int_steps(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 1)
+    return np.mean(np.stack(outs))
+
+
 def mean_of_scalar_steps(xs):
     outs = []
     for t in range(xs.shape[0]):
@@ -367,9 +374,12 @@ def sum_of_scalar_steps(xs):
     (int_steps_summed_over_the_step_axis, np.bool_, True),
     (mean_over_every_axis, np.float16, 60_000),                # a float16 mean accumulates in float32
     (mean_over_every_axis, np.int16, 30_000),
+    (mean_of_int_steps, np.int64, 2**60),                     # numpy's mean sums int64 in float64: no wrap
+    (mean_of_int_steps, np.uint64, 2**63),
     (mean_of_scalar_steps, np.float32, 1.5),                   # a numpy scalar, not a 0-d array
     (sum_of_scalar_steps, np.float64, 2.5),
-], ids=["int8", "uint8", "bool", "float16 mean", "int16 mean", "mean of scalars", "sum of scalars"])
+], ids=["int8", "uint8", "bool", "float16 mean", "int16 mean", "int64 mean", "uint64 mean",
+         "mean of scalars", "sum of scalars"])
 def test_dtype_and_type_are_numpys(fn, dtype, value):
     for steps, width in [(3, 10), (3, 70_000), (1, 10), (1, 70_000)]:
         xs = np.full((steps, width), value, dtype)

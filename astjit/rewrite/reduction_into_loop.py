@@ -19,11 +19,12 @@ same computation up to rounding:
   nor the reduction's statement has a ``with`` (``np.errstate`` would give them different states);
 - the stacked array is reduced by ``np.sum``/``mean``/``max``/``min`` (or the method) over every axis
   or over the step axis (``axis=0``), after elementwise operations (operators, numpy ufuncs) whose
-  other operands are numbers, or names the loop and the statements up to the reduction never assign
-  nor write into (``out=``, ``.fill()``, item assignment): they only read them;
+  other operands are numbers, or names the loop, the statements up to the reduction and the
+  reduction's own statement never assign nor write into (``out=``, ``.fill()``, item assignment):
+  they only read them;
 - each appended value is a new array (an arithmetic expression, a numpy call that returns a new
   array and has no ``out``, by keyword or by position; not ``np.einsum``, which may return a view;
-  ``.copy()``), or a name bound to one in the loop and, in the loop and up to the reduction, never
+  ``.copy()``), or a name bound to one in the loop and, in the loop, up to and in the reduction, never
   changed in place, passed to an unknown function or read through a method: the list holds it by
   reference, and a later change in place would reach it.
 
@@ -127,14 +128,17 @@ class _Rewriter:
         # the list is read nowhere else: its binding, its appends (each one Name), one stack
         if len(mentions) != 1 + len(appends) + 1:
             return False
-        assigned = _assigned_names(loop) | {n for s in body[j + 1:k] for n in _assigned_names(s)}
+        # the operands are the same from the loop to the reduction: the steps are reduced against them as
+        # they come; the reduction's own statement counts (a comprehension's variable, a .fill() before it)
+        assigned = _assigned_names(loop) | {n for s in body[j + 1:k] for n in _assigned_names(s)} \
+            | _bound_before_value(body[k])
         if any(_root_name(o) in assigned for o in operands if _root_name(o) is not None):
             return False
         # nor changed in place (out=, .fill()): the original reduces against the operand's last values
-        between = [loop] + body[j + 1:k]
+        between = [loop] + body[j + 1:k + 1]
         if not all(self.only_read(_root_name(o), between) for o in operands if _root_name(o) is not None):
             return False
-        if not all(self.fresh_value(a.args[0], name, loop, body[j + 1:k]) for a in appends):
+        if not all(self.fresh_value(a.args[0], name, loop, body[j + 1:k + 1]) for a in appends):
             return False
         self.rewrite(body, i, start, appends, reduction, kind, axis, expression, operands, name, loop, stacked_by)
         return True
@@ -431,6 +435,14 @@ def _assigned_names(stmt) -> set:
             if root is not None:
                 names.add(root)
     return names
+
+
+def _bound_before_value(stmt) -> set:
+    """The names ``stmt`` binds or writes into while its value is computed: an assignment stores its
+    targets after, any other statement may bind or write anywhere."""
+    if isinstance(stmt, gast.Assign | gast.AugAssign | gast.AnnAssign) and stmt.value is not None:
+        return _assigned_names(stmt.value)
+    return _assigned_names(stmt)
 
 
 def _is_name_chain(e) -> bool:

@@ -440,3 +440,43 @@ def test_a_stack_axis_numpy_refuses_is_refused_as_written():
     (want, _), (got, _) = run_both(stacked_with_a_float_axis, np.ones((3, 4)))
     assert want is TypeError and got is TypeError
     assert not fires(jit(stacked_with_a_float_axis, rewrites=PUSH))
+
+
+def operand_bound_by_a_comprehension(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return [np.sum(np.stack(outs) * k) for k in (1.0, 2.0)]
+
+
+def operand_rebound_by_a_comprehension(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return [np.sum(np.stack(outs) - target) for target in (1.0,)]
+
+
+def operand_filled_by_the_reduction_statement(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return target.fill(0.0) or np.sum(np.stack(outs) - target)
+
+
+def step_filled_by_the_reduction_statement(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        h = xs[t] * 2.0
+        outs.append(h)
+    return h.fill(0.0) or np.sum(np.stack(outs) - target)
+
+
+@pytest.mark.parametrize("fn", [operand_bound_by_a_comprehension, operand_rebound_by_a_comprehension,
+                                operand_filled_by_the_reduction_statement, step_filled_by_the_reduction_statement])
+@pytest.mark.parametrize("width", [4, 20_000])
+def test_must_not_fire_where_the_reduction_statement_binds_or_changes(fn, width):
+    """The statement that reduces is part of what the operands and steps must survive unchanged: the
+    steps are reduced against the operands as they come."""
+    def make(k):
+        return np.random.default_rng(k).standard_normal((3 + k, width)), np.full(width, 10.0)
+    check(fn, make, fire=False, rtol=1e-12)

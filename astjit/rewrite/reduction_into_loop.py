@@ -18,7 +18,8 @@ same computation up to rounding:
 - the loop has no ``break``, ``return`` or ``yield`` (its steps are all the steps), and neither it
   nor the reduction's statement has a ``with`` (``np.errstate`` would give them different states);
 - the stacked array is reduced by ``np.sum``/``mean``/``max``/``min`` (or the method) over every axis
-  or over the step axis (``axis=0``), after elementwise operations (operators, numpy ufuncs) whose
+  or over the step axis (``axis=0``), once (in no loop, comprehension, generator, lambda or function
+  of its statement: there is one total), after elementwise operations (operators, numpy ufuncs) whose
   other operands are numbers, or names the loop, the statements up to the reduction and the
   reduction's own statement never assign nor write into (``out=``, ``.fill()``, item assignment):
   they only read them;
@@ -56,6 +57,9 @@ FRESH_FUNCTIONS = {np.dot: 2, np.sum: 3, np.mean: 3, np.max: 2, np.min: 2, np.pr
                    np.where: 3, np.clip: 3, np.concatenate: 2, np.stack: 2, np.copy: 3, np.outer: 2}
 READ_BUILTINS = (len, range)
 EARLY_EXITS = (gast.Break, gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
+# statements and expressions whose parts may run any number of times, or later
+REPEATS = (gast.For, gast.AsyncFor, gast.While, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
+           gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
 
 
 @dataclass
@@ -127,6 +131,10 @@ class _Rewriter:
         reduction, kind, axis, expression, operands, stacked_by = found
         # the list is read nowhere else: its binding, its appends (each one Name), one stack
         if len(mentions) != 1 + len(appends) + 1:
+            return False
+        # the reduction runs at most once: a second run would be handed the same total, and with operands
+        # changed since, the steps reduced against the old ones
+        if not _runs_once(body[k], reduction):
             return False
         # the operands are the same from the loop to the reduction: the steps are reduced against them as
         # they come; the reduction's own statement counts (a comprehension's variable, a .fill() before it)
@@ -443,6 +451,17 @@ def _bound_before_value(stmt) -> set:
     if isinstance(stmt, gast.Assign | gast.AugAssign | gast.AnnAssign) and stmt.value is not None:
         return _assigned_names(stmt.value)
     return _assigned_names(stmt)
+
+
+def _runs_once(stmt, node) -> bool:
+    """Whether ``node`` runs at most once each time ``stmt`` does: it is inside no loop, comprehension,
+    generator, lambda, function or class ``stmt`` holds."""
+    parents = {id(c): p for p in gast.walk(stmt) for c in gast.iter_child_nodes(p)}
+    while id(node) in parents:
+        node = parents[id(node)]
+        if isinstance(node, REPEATS):
+            return False
+    return True
 
 
 def _is_name_chain(e) -> bool:

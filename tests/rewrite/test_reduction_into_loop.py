@@ -471,12 +471,33 @@ def step_filled_by_the_reduction_statement(xs, target):
     return h.fill(0.0) or np.sum(np.stack(outs) - target)
 
 
+def reduced_in_a_loop(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    sums = []
+    for c in range(2):
+        sums.append(np.sum(np.stack(outs) - target, axis=0))
+    sums[0][0] = 100.0                          # the second sum is an array of its own
+    return sums
+
+
+def reduced_in_a_comprehension(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    sums = [np.max(np.stack(outs), axis=0) for _ in range(2)]
+    sums[1] += target
+    return sums
+
+
 @pytest.mark.parametrize("fn", [operand_bound_by_a_comprehension, operand_rebound_by_a_comprehension,
-                                operand_filled_by_the_reduction_statement, step_filled_by_the_reduction_statement])
+                                operand_filled_by_the_reduction_statement, step_filled_by_the_reduction_statement,
+                                reduced_in_a_loop, reduced_in_a_comprehension])
 @pytest.mark.parametrize("width", [4, 20_000])
-def test_must_not_fire_where_the_reduction_statement_binds_or_changes(fn, width):
-    """The statement that reduces is part of what the operands and steps must survive unchanged: the
-    steps are reduced against the operands as they come."""
+def test_must_not_fire_where_the_reduction_statement_binds_changes_or_repeats(fn, width):
+    """The statement that reduces is part of what the operands and steps must survive unchanged, and it must
+    reduce once: the steps are reduced against the operands as they come."""
     def make(k):
         return np.random.default_rng(k).standard_normal((3 + k, width)), np.full(width, 10.0)
     check(fn, make, fire=False, rtol=1e-12)

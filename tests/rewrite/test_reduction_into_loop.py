@@ -501,3 +501,54 @@ def test_must_not_fire_where_the_reduction_statement_binds_changes_or_repeats(fn
     def make(k):
         return np.random.default_rng(k).standard_normal((3 + k, width)), np.full(width, 10.0)
     check(fn, make, fire=False, rtol=1e-12)
+
+
+def written_through_a_view_it_makes(xs, target):
+    flat = target.reshape(-1)                   # the same data as target
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+        flat[:] = t
+    return np.sum(np.stack(outs) - target)
+
+
+def operand_is_a_view_it_makes(xs, target):
+    flat = target.reshape(-1)
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+        target[:] = t
+    return np.sum(np.stack(outs) - flat)
+
+
+def written_by_a_function_it_makes(xs, target):
+    def bump():
+        target[:] += 1.0
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+        bump()
+    return np.sum(np.stack(outs) - target)
+
+
+@pytest.mark.parametrize("fn", [written_through_a_view_it_makes, operand_is_a_view_it_makes,
+                                written_by_a_function_it_makes])
+@pytest.mark.parametrize("width", [4, 20_000])
+def test_must_not_fire_where_the_function_shares_an_operand_under_another_name(fn, width):
+    def make(k):
+        return np.random.default_rng(k).standard_normal((3 + k, width)), np.ones(width)
+    check(fn, make, fire=False, rtol=1e-12)
+
+
+def operand_made_and_measured_before(xs, target):
+    width = target.shape[0]
+    scaled = target * 2.0
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t, :width] * 2.0)
+    return np.sum((np.stack(outs) - scaled) ** 2 * target)
+
+
+def test_operands_only_measured_or_made_new_by_the_function_still_fire():
+    check(operand_made_and_measured_before,
+          lambda k: (np.random.default_rng(k).standard_normal((3 + k, 6)), np.ones(6)), rtol=1e-12)

@@ -9,7 +9,8 @@ its expression, one fused kernel); smaller ones are kept and reduced as a stack 
 ``CHUNK_BYTES`` by numpy, as the original code reduces the whole stack (a kernel call per step of a
 few elements cost 3-4x the original). An operand with one axis more than the steps' values is taken
 a run of steps at a time (``operand[k0:k1]``; one whose step axis has length 1 broadcasts whole), as
-broadcasting against the stacked array pairs them.
+broadcasting against the stacked array pairs them; a single step is kept, since its stack broadcasts
+against the operand's every step.
 
 Totals accumulate in the dtype numpy's reduction of the whole stack accumulates in (a sum of int8 in
 int64, a mean of integers in float64, of float16 in float32), and the result has numpy's dtype and
@@ -105,6 +106,8 @@ class StepReduction:
 
     def _reduce_kept(self, operands):
         """Reduce the kept steps into the total: one step by the jitted function, several as a stack."""
+        if self.count == 1 and "step" in self.takes:
+            return                  # a lone step broadcasts against an operand's whole step axis: see result
         k0, k1 = self.chunk_start, self.chunk_start + len(self.kept)
         try:
             one = len(self.kept) == 1 and self.jitted_step
@@ -144,6 +147,9 @@ class StepReduction:
             return ORIGINAL[self.kind](self.expression(self.stack(self.kept), *operands), axis=self.axis)
         if self.stack_error is not None:
             raise self.stack_error
+        if self.count == 1 and "step" in self.takes:
+            # numpy broadcasts the stack of one step, (1, ...), against every step of the operand
+            return ORIGINAL[self.kind](self.expression(self.stack(self.kept), *operands), axis=self.axis)
         if self.kept and self.error is None:
             self._reduce_kept(operands)
         if self.error is not None:

@@ -552,3 +552,12 @@ def operand_made_and_measured_before(xs, target):
 def test_operands_only_measured_or_made_new_by_the_function_still_fire():
     check(operand_made_and_measured_before,
           lambda k: (np.random.default_rng(k).standard_normal((3 + k, 6)), np.ones(6)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("width", [3, 20_000])
+def test_one_step_broadcasts_against_every_step_of_an_operand(width):
+    """np.stack of one step is (1, n): numpy broadcasts it against a (5, n) target."""
+    rng = np.random.default_rng(0)
+    h, xs, targets = rng.standard_normal(width), rng.standard_normal((1, width)), rng.standard_normal((5, width))
+    check(mse_scan, lambda k: (h, 0.5, xs, targets), rtol=1e-12)
+    check(mse_scan, lambda k: (h, 0.5, np.concatenate([xs] * (k + 2)), targets[: k + 2]), rtol=1e-12)

@@ -14,9 +14,11 @@ against the operand's every step.
 
 Totals accumulate in the dtype numpy's reduction of the whole stack accumulates in (a sum of int8 in
 int64, a mean of integers in float64, of float16 in float32), and the result has numpy's dtype and
-type (a numpy scalar where numpy gives one). Where the steps cannot be reduced apart (no steps, a
-zero-size step, an operand of any other shape, numpy's floating-point error state set to raise when
-the reduction is made), every value is kept and the original reduction runs at the end, as written.
+type (a numpy scalar where numpy gives one); a step of another dtype than those before it moves the
+totals and the later steps to the dtype np.stack promotes them all to. Where the steps cannot be
+reduced apart (no steps, a zero-size step, an operand of any other shape, numpy's floating-point error
+state set to raise when the reduction is made), every value is kept and the original reduction runs
+at the end, as written.
 An error the original raises when it stacks or reduces (steps of different shapes, an operand that
 does not broadcast) is raised by ``result``, where the original raises it.
 """
@@ -38,7 +40,7 @@ CHUNK_BYTES = 256 * 1024
 class StepReduction:
     __slots__ = ("kind", "axis", "expression", "reduced_step", "stack", "count", "total", "size", "kept",
                  "kept_bytes", "chunk_start", "keep_all", "reduce_at", "takes", "error", "stack_error", "shape",
-                 "accumulate", "result_dtype", "jitted_step", "options")
+                 "accumulate", "result_dtype", "jitted_step", "options", "dtype")
 
     def __init__(self, kind, axis, expression, reduced_step, stacked_by="stack"):
         self.kind = kind
@@ -59,6 +61,7 @@ class StepReduction:
         self.error = None                   # the first error reducing a chunk or stacking: no more steps kept
         self.stack_error = None             # the error stacking the values (different shapes): raised first
         self.shape = None                   # the first step's shape
+        self.dtype = None                   # the steps' dtype, as np.stack promotes them so far
         self.accumulate = None              # the dtype totals are kept in
         self.result_dtype = None            # a mean's dtype
         self.jitted_step = True             # whether reduced_step sums in the accumulation dtype
@@ -81,6 +84,9 @@ class StepReduction:
                 self.stack_error = _stack_error(self.stack, self.shape, value)
                 self.error = self.error or self.stack_error
         if self.error is None:
+            if value.dtype != self.dtype:     # np.stack would give every step the dtype of all
+                self._promote(value.dtype, operands)
+                value = value.astype(self.dtype, copy=False)
             self.kept.append(value)
             self.kept_bytes += value.nbytes
             if self.kept_bytes >= self.reduce_at:
@@ -89,6 +95,7 @@ class StepReduction:
     def _plan(self, value, operands):
         """From the first step: how operands are taken, when steps are reduced, and in which dtype."""
         self.shape = value.shape
+        self.dtype = value.dtype
         self.takes = [_take(np.ndim(o), np.shape(o), value.ndim) for o in operands]
         self.keep_all = value.size == 0 or None in self.takes
         if self.keep_all:
@@ -103,6 +110,25 @@ class StepReduction:
             self.keep_all = True
         else:
             self.accumulate, self.result_dtype, self.jitted_step, self.options = dtypes
+
+    def _promote(self, dtype, operands):
+        """A step of another dtype: the steps from now on are taken in the dtype numpy stacks them all
+        in, and the totals and the result in its reduction's (the steps reduced before keep the
+        rounding of their own dtype)."""
+        self.dtype = np.promote_types(self.dtype, dtype)
+        dtypes = _accumulation(self.kind, self.axis,
+                               _expression_dtype(self.expression, np.ones((), self.dtype), operands))
+        if dtypes is False:           # the expression refuses the promoted dtype: so does the original
+            try:
+                self.expression(np.ones((), self.dtype), *operands)
+            except Exception as exc:
+                self.error = exc
+            else:
+                self.error = TypeError(f"steps of {self.dtype} cannot be reduced")
+            return
+        self.accumulate, self.result_dtype, self.jitted_step, self.options = dtypes
+        if self.total is not None:
+            self.total = self.total.astype(self.accumulate)
 
     def _reduce_kept(self, operands):
         """Reduce the kept steps into the total: one step by the jitted function, several as a stack."""

@@ -561,3 +561,27 @@ def test_one_step_broadcasts_against_every_step_of_an_operand(width):
     h, xs, targets = rng.standard_normal(width), rng.standard_normal((1, width)), rng.standard_normal((5, width))
     check(mse_scan, lambda k: (h, 0.5, xs, targets), rtol=1e-12)
     check(mse_scan, lambda k: (h, 0.5, np.concatenate([xs] * (k + 2)), targets[: k + 2]), rtol=1e-12)
+
+
+def dtype_changes_after_the_first_step(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        outs.append(h * 2)
+        h = h + xs[t]                           # float32 + float64 or int64 + float64: float64 from step 1
+    return np.sum(np.stack(outs))
+
+
+def dtype_changes_over_the_step_axis(h, xs):
+    outs = []
+    for t in range(len(xs)):
+        outs.append(h * 2)
+        h = h + xs[t]
+    return np.mean(np.stack(outs), axis=0)
+
+
+@pytest.mark.parametrize("fn", [dtype_changes_after_the_first_step, dtype_changes_over_the_step_axis])
+@pytest.mark.parametrize("start", [np.float32, np.int64])
+@pytest.mark.parametrize("width", [4, 20_000])
+def test_steps_of_other_dtypes_give_numpys_promoted_result(fn, start, width):
+    """np.stack promotes every step to the dtype of all: the result's dtype and type are numpy's."""
+    check(fn, lambda k: (np.ones(width, start), np.full((3 + k, width), 0.25)), rtol=1e-6)

@@ -193,9 +193,9 @@ def test_show_prints_the_rewritten_loop():
     assert "np.stack" not in text
 
 
-@pytest.mark.parametrize("steps, width", [(3, 20_000), (300, 256)], ids=["a kernel per large step", "chunks of small steps"])
+@pytest.mark.parametrize("steps, width", [(3, 20_000), (300, 1024)], ids=["a kernel per large step", "chunks of small steps"])
 def test_large_steps_and_several_chunks(steps, width):
-    """Steps of 80 KB go through the jitted step function one at a time; 300 steps of 2 KB make three
+    """Steps of 160 KB go through the jitted step function one at a time; 300 steps of 8 KB make ten
     stacks of at most 256 KB, the step-indexed target sliced to match each."""
     def make(k):
         h, xs, tg = rng_args(np.float64, steps + k, width, k)
@@ -381,7 +381,7 @@ def sum_of_scalar_steps(xs):
 ], ids=["int8", "uint8", "bool", "float16 mean", "int16 mean", "int64 mean", "uint64 mean",
          "mean of scalars", "sum of scalars"])
 def test_dtype_and_type_are_numpys(fn, dtype, value):
-    for steps, width in [(3, 10), (3, 70_000), (1, 10), (1, 70_000)]:
+    for steps, width in [(3, 10), (3, 5_000), (3, 70_000), (1, 10), (1, 70_000)]:
         xs = np.full((steps, width), value, dtype)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -416,7 +416,7 @@ def shrinking_steps(x, n):
     return np.sum(np.stack(outs))
 
 
-@pytest.mark.parametrize("width", [10, 10_000])
+@pytest.mark.parametrize("width", [10, 1_000, 10_000])
 def test_steps_of_different_shapes_raise_numpys_error(width):
     with pytest.raises(ValueError):
         shrinking_steps(np.ones(width), 3)
@@ -554,7 +554,7 @@ def test_operands_only_measured_or_made_new_by_the_function_still_fire():
           lambda k: (np.random.default_rng(k).standard_normal((3 + k, 6)), np.ones(6)), rtol=1e-12)
 
 
-@pytest.mark.parametrize("width", [3, 20_000])
+@pytest.mark.parametrize("width", [3, 1_000, 20_000])
 def test_one_step_broadcasts_against_every_step_of_an_operand(width):
     """np.stack of one step is (1, n): numpy broadcasts it against a (5, n) target."""
     rng = np.random.default_rng(0)
@@ -581,7 +581,50 @@ def dtype_changes_over_the_step_axis(h, xs):
 
 @pytest.mark.parametrize("fn", [dtype_changes_after_the_first_step, dtype_changes_over_the_step_axis])
 @pytest.mark.parametrize("start", [np.float32, np.int64])
-@pytest.mark.parametrize("width", [4, 20_000])
+@pytest.mark.parametrize("width", [4, 1_000, 20_000])
 def test_steps_of_other_dtypes_give_numpys_promoted_result(fn, start, width):
     """np.stack promotes every step to the dtype of all: the result's dtype and type are numpy's."""
     check(fn, lambda k: (np.ones(width, start), np.full((3 + k, width), 0.25)), rtol=1e-6)
+
+
+def sum_of_scalars_as_array(x):
+    outs = []
+    for t in range(x.shape[0]):
+        outs.append(x[t] * 2.0)
+    return np.sum(np.array(outs))
+
+
+def calls_of_step_reduction_methods(fn, *args):
+    """How many times the function runs a method of StepReduction (a call of add about 0.3 us)."""
+    import sys
+
+    from astjit.rewrite.step_reduction import StepReduction
+
+    methods = {f.__code__ for f in vars(StepReduction).values() if hasattr(f, "__code__")}
+    calls = 0
+
+    def count(frame, event, arg):
+        nonlocal calls
+        if event == "call" and frame.f_code in methods:
+            calls += 1
+    sys.setprofile(count)
+    try:
+        result = fn(*args)
+    finally:
+        sys.setprofile(None)
+    return result, calls
+
+
+@pytest.mark.parametrize("fn, make", [
+    (sum_of_scalars_as_array, lambda: (np.arange(10_000.0),)),
+    (mse_scan, lambda: (*rng_args(np.float64, 2_000, 6, 0)[:1], 0.5, *rng_args(np.float64, 2_000, 6, 0)[1:])),
+], ids=["scalar steps", "steps of 6 with an operand"])
+def test_small_steps_cost_what_the_original_list_costs(fn, make):
+    """Steps under 4 KiB cost the original only a list append, less than a Python call accumulating
+    them (10,000 scalar steps: plain Python 1.3 ms, accumulated 6.3 ms): after the first step, the
+    values go to a list by its own append and the reduction runs at the end as written."""
+    jf = jit(fn, rewrites=PUSH)
+    args = make()
+    got, calls = calls_of_step_reduction_methods(jf, *args)
+    assert_values_match(got, fn(*args), rtol=1e-12)
+    assert fires(jf) and calls < 10, calls

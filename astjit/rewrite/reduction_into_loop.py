@@ -18,12 +18,16 @@ same computation up to rounding:
 - the loop has no ``break``, ``return`` or ``yield`` (its steps are all the steps), and neither it
   nor the reduction's statement has a ``with`` (``np.errstate`` would give them different states);
 - the stacked array is reduced by ``np.sum``/``mean``/``max``/``min`` (or the method) over every axis
-  or over the step axis (``axis=0``), after elementwise operations (operators, numpy ufuncs) whose
-  other operands are numbers, or names the loop and the statements up to the reduction never assign
-  nor write into (``out=``, ``.fill()``, item assignment): they only read them;
+  or over the step axis (``axis=0``), once (in no loop, comprehension, generator, lambda or function
+  of its statement: there is one total), after elementwise operations (operators, numpy ufuncs) whose
+  other operands are numbers, or names the loop, the statements up to the reduction and the
+  reduction's own statement never assign nor write into (``out=``, ``.fill()``, item assignment):
+  they only read them, and the function as written binds them only to new arrays, makes no view or
+  alias of them, never writes into them and mentions them in no function of its own (no other name
+  of the function reaches their data);
 - each appended value is a new array (an arithmetic expression, a numpy call that returns a new
   array and has no ``out``, by keyword or by position; not ``np.einsum``, which may return a view;
-  ``.copy()``), or a name bound to one in the loop and, in the loop and up to the reduction, never
+  ``.copy()``), or a name bound to one in the loop and, in the loop, up to and in the reduction, never
   changed in place, passed to an unknown function or read through a method: the list holds it by
   reference, and a later change in place would reach it.
 
@@ -54,7 +58,11 @@ FRESH_METHODS = ("copy",)
 FRESH_FUNCTIONS = {np.dot: 2, np.sum: 3, np.mean: 3, np.max: 2, np.min: 2, np.prod: 3, np.std: 3, np.var: 3,
                    np.where: 3, np.clip: 3, np.concatenate: 2, np.stack: 2, np.copy: 3, np.outer: 2}
 READ_BUILTINS = (len, range)
+METADATA = ("shape", "ndim", "size", "dtype", "itemsize", "nbytes")     # attributes that are no view
 EARLY_EXITS = (gast.Break, gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
+# statements and expressions whose parts may run any number of times, or later
+REPEATS = (gast.For, gast.AsyncFor, gast.While, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
+           gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
 
 
 @dataclass
@@ -84,6 +92,8 @@ class _Rewriter:
         self.local_names |= {a.id for a in gast.walk(fndef.args) if isinstance(a, gast.Name)}
         self.declared = {name for n in gast.walk(fndef) if isinstance(n, gast.Global | gast.Nonlocal)
                          for name in n.names}
+        self.original = copy.deepcopy(fndef.body)          # as written: before any reduction is pushed
+        self.sole_names = {}                                # name -> whether sole_name(name)
         self.result = LoopRewrites()
         self.done = self.result.done
         self.changed = self.result.lines
@@ -127,14 +137,24 @@ class _Rewriter:
         # the list is read nowhere else: its binding, its appends (each one Name), one stack
         if len(mentions) != 1 + len(appends) + 1:
             return False
-        assigned = _assigned_names(loop) | {n for s in body[j + 1:k] for n in _assigned_names(s)}
+        # the reduction runs at most once: a second run would be handed the same total, and with operands
+        # changed since, the steps reduced against the old ones
+        if not _runs_once(body[k], reduction):
+            return False
+        # the operands are the same from the loop to the reduction: the steps are reduced against them as
+        # they come; the reduction's own statement counts (a comprehension's variable, a .fill() before it)
+        assigned = _assigned_names(loop) | {n for s in body[j + 1:k] for n in _assigned_names(s)} \
+            | _bound_before_value(body[k])
         if any(_root_name(o) in assigned for o in operands if _root_name(o) is not None):
             return False
         # nor changed in place (out=, .fill()): the original reduces against the operand's last values
-        between = [loop] + body[j + 1:k]
+        between = [loop] + body[j + 1:k + 1]
         if not all(self.only_read(_root_name(o), between) for o in operands if _root_name(o) is not None):
             return False
-        if not all(self.fresh_value(a.args[0], loop, body[j + 1:k]) for a in appends):
+        # nor written through another name the function makes (tv = target.reshape(-1); tv[:] = t)
+        if not all(self.sole_name(_root_name(o)) for o in operands if _root_name(o) is not None):
+            return False
+        if not all(self.fresh_value(a.args[0], name, loop, body[j + 1:k + 1]) for a in appends):
             return False
         self.rewrite(body, i, start, appends, reduction, kind, axis, expression, operands, name, loop, stacked_by)
         return True
@@ -212,19 +232,46 @@ class _Rewriter:
         keywords = {k.arg: k.value for k in call.keywords}
         if fn is np.stack:
             axis = keywords.pop("axis", None)
-            if axis is not None and not (isinstance(axis, gast.Constant) and axis.value == 0):
+            # 0 exactly: numpy refuses axis=0.0 with a TypeError the rewrite must not hide
+            if axis is not None and not (isinstance(axis, gast.Constant) and type(axis.value) is int
+                                         and axis.value == 0):
                 return False
         return not keywords
 
-    def fresh_value(self, value, loop, after=()) -> bool:
-        """Whether an appended value is a new array nothing changes later, in the loop or in the
-        statements ``after`` it (see the module docstring)."""
+    def sole_name(self, name) -> bool:
+        """Whether ``name`` is the function's only way to its array: the function as written binds it
+        only to new arrays (or not at all: an argument, a global), never makes an alias or a view of it
+        nor writes into it, and no function or lambda of its own mentions it. (Another name the caller
+        holds, an argument passed twice, is not seen.)"""
+        if name not in self.sole_names:
+            stores = [n for s in self.original for n in _walk_own(s) if isinstance(n, gast.Name) and n.id == name
+                      and isinstance(n.ctx, gast.Store | gast.Del)]
+            fresh = {id(s.targets[0]) for s in self.original for s in _walk_own(s)
+                     if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
+                     and s.targets[0].id == name and self.fresh_expression(s.value)}
+            nested = [n for s in self.original for n in gast.walk(s)
+                      if isinstance(n, gast.FunctionDef | gast.AsyncFunctionDef | gast.Lambda | gast.ClassDef)]
+            self.sole_names[name] = all(id(n) in fresh for n in stores) and self.only_read(name, self.original) \
+                and not any(_mentions(n, name) for n in nested)
+        return self.sole_names[name]
+
+    def fresh_expression(self, value) -> bool:
+        """Whether ``value`` makes a new array (or number): arithmetic, a fresh numpy call, ``.copy()``."""
         if isinstance(value, gast.BinOp | gast.UnaryOp):
             return True
+        if isinstance(value, gast.Constant):
+            return type(value.value) in (bool, int, float, complex)
         if isinstance(value, gast.Call):
             if self.fresh_call(value):
                 return True
             return isinstance(value.func, gast.Attribute) and value.func.attr in FRESH_METHODS and not value.args
+        return False
+
+    def fresh_value(self, value, name, loop, after=()) -> bool:
+        """Whether a value appended to the list ``name`` is a new array nothing changes later, in the
+        loop or in the statements ``after`` it (see the module docstring)."""
+        if isinstance(value, gast.BinOp | gast.UnaryOp | gast.Call):
+            return self.fresh_expression(value)
         if not isinstance(value, gast.Name):
             return False
         # bound to a new array earlier in the same step: never the value from before the loop
@@ -235,17 +282,18 @@ class _Rewriter:
             return False
         bound = [s for s in _walk_own(loop) if isinstance(s, gast.Assign | gast.AugAssign | gast.AnnAssign | gast.For
                                                           | gast.With) and _binds(s, value.id)]
-        if not all(isinstance(s, gast.Assign) and len(s.targets) == 1 and self.fresh_value(s.value, loop)
+        if not all(isinstance(s, gast.Assign) and len(s.targets) == 1 and self.fresh_value(s.value, name, loop)
                    for s in bound):
             return False
         # read only as an operand of arithmetic or a numpy function (no alias, no change in place)
-        return self.only_read(value.id, [loop], appends=True) and self.only_read(value.id, after)
+        return self.only_read(value.id, [loop], appends_to=name) and self.only_read(value.id, after)
 
-    def only_read(self, name, statements, appends=False) -> bool:
+    def only_read(self, name, statements, appends_to=None) -> bool:
         """Whether ``statements`` read ``name``'s array only to compute new values (arithmetic, numpy
         functions without ``out``, indexing or ``.shape`` read that way), never write into it or
         hand it to anything that might (a method, an unknown function, a view kept in a name); with
-        ``appends``, appending it to a list counts as a read. Rebinding the name is not a write."""
+        ``appends_to``, appending it to that list counts as a read (to another list, it escapes).
+        Rebinding the name is not a write."""
         for statement in statements:
             parents = {id(c): p for p in _walk_own(statement) for c in gast.iter_child_nodes(p)}
             for node in _walk_own(statement):
@@ -261,12 +309,16 @@ class _Rewriter:
                     if not (read_through and isinstance(parent.ctx, gast.Load)):
                         break
                     node = parent
+                    if isinstance(node, gast.Attribute) and node.attr in METADATA:
+                        break
+                if isinstance(node, gast.Attribute) and node.attr in METADATA:
+                    continue                         # x.shape, wherever it goes, holds none of x's data
                 if isinstance(parent, gast.BinOp | gast.UnaryOp | gast.Compare):
                     continue
                 if isinstance(parent, gast.Subscript) and parent.slice is node:
                     continue                         # used as an index: read
                 if isinstance(parent, gast.Call) and node in parent.args and (
-                        appends and _is_append(parent, None) or self.fresh_call(parent)
+                        appends_to is not None and _is_append(parent, appends_to) or self.fresh_call(parent)
                         or any(self.resolve(parent.func) is f for f in READ_BUILTINS)):
                     continue
                 return False
@@ -429,6 +481,25 @@ def _assigned_names(stmt) -> set:
             if root is not None:
                 names.add(root)
     return names
+
+
+def _bound_before_value(stmt) -> set:
+    """The names ``stmt`` binds or writes into while its value is computed: an assignment stores its
+    targets after, any other statement may bind or write anywhere."""
+    if isinstance(stmt, gast.Assign | gast.AugAssign | gast.AnnAssign) and stmt.value is not None:
+        return _assigned_names(stmt.value)
+    return _assigned_names(stmt)
+
+
+def _runs_once(stmt, node) -> bool:
+    """Whether ``node`` runs at most once each time ``stmt`` does: it is inside no loop, comprehension,
+    generator, lambda, function or class ``stmt`` holds."""
+    parents = {id(c): p for p in gast.walk(stmt) for c in gast.iter_child_nodes(p)}
+    while id(node) in parents:
+        node = parents[id(node)]
+        if isinstance(node, REPEATS):
+            return False
+    return True
 
 
 def _is_name_chain(e) -> bool:

@@ -273,6 +273,31 @@ def test_where_reading_a_runtime_value_does_not_fire_and_a_constant_is_guarded()
         assert_same_as_numpy(scaled, x, k, jitted=jf)
 
 
+SUM_SPELLINGS = [  # (function, whether a pattern np.sum(x) matches it)
+    (lambda x: x.sum() * 2, True),
+    (lambda x: np.sum(x, None) * 2, True),
+    (lambda x: np.sum(x, axis=None) * 2, True),
+    (lambda x: np.add.reduce(x, axis=None) * 2, True),
+    (lambda x: np.sum(x, None, None, keepdims=False) * 2, True),
+    (lambda x: x.sum(dtype=None, out=None) * 2, True),
+    (lambda x: np.add.reduce(x) * 2, False),                  # axis 0: not the sum of all
+    (lambda x: np.sum(x, axis=0) * 2, False),
+    (lambda x: np.sum(x, keepdims=True) * 2, False),
+    (lambda x: np.sum(x, keepdims=0) * 2, False),             # the default's value, not its type
+]
+
+
+@pytest.mark.parametrize("fn, matches", SUM_SPELLINGS, ids=[str(k) for k in range(len(SUM_SPELLINGS))])
+def test_a_pattern_matches_every_spelling_of_its_defaults(fn, matches):
+    """A default argument spelled out (``axis=None``, ``keepdims=False``, by position or keyword) is
+    the pattern's ``np.sum(x)``; another value, or the default's value in another type, is not."""
+    rule = Rule(lambda x: np.sum(x) * 2, lambda x: np.sum(x + x), name="sum_doubled")
+    jf = jit(fn, backend="tvm", rewrites=[rule])
+    for x in (np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)):
+        assert_same_as_numpy(fn, x, jitted=jf)
+    assert ("sum_doubled" in fired(jf)) == matches
+
+
 def test_register_applies_to_every_function_and_recompiles():
     def halve_twice(x):
         return (x / 2) / 2

@@ -1,6 +1,8 @@
 """Rewrite rules (astjit.rewrite): each shipped rule firing and not firing, a user's rule, where=,
 fastmath gating, registration, and the errors of a rule that cannot be used."""
 
+import math
+
 import numpy as np
 import pytest
 from differential import assert_same_as_numpy
@@ -271,6 +273,29 @@ def test_where_reading_a_runtime_value_does_not_fire_and_a_constant_is_guarded()
     x = np.arange(4.0)
     for k in (2, 3, 2.0, 5):
         assert_same_as_numpy(scaled, x, k, jitted=jf)
+
+
+def shifted(x, k):
+    return (x + k) * 2.0
+
+
+def test_a_value_guard_tells_signed_zeros_apart_and_holds_for_its_nan():
+    """The specialization made for k = -0.0, where the rule fires (x + -0.0 is x, bit for bit), is not
+    reused for k = 0.0 (x + 0.0 makes -0.0 0.0); one made for a NaN holds for the next NaN instead of
+    compiling again at every call."""
+    add_negative_zero = Rule(lambda x, k: x + k, lambda x, k: x, name="add_negative_zero",
+                             where=lambda m: m["x"].dtype.kind == "f" and m["k"].is_python_number
+                             and m["k"].value == 0 and math.copysign(1.0, m["k"].value) < 0)
+    jf = jit(shifted, backend="tvm", rewrites=[add_negative_zero])
+    x = np.array([-0.0, 1.0])
+    for k in (-0.0, 0.0, -0.0, 0.0):
+        bits_equal(jf(x, k), shifted(x, k))
+    assert "add_negative_zero" in fired(jf)
+    assert len(jf.fragments[0].entries) == 2
+    on_nan = jit(shifted, backend="tvm", rewrites=[add_negative_zero])
+    for _ in range(3):
+        bits_equal(on_nan(x, float("nan")), shifted(x, float("nan")))
+    assert len(on_nan.fragments[0].entries) == 1
 
 
 SUM_SPELLINGS = [  # (function, whether a pattern np.sum(x) matches it)

@@ -27,7 +27,9 @@ def _constants(*names):
 
 EXACT = [
     # x * 1 is x for every float (NaN, inf, -0.0) and int: the result type must be x's (checked); not
-    # complex, where numpy multiplies in full: (inf+0j) * 1 is inf+nanj, (1-0j) * 1 is 1+0j
+    # complex, where numpy multiplies in full: (inf+0j) * 1 is inf+nanj, (1-0j) * 1 is 1+0j. A
+    # signaling NaN is not quieted, as numpy's multiply would: as in kernels, where LLVM folds x * 1.0
+    # (docs/semantics.md); kept for floats since it saves a pass where a block runs on numpy
     Rule(lambda x: x * 1, lambda x: x, where=_dtype_kind("x", "iuf"), name="multiply_by_one"),
     Rule(lambda x: 1 * x, lambda x: x, where=_dtype_kind("x", "iuf"), name="multiply_by_one_left"),
     # x + 0 is x for integers only: -0.0 + 0.0 is 0.0

@@ -8,6 +8,7 @@ the reason, so the block runs as the original Python from then on for those type
 
 import itertools
 import linecache
+import struct
 import threading
 import time
 import types
@@ -509,7 +510,8 @@ class GuardedEntry:
             terms = []
             for i, v in spec.value_guards.items():
                 namespace[f"v{k}_{i}"], namespace[f"t{k}_{i}"] = v, type(v)
-                terms.append(f"type(a{i}) is t{k}_{i} and same(a{i}, v{k}_{i})")
+                same = "{} == {}" if type(v) in EQUAL_IS_SAME else "same({}, {})"    # (ints: no call)
+                terms.append(f"type(a{i}) is t{k}_{i} and " + same.format(f"a{i}", f"v{k}_{i}"))
             for i, length in spec.length_guards.items():
                 terms.append(f"fits_index(a{i}, {length})")
             for i, (lo, hi) in spec.range_guards.items():
@@ -535,11 +537,27 @@ def _int_tuple_of_length(value, length) -> bool:
 
 
 def _same_value(a, b) -> bool:
-    """Equality that a specialization may rely on: tuples compare item by item with their types, so
-    ``(1, 2)`` and ``(1.0, 2)`` or ``(True,)`` and ``(1,)`` stay apart."""
-    if type(a) is tuple:
-        return len(a) == len(b) and all(type(x) is type(y) and _same_value(x, y) for x, y in zip(a, b))
+    """Sameness that a specialization may rely on: the same type, and floats by their bits (``0.0``
+    is not ``-0.0``, a NaN is the NaN it was made for, where ``==`` would never let it hit again);
+    tuples item by item, so ``(1, 2)`` and ``(1.0, 2)`` or ``(True,)`` and ``(1,)`` stay apart."""
+    t = type(a)
+    if t is not type(b):
+        return False
+    if t in EQUAL_IS_SAME:
+        return a == b
+    if t is tuple:
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if t is float:
+        return _double_bits(a) == _double_bits(b)
+    if t is complex:
+        return _double_bits(a.real) == _double_bits(b.real) and _double_bits(a.imag) == _double_bits(b.imag)
+    if isinstance(a, np.generic) and a.dtype.kind in "fc":
+        return a.tobytes() == b.tobytes()
     try:
         return bool(a == b)
     except Exception:  # an object whose == is not a truth value: only itself is the same
         return a is b
+
+
+_double_bits = struct.Struct("<d").pack
+EQUAL_IS_SAME = (int, bool, str)       # types whose == is sameness, once the types are the same

@@ -192,3 +192,24 @@ def test_clip_ties_of_zeros_follow_numpys_loop_for_the_bounds(fn, shapes):
         bounds = [np.asarray(rng.choice([-0.0, 0.0], size=s)) for s in shapes[1:]]
         bounds = [b if b.ndim else float(b) for b in bounds]
         assert_bitwise_equal(jf(x, *bounds), fn(x, *bounds))
+
+
+SIGNALING = {np.float64: (np.uint64, [0x7FF0000000000001, 0xFFF0000000000005], 1 << 51),
+             np.float32: (np.uint32, [0x7F800001, 0xFF800005], 1 << 22)}
+FOLDED_IDENTITIES = [lambda x: np.where(x != 0.5, x * 1, 0.5), lambda x: np.where(x != 0.5, 1 * x, 0.5),
+                     lambda x: np.where(x != 0.5, x - 0, 0.5), lambda x: x / 1.0, lambda x: x + (-0.0)]
+
+
+@pytest.mark.parametrize("backend", ["tvm", "numpy"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_signaling_nan_differs_from_numpys_in_its_quiet_bit_only(dtype, backend):
+    """numpy's arithmetic quiets a signaling NaN; the identities astjit folds (``x * 1``, ``x - 0``:
+    the shipped exact rules, and LLVM in kernels) may pass it through: its payload and sign are kept,
+    and arithmetic that is not an identity quiets it as numpy does (docs/semantics.md)."""
+    uint, bits, quiet = SIGNALING[dtype]
+    x = np.resize(np.array(bits, uint), 40).view(dtype)
+    for fn in FOLDED_IDENTITIES:
+        want, got = fn(x).view(uint), jit(fn, backend=backend)(x.copy()).view(uint)
+        assert np.array_equal(got | quiet, want), (fn, got, want)
+    for fn in (lambda x: x * 2.0, lambda x: x + 0.0, lambda x: np.where(x != 0.5, x * 1, 0.5) + 0.0):
+        assert_bitwise_equal(jit(fn, backend=backend)(x.copy()).view(uint), fn(x).view(uint))

@@ -1,6 +1,8 @@
 """Rewrite rules (astjit.rewrite): each shipped rule firing and not firing, a user's rule, where=,
 fastmath gating, registration, and the errors of a rule that cannot be used."""
 
+import math
+
 import numpy as np
 import pytest
 from differential import assert_same_as_numpy
@@ -271,6 +273,54 @@ def test_where_reading_a_runtime_value_does_not_fire_and_a_constant_is_guarded()
     x = np.arange(4.0)
     for k in (2, 3, 2.0, 5):
         assert_same_as_numpy(scaled, x, k, jitted=jf)
+
+
+def shifted(x, k):
+    return (x + k) * 2.0
+
+
+def test_a_value_guard_tells_signed_zeros_apart_and_holds_for_its_nan():
+    """The specialization made for k = -0.0, where the rule fires (x + -0.0 is x, bit for bit), is not
+    reused for k = 0.0 (x + 0.0 makes -0.0 0.0); one made for a NaN holds for the next NaN instead of
+    compiling again at every call."""
+    add_negative_zero = Rule(lambda x, k: x + k, lambda x, k: x, name="add_negative_zero",
+                             where=lambda m: m["x"].dtype.kind == "f" and m["k"].is_python_number
+                             and m["k"].value == 0 and math.copysign(1.0, m["k"].value) < 0)
+    jf = jit(shifted, backend="tvm", rewrites=[add_negative_zero])
+    x = np.array([-0.0, 1.0])
+    for k in (-0.0, 0.0, -0.0, 0.0):
+        bits_equal(jf(x, k), shifted(x, k))
+    assert "add_negative_zero" in fired(jf)
+    assert len(jf.fragments[0].entries) == 2
+    on_nan = jit(shifted, backend="tvm", rewrites=[add_negative_zero])
+    for _ in range(3):
+        bits_equal(on_nan(x, float("nan")), shifted(x, float("nan")))
+    assert len(on_nan.fragments[0].entries) == 1
+
+
+SUM_SPELLINGS = [  # (function, whether a pattern np.sum(x) matches it)
+    (lambda x: x.sum() * 2, True),
+    (lambda x: np.sum(x, None) * 2, True),
+    (lambda x: np.sum(x, axis=None) * 2, True),
+    (lambda x: np.add.reduce(x, axis=None) * 2, True),
+    (lambda x: np.sum(x, None, None, keepdims=False) * 2, True),
+    (lambda x: x.sum(dtype=None, out=None) * 2, True),
+    (lambda x: np.add.reduce(x) * 2, False),                  # axis 0: not the sum of all
+    (lambda x: np.sum(x, axis=0) * 2, False),
+    (lambda x: np.sum(x, keepdims=True) * 2, False),
+    (lambda x: np.sum(x, keepdims=0) * 2, False),             # the default's value, not its type
+]
+
+
+@pytest.mark.parametrize("fn, matches", SUM_SPELLINGS, ids=[str(k) for k in range(len(SUM_SPELLINGS))])
+def test_a_pattern_matches_every_spelling_of_its_defaults(fn, matches):
+    """A default argument spelled out (``axis=None``, ``keepdims=False``, by position or keyword) is
+    the pattern's ``np.sum(x)``; another value, or the default's value in another type, is not."""
+    rule = Rule(lambda x: np.sum(x) * 2, lambda x: np.sum(x + x), name="sum_doubled")
+    jf = jit(fn, backend="tvm", rewrites=[rule])
+    for x in (np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)):
+        assert_same_as_numpy(fn, x, jitted=jf)
+    assert ("sum_doubled" in fired(jf)) == matches
 
 
 def test_register_applies_to_every_function_and_recompiles():

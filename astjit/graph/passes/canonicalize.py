@@ -4,7 +4,9 @@
 one bound alone where ``np.clip`` needs both), ``np.add(x, y)`` becomes ``x + y`` (every ufunc that
 has an operator), ``abs(x)`` becomes ``np.absolute(x)``, ``np.add.reduce(x)`` becomes
 ``np.sum(x, axis=0)`` (likewise ``multiply``, ``maximum``, ``minimum``), and a reduction's arguments
-after the array are passed by keyword (``np.sum(x, 0)`` is ``np.sum(x, axis=0)``). Each only where the spellings compute the same thing: a method only on a numpy array or scalar
+after the array are passed by keyword (``np.sum(x, 0)`` is ``np.sum(x, axis=0)``) and left out where
+they are constants equal to the default, in type too (``np.sum(x, axis=None, keepdims=False)`` is
+``np.sum(x)``; ``keepdims=0`` stays). Each only where the spellings compute the same thing: a method only on a numpy array or scalar
 receiver (on a Python number it raises), a ufunc or ``abs`` only without keywords and with an array
 operand: on two Python numbers the operator gives a Python number, and on numpy scalars the operator
 runs numpy's scalar arithmetic, which is not always the ufunc's (``abs`` of a complex128 scalar is
@@ -14,6 +16,7 @@ C's ``hypot``, ``np.absolute`` is numpy's own loop: one in three results differs
 from ..ops.elementwise import BINARY_OPERATORS, UNARY_OPERATORS
 from ..ops.registry import OPS
 from ..types import ArrayType
+from .rewrite import same_constant
 
 METHOD_FUNCTIONS = {name: "np." + name for name in (
     "sum", "prod", "mean", "max", "min", "var", "std", "any", "all", "argmax", "argmin", "dot")}
@@ -52,20 +55,34 @@ def canonicalize_graph(graph, is_array, is_numpy=None) -> bool:
 
 
 def keyword_form(graph) -> bool:
-    """Pass each reduction's arguments after the array by keyword; whether anything changed."""
+    """Pass each reduction's arguments after the array by keyword, leaving out those given their
+    default; whether anything changed."""
     changed = False
+    dropped = []
     for node in graph.nodes:
         op = OPS.get(node.op)
-        if op is None or op.kind != "reduction" or op.signature is None or len(node.args) < 2:
+        if op is None or op.kind != "reduction" or op.signature is None:
             continue
         names = list(op.signature.parameters)
         if len(node.args) > len(names):
             continue
-        for name, value in zip(names[1:], node.args[1:]):
-            node.kwargs[name] = value
-        node.args = node.args[:1]
-        changed = True
+        if len(node.args) > 1:
+            for name, value in zip(names[1:], node.args[1:]):
+                node.kwargs[name] = value
+            node.args = node.args[:1]
+            changed = True
+        for name, value in list(node.kwargs.items()):
+            if _is_default(op.signature.parameters.get(name), value):
+                dropped.append(node.kwargs.pop(name))
+                changed = True
+    graph.remove_dead(dropped)          # a constant computes nothing that could raise
     return changed
+
+
+def _is_default(parameter, value) -> bool:
+    """Whether ``value`` is a constant that is exactly ``parameter``'s default (``False``, not ``0``)."""
+    return parameter is not None and parameter.default is not parameter.empty and value.op == "const" \
+        and same_constant(parameter.default, value.value)
 
 
 def run(graph, ctx, state):

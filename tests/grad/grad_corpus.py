@@ -326,3 +326,15 @@ def enumerated_from_a_float(x):
     for i, v in enumerate(x, 1.5):
         s = s + v * i
     return s
+
+
+def rebound_to_a_new_shape(x, w):
+    # each statement reads x and binds x to a result of another shape: the adjoint of the x it read is
+    # summed back to that x's shape
+    x = np.mean(x * 2.0 + x[0], axis=0, keepdims=True)
+    v = np.sum(w * x[0, 0], keepdims=True)
+    v = np.sum(v * w, keepdims=True)
+    y = w
+    for i in range(2):
+        y = np.concatenate((y, y * w[i]))
+    return np.sum(x ** 2) + np.sum(v * v) + np.sum(y ** 2)

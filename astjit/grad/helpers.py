@@ -206,6 +206,20 @@ def linspace_parts(g, num, endpoint, retstep, axis):
     return moved, np.reshape(fractions, (-1,) + (1,) * (moved.ndim - 1))
 
 
+def unravel(g, a, order):
+    """The adjoint of ``np.ravel(a, order)``: ``g`` put back, in ``a``'s shape, at the positions ravel
+    read each element from. 'A' and 'K' follow ``a``'s memory layout, so the positions are found by
+    ravelling an index array of ``a``'s layout in the same order."""
+    a = np.asarray(a)
+    if order in ("A", "a"):                          # Fortran order only for a Fortran-contiguous array
+        order = "F" if a.flags.f_contiguous else "C"
+    positions = np.empty_like(a, dtype=np.intp)      # (empty_like keeps a's layout, which 'K' reads in)
+    positions[...] = np.arange(a.size).reshape(a.shape)
+    out = np.empty(a.size, dtype=np.result_type(g))
+    out[np.ravel(positions, order)] = np.reshape(g, (-1,))
+    return out.reshape(a.shape)
+
+
 def _back(part, operand):
     """An operand's share of an adjoint, in the operand's shape and (float) dtype."""
     dtype = np.asarray(operand).dtype

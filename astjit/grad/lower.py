@@ -441,6 +441,8 @@ class Lowering:
         return items + [self._prim(target, call, op, operands, keywords, stmt, e)]
 
     def _prim(self, target, value, op, operands, keywords, stmt, node):
+        if op is np.ravel and len(operands) == 1 and "order" not in keywords:
+            op = np.reshape                     # (C order: the adjoint reshapes back, fused with the code around)
         rule = rule_for(op)
         if rule is None:
             raise self.error(node, f"no adjoint rule for {describe(op)}: astjit.grad cannot differentiate it "

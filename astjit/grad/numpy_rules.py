@@ -22,6 +22,7 @@ from .helpers import (
     scatter_index,
     split_concatenated,
     split_stacked,
+    unravel,
 )
 from .rules import adjoint, non_differentiable
 
@@ -287,9 +288,21 @@ def std(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
     return np.reshape(g / ans, kept_shape(np.shape(a), axis, keepdims)) * centered * (1.0 / count)
 
 
-@adjoint(np.reshape, np.ravel, np.squeeze, np.expand_dims)
+@adjoint(np.reshape)
 def reshape(g, ans, a, shape=None):
     return np.reshape(g, np.shape(a))
+
+
+@adjoint(np.squeeze, np.expand_dims)
+def squeeze(g, ans, a, axis=None):
+    return np.reshape(g, np.shape(a))
+
+
+# np.ravel(a) (also x.ravel(), x.flatten()) without an order is lowered with the rule of np.reshape
+# (grad/lower.py), fused with the code around it; an order reads the elements in another sequence
+@adjoint(np.ravel)
+def ravel(g, ans, a, order="C"):
+    return unravel(g, a, order)
 
 
 @adjoint(np.transpose)

@@ -338,3 +338,12 @@ def rebound_to_a_new_shape(x, w):
     for i in range(2):
         y = np.concatenate((y, y * w[i]))
     return np.sum(x ** 2) + np.sum(v * v) + np.sum(y ** 2)
+
+
+def ravel_orders(x):
+    # x is (n, 3); x.T is Fortran-ordered, so 'K' and 'A' read it in x's memory order
+    weights = np.arange(x.size) + 1.0
+    a = np.ravel(x, "F") * weights + x.flatten("F") ** 2 + x.ravel(order="C") * 0.5
+    b = x.T.ravel("K") * weights + x.T.ravel("A") ** 2 + x[:, ::-1].T.ravel("K") * weights[::-1]
+    c = np.squeeze(x[:1], axis=0) * 2.0 + np.expand_dims(x, axis=0)[0, 1] + x[:, :1].squeeze(axis=1).sum()
+    return np.sum(a * a) + np.sum(np.tanh(b)) + np.sum(c ** 3)

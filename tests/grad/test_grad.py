@@ -102,6 +102,7 @@ CASES = {
                                   lambda r, n: (rand(r, n), 2.3 + float(rand(r, 1)[0]) * 0.1, 7.6), (0, 1, 2)),
     "remainders": (corpus.remainders, lambda r, n: (rand(r, n, low=0.05, high=0.3) + np.arange(n) * 0.7,
                                                     rand(r, n, low=0.9, high=1.1)), (0, 1)),
+    "ravel_orders": (corpus.ravel_orders, lambda r, n: (rand(r, n, 3),), 0),
     "rebound_to_a_new_shape": (corpus.rebound_to_a_new_shape, lambda r, n: (rand(r, n, 2), rand(r, n)), (0, 1)),
 }
 
@@ -219,3 +220,10 @@ def test_an_argument_without_contribution_gets_zeros():
         return np.sum(x * 2.0)
 
     assert np.array_equal(astjit.grad(f, argnums=1)(np.ones(3), np.ones((2, 2))), np.zeros((2, 2)))
+
+
+def test_ravel_in_memory_order_of_a_fortran_ordered_argument():
+    x = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    expected = np.arange(6.0).reshape(2, 3, order="F")
+    assert np.array_equal(astjit.grad(lambda v: np.sum(v.ravel("K") * np.arange(6.0)))(x), expected)
+    assert np.array_equal(astjit.grad(lambda v: np.sum(np.ravel(v, "A") * np.arange(6.0)))(x), expected)

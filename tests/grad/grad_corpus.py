@@ -347,3 +347,11 @@ def ravel_orders(x):
     b = x.T.ravel("K") * weights + x.T.ravel("A") ** 2 + x[:, ::-1].T.ravel("K") * weights[::-1]
     c = np.squeeze(x[:1], axis=0) * 2.0 + np.expand_dims(x, axis=0)[0, 1] + x[:, :1].squeeze(axis=1).sum()
     return np.sum(a * a) + np.sum(np.tanh(b)) + np.sum(c ** 3)
+
+
+def clipped_between_bounds(x, lo, hi):
+    # with lo < hi, np.clip(x, hi, lo) returns lo everywhere (numpy returns a_max where a_min > a_max)
+    weights = np.arange(x.size) + 1.0
+    inside = np.clip(x, lo, hi) * weights + np.clip(x, lo, None) ** 2 + x.clip(None, hi) * 0.5
+    crossed = np.clip(x, hi, lo) * weights + np.clip(x * 2.0, hi + 0.5, lo) ** 2
+    return np.sum(inside) + np.sum(crossed)

@@ -102,6 +102,9 @@ CASES = {
                                   lambda r, n: (rand(r, n), 2.3 + float(rand(r, 1)[0]) * 0.1, 7.6), (0, 1, 2)),
     "remainders": (corpus.remainders, lambda r, n: (rand(r, n, low=0.05, high=0.3) + np.arange(n) * 0.7,
                                                     rand(r, n, low=0.9, high=1.1)), (0, 1)),
+    "clipped_between_bounds": (corpus.clipped_between_bounds, lambda r, n: (rand(r, n, low=-2.0, high=2.0),
+                                                                         float(rand(r, 1)[0]) - 1.0, 0.5 + n * 0.1),
+                               (0, 1, 2)),
     "ravel_orders": (corpus.ravel_orders, lambda r, n: (rand(r, n, 3),), 0),
     "rebound_to_a_new_shape": (corpus.rebound_to_a_new_shape, lambda r, n: (rand(r, n, 2), rand(r, n)), (0, 1)),
 }

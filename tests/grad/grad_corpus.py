@@ -355,3 +355,11 @@ def clipped_between_bounds(x, lo, hi):
     inside = np.clip(x, lo, hi) * weights + np.clip(x, lo, None) ** 2 + x.clip(None, hi) * 0.5
     crossed = np.clip(x, hi, lo) * weights + np.clip(x * 2.0, hi + 0.5, lo) ** 2
     return np.sum(inside) + np.sum(crossed)
+
+
+def chosen_by_or_and(x, a, b):
+    # `or` and `and` return one of their operands, which gets the adjoint (a is 0.0 or not: a switch)
+    s = (a and b) or x[0]
+    t = a or b or 2.0
+    u = b and x[1] * 3.0
+    return np.sum(x) * s + t * x[1] + u * u + (x[2] or b) ** 2

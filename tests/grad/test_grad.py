@@ -102,6 +102,7 @@ CASES = {
                                   lambda r, n: (rand(r, n), 2.3 + float(rand(r, 1)[0]) * 0.1, 7.6), (0, 1, 2)),
     "remainders": (corpus.remainders, lambda r, n: (rand(r, n, low=0.05, high=0.3) + np.arange(n) * 0.7,
                                                     rand(r, n, low=0.9, high=1.1)), (0, 1)),
+    "chosen_by_or_and": (corpus.chosen_by_or_and, lambda r, n: (rand(r, n), 0.0 if n % 2 else 0.5, 0.3 * n), (0, 2)),
     "clipped_between_bounds": (corpus.clipped_between_bounds, lambda r, n: (rand(r, n, low=-2.0, high=2.0),
                                                                          float(rand(r, 1)[0]) - 1.0, 0.5 + n * 0.1),
                                (0, 1, 2)),

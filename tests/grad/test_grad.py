@@ -231,3 +231,23 @@ def test_ravel_in_memory_order_of_a_fortran_ordered_argument():
     expected = np.arange(6.0).reshape(2, 3, order="F")
     assert np.array_equal(astjit.grad(lambda v: np.sum(v.ravel("K") * np.arange(6.0)))(x), expected)
     assert np.array_equal(astjit.grad(lambda v: np.sum(np.ravel(v, "A") * np.arange(6.0)))(x), expected)
+
+
+def test_gradient_of_a_closure_reads_its_enclosing_variables_when_called():
+    def scaled_by(c):
+        def f(x):
+            return np.sum(np.tanh(x * c))
+
+        def rescale(v):
+            nonlocal c
+            c = v
+
+        return f, rescale
+
+    f, rescale = scaled_by(2.0)
+    x = np.random.default_rng(6).standard_normal(4)
+    g = astjit.grad(f)
+    for c in (2.0, 5.0):
+        rescale(c)
+        assert np.allclose(g(x), finite_difference(f, (x,), 0), rtol=1e-6, atol=1e-9)
+        assert np.allclose(g(x), c * (1.0 - np.tanh(x * c) ** 2), rtol=1e-12)

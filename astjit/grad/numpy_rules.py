@@ -52,8 +52,9 @@ def true_divide(g, ans, x, y):
 
 @adjoint(np.power, unbroadcast=True)
 def power(g, ans, x, y):
-    # x ** y with y == 0 has slope 0 (also at x == 0); log(x) at x == 0 is replaced by 0 (slope 0 in y)
-    return g * (y * x ** (y - 1)) * (y != 0), g * ans * np.log(np.where(x == 0, 1.0, x))
+    # x ** y with y == 0 has slope 0, also at x == 0: there the exponent y - 1 becomes 0, as 0 ** -1 is inf
+    # and 0 * inf NaN; log(x) at x == 0 is replaced by 0 (slope 0 in y)
+    return g * (y * x ** (y - 1 + (y == 0))), g * ans * np.log(np.where(x == 0, 1.0, x))
 
 
 @adjoint(np.maximum, np.fmax, unbroadcast=True)

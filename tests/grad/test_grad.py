@@ -251,3 +251,11 @@ def test_gradient_of_a_closure_reads_its_enclosing_variables_when_called():
         rescale(c)
         assert np.allclose(g(x), finite_difference(f, (x,), 0), rtol=1e-6, atol=1e-9)
         assert np.allclose(g(x), c * (1.0 - np.tanh(x * c) ** 2), rtol=1e-12)
+
+
+def test_a_power_of_zero_has_slope_zero_also_at_zero():
+    x = np.array([0.0, 1.0, 2.0, 0.0])
+    for k in (0, 0.0, 1, 2):
+        assert_gradient(corpus.powers_at_zero, (x, k), 0)
+    got = astjit.grad(corpus.powers_at_zero)(x.astype(np.float32), 0)
+    assert got.dtype == np.float32 and np.array_equal(got, [1.0, 3.0, 2.0, 1.0])

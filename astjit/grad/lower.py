@@ -467,6 +467,10 @@ class Lowering:
                 raise self.error(node, f"keyword {k}= of {describe(op)} is not handled by its adjoint rule")
         if len(operands) > len(rule.operands):
             raise self.error(node, f"{describe(op)} is called with more operands than its adjoint rule takes")
+        out = dict(zip(rule.operands, operands)).get("out")        # (a keyword out= is refused before)
+        if out is not None and not (isinstance(out, gast.Constant) and out.value is None):
+            raise self.error(node, "a call with an `out` array cannot be differentiated when the gradient flows "
+                             "through it: bind the result to a name instead (y = np.sum(x, 0))")
         active = {i for i, o in enumerate(operands) if self.active(o)}
         if any(i >= len(rule.operands) for i in active):
             raise self.error(node, f"{describe(op)} is called with more operands than its adjoint rule takes")

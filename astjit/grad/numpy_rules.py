@@ -219,33 +219,35 @@ def absolute(g, ans, x):
     return g * np.sign(x)
 
 
+# the reductions' parameters are numpy's, in numpy's order (the lowering maps positional arguments by
+# position; an `out` array is refused there)
 @adjoint(np.sum)
-def sum(g, ans, a, axis=None, dtype=None, keepdims=False):
+def sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     return np.broadcast_to(np.reshape(g, kept_shape(np.shape(a), axis, keepdims)), np.shape(a))
 
 
 @adjoint(np.mean)
-def mean(g, ans, a, axis=None, dtype=None, keepdims=False):
+def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     return np.broadcast_to(np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) * (np.size(ans) / np.size(a)),
                            np.shape(a))
 
 
 @adjoint(np.max, np.amax)
-def max(g, ans, a, axis=None, keepdims=False):
+def max(g, ans, a, axis=None, out=None, keepdims=False):
     tied = a == np.reshape(ans, kept_shape(np.shape(a), axis, keepdims))
     share = np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) / np.sum(tied, axis=axis, keepdims=True).astype(a.dtype)
     return share * tied
 
 
 @adjoint(np.min, np.amin)
-def min(g, ans, a, axis=None, keepdims=False):
+def min(g, ans, a, axis=None, out=None, keepdims=False):
     tied = a == np.reshape(ans, kept_shape(np.shape(a), axis, keepdims))
     share = np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) / np.sum(tied, axis=axis, keepdims=True).astype(a.dtype)
     return share * tied
 
 
 @adjoint(np.prod)
-def prod(g, ans, a, axis=None, dtype=None, keepdims=False):
+def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     # the product of the other elements, exact where a is 0: with no zero it is ans / a; with one zero
     # only that element gets the product of the rest; with two or more every adjoint is 0
     zero = a == 0
@@ -257,7 +259,7 @@ def prod(g, ans, a, axis=None, dtype=None, keepdims=False):
 
 
 @adjoint(np.cumsum)
-def cumsum(g, ans, a, axis=None, dtype=None):
+def cumsum(g, ans, a, axis=None, dtype=None, out=None):
     return reversed_cumsum(g, a, axis)
 
 
@@ -278,14 +280,14 @@ def stack(g, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=N
 
 
 @adjoint(np.var)
-def var(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
+def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     count = np.size(a) / np.size(ans) - ddof
     return np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) * centered * (2.0 / count)
 
 
 @adjoint(np.std)
-def std(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
+def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     count = np.size(a) / np.size(ans) - ddof
     return np.reshape(g / ans, kept_shape(np.shape(a), axis, keepdims)) * centered * (1.0 / count)

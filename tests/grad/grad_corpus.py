@@ -368,3 +368,12 @@ def chosen_by_or_and(x, a, b):
 def powers_at_zero(x, k):
     # x ** 0 has slope 0, also at x == 0
     return np.sum(x ** k + np.power(x, np.array([0.0, 2.0, 1.0, 0.0])) + x ** 0.0 * x)
+
+
+def reductions_by_position(x):
+    # numpy's positional parameters: (a, axis, dtype, out, ddof, keepdims) for var and std, (a, axis,
+    # dtype, out, keepdims) for sum, mean and prod, (a, axis, out, keepdims) for max and min
+    a = np.var(x, 0, None, None, 1).sum() + np.std(x, None, None, None, 1) + x.var(1, None, None, 0, True).sum()
+    b = np.sum(x, 0, None, None, True) * np.mean(x, -1, None, None, True) + np.prod(x, 1, None, None, True)
+    c = np.max(x, 0, None, True) + x.min(1, None, True) + np.cumsum(x, 0, None, None)
+    return a + np.sum(b ** 2) + np.sum(c * c)

@@ -182,6 +182,12 @@ def writes_into_a_positional_out(x):
     return np.sum(buf * x + y)
 
 
+def reduces_into_a_positional_out(x):
+    buf = np.zeros(3)
+    y = np.sum(x, 0, None, buf)                    # marker: reduces_into_a_positional_out
+    return np.sum(buf * x) + np.sum(y)
+
+
 def writes_into_an_active_out(x, c):
     y = x * 2.0
     np.exp(c, out=y)                               # marker: writes_into_an_active_out

@@ -106,6 +106,7 @@ CASES = {
     "clipped_between_bounds": (corpus.clipped_between_bounds, lambda r, n: (rand(r, n, low=-2.0, high=2.0),
                                                                          float(rand(r, 1)[0]) - 1.0, 0.5 + n * 0.1),
                                (0, 1, 2)),
+    "reductions_by_position": (corpus.reductions_by_position, lambda r, n: (rand(r, n, 4),), 0),
     "ravel_orders": (corpus.ravel_orders, lambda r, n: (rand(r, n, 3),), 0),
     "rebound_to_a_new_shape": (corpus.rebound_to_a_new_shape, lambda r, n: (rand(r, n, 2), rand(r, n)), (0, 1)),
 }

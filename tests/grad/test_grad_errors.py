@@ -49,6 +49,7 @@ def marker_line(name):
     ("writes_into_out", (np.ones(3),), "a call with an `out` array"),
     ("writes_into_a_positional_out", (np.ones(3),), "a call with an `out` array"),
     ("writes_into_an_active_out", (np.ones(3), np.ones(3)), "a call with an `out` array"),
+    ("reduces_into_a_positional_out", (np.ones((2, 3)),), "a call with an `out` array"),
     ("makes_a_list", (np.ones(3),), "no adjoint rule for the method .tolist()"),
     ("spaces_with_a_step", (np.ones(3),), "np.linspace(..., retstep=...) cannot be differentiated"),
 ])

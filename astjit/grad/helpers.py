@@ -117,16 +117,17 @@ def dot_right(g, a, b):
 
 def dot_adjoints(g, a, b, want_a, want_b):
     """``np.dot``: a matmul for 1-D and 2-D operands, a scaling where one is a scalar."""
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
-        return (g * b if want_a else None), (g * a if want_b else None)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:         # each product summed back to its operand's shape
+        return (_sum_to(g * b, np.shape(a)) if want_a else None), (_sum_to(g * a, np.shape(b)) if want_b else None)
     if np.ndim(a) > 2 or np.ndim(b) > 2:
         raise NotImplementedError("the gradient of np.dot of arrays of more than 2 dimensions (use matmul)")
     return matmul_adjoints(g, a, b, want_a, want_b)
 
 
 def _sum_to(value, shape):
-    axes = broadcast_axes(value.shape, shape)
-    return np.sum(value, axis=axes).reshape(shape) if axes else value
+    """``value`` summed over the axes it was broadcast along to ``shape`` (an array, 0-d for ``()``)."""
+    axes = broadcast_axes(np.shape(value), shape)
+    return np.asarray(np.sum(value, axis=axes)).reshape(shape) if axes else value
 
 
 def check_scalar(value, name):

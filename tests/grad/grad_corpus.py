@@ -377,3 +377,9 @@ def reductions_by_position(x):
     b = np.sum(x, 0, None, None, True) * np.mean(x, -1, None, None, True) + np.prod(x, 1, None, None, True)
     c = np.max(x, 0, None, True) + x.min(1, None, True) + np.cumsum(x, 0, None, None)
     return a + np.sum(b ** 2) + np.sum(c * c)
+
+
+def dots_with_a_scalar(x, v, a):
+    # np.dot with a 0-d operand scales the other one (a is a 0-d array, np.sum(x) a numpy scalar)
+    s = np.sum(x)
+    return np.sum(np.dot(s, v) ** 2) + np.sum(np.dot(v, a) * v) + np.dot(a, 2.0) * np.dot(x[0], a)

@@ -44,6 +44,7 @@ def assert_gradient(f, args, argnums, rtol=1e-6, atol=1e-9):
             if isinstance(x, float):
                 assert isinstance(r, float)
             else:
+                assert isinstance(r, np.ndarray), type(r)
                 assert r.shape == x.shape and r.dtype == x.dtype, (r.shape, r.dtype, x.shape, x.dtype)
             err = np.max(np.abs(np.asarray(r) - e)) / max(1.0, np.max(np.abs(e)))
             assert err < rtol or np.allclose(r, e, rtol=rtol, atol=atol), (f.__name__, i, err)
@@ -107,6 +108,8 @@ CASES = {
                                                                          float(rand(r, 1)[0]) - 1.0, 0.5 + n * 0.1),
                                (0, 1, 2)),
     "reductions_by_position": (corpus.reductions_by_position, lambda r, n: (rand(r, n, 4),), 0),
+    "dots_with_a_scalar": (corpus.dots_with_a_scalar, lambda r, n: (rand(r, n), rand(r, n + 1), np.array(0.3 * n)),
+                           (0, 1, 2)),
     "ravel_orders": (corpus.ravel_orders, lambda r, n: (rand(r, n, 3),), 0),
     "rebound_to_a_new_shape": (corpus.rebound_to_a_new_shape, lambda r, n: (rand(r, n, 2), rand(r, n)), (0, 1)),
 }

@@ -87,8 +87,14 @@ class GradFunction:
         from ..api import jit
 
         source, function, self._guards_hold = build_gradient(self.original, self.argnums, self.with_value)
+        jitted = jit(function, **self.jit_options)
+        if jitted.strict:
+            # strict is about the user's code: each statement of the original must compile (the error points
+            # at its line); the gradient's tape and helper calls run as Python by design, its blocks strictly
+            jit(self.original, **self.jit_options)._ensure()
+            jitted.statements_may_run_as_python = True
         self._source = source
-        self._jitted = jit(function, **self.jit_options)
+        self._jitted = jitted
 
 
 def _argnums(fn, argnums, params):

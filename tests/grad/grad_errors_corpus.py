@@ -202,3 +202,8 @@ def makes_a_list(x):
 def spaces_with_a_step(x):
     s = np.linspace(0.0, x[0], 3, retstep=True)    # marker: spaces_with_a_step
     return np.sum(s[0])
+
+
+def solves_a_system(x, a):
+    y = np.linalg.solve(a, np.ones(3))             # marker: solves_a_system
+    return np.sum(x * y)

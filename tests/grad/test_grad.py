@@ -263,3 +263,16 @@ def test_a_power_of_zero_has_slope_zero_also_at_zero():
         assert_gradient(corpus.powers_at_zero, (x, k), 0)
     got = astjit.grad(corpus.powers_at_zero)(x.astype(np.float32), 0)
     assert got.dtype == np.float32 and np.array_equal(got, [1.0, 3.0, 2.0, 1.0])
+
+
+@pytest.mark.parametrize("name", ["mlp_loss", "branches", "rnn_loss"])
+def test_strict_gradient_runs_its_tape_and_helpers_as_python(name):
+    f, make, argnums = CASES[name]
+    args = make(np.random.default_rng(7), 4)
+    expected = astjit.grad(f, argnums=argnums)(*args)
+    for strict_grad in (astjit.grad(f, argnums=argnums, strict=True), astjit.grad(astjit.jit(f, strict=True),
+                                                                                  argnums=argnums)):
+        got = strict_grad(*args)
+        for e, r in zip(expected if isinstance(argnums, tuple) else (expected,),
+                        got if isinstance(argnums, tuple) else (got,)):
+            assert np.allclose(r, e, rtol=1e-12, atol=1e-14)

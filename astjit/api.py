@@ -50,6 +50,10 @@ class JitFunction:
     resolves to it, else, under cloudpickle, as the original function with ``strict`` and ``backend``,
     jitted again where it is unpickled (see Scale-out)."""
 
+    # under strict, whether statements may still run as Python (astjit.grad's generated function: its tape
+    # and helper calls do by design, and strict checks the user's own function instead)
+    statements_may_run_as_python = False
+
     def __init__(self, fn, strict=False, backend=None, rewrites=(), fastmath=False, device=None):
         self.original = fn
         self.strict = strict
@@ -266,7 +270,7 @@ class JitFunction:
             self._disabled = True
             return None
         statements = [r for r in transformed.records if r.kind == "statement"]
-        if self.strict and statements:
+        if self.strict and statements and not self.statements_may_run_as_python:
             first = statements[0]
             reason = first.message.removesuffix(": the statement runs as Python")
             raise StrictModeError(f"{reason} (strict=True forbids running it as Python)", first.filename,

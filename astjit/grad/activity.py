@@ -8,7 +8,7 @@ iterables, and ``hs.append(v)`` (or another method that stores its argument) put
 container. Each of these makes its name active, so the lowering reaches a rule or a refusal for it
 instead of keeping the statement as plain Python, which would drop the contribution silently.
 
-Comparisons, boolean operators, shapes, lengths, ``int()``, ``np.floor`` and the other registered
+Comparisons, ``not``, shapes, lengths, ``int()``, ``np.floor`` and the other registered
 non-differentiable ops give inactive values (``x % c`` and ``x.tolist()`` do not: the first has a rule,
 the second is refused), as does ``astype`` to an integer or boolean dtype; the
 index of a subscript never carries a gradient.
@@ -94,8 +94,10 @@ class Activity:
             return e.id in self.active
         if isinstance(e, gast.Constant):
             return False
-        if isinstance(e, gast.Compare | gast.BoolOp):
+        if isinstance(e, gast.Compare):
             return False
+        if isinstance(e, gast.BoolOp):               # `a or b` is one of its operands
+            return any(self.expr(v) for v in e.values)
         if isinstance(e, gast.UnaryOp):
             return not isinstance(e.op, gast.Not | gast.Invert) and self.expr(e.operand)
         if isinstance(e, gast.BinOp):

@@ -87,8 +87,14 @@ class GradFunction:
         from ..api import jit
 
         source, function, self._guards_hold = build_gradient(self.original, self.argnums, self.with_value)
+        jitted = jit(function, **self.jit_options)
+        if jitted.strict:
+            # strict is about the user's code: each statement of the original must compile (the error points
+            # at its line); the gradient's tape and helper calls run as Python by design, its blocks strictly
+            jit(self.original, **self.jit_options)._ensure()
+            jitted.statements_may_run_as_python = True
         self._source = source
-        self._jitted = jit(function, **self.jit_options)
+        self._jitted = jitted
 
 
 def _argnums(fn, argnums, params):
@@ -198,11 +204,14 @@ def build_gradient(fn, argnums, with_value):
 
 
 def _compile(fn, fndef, body, aliases, with_value):
+    """The gradient function of source ``body``: its free variables are ``fn``'s (their cells shared with
+    ``fn``, so a closure reads what its enclosing function binds now) and the ``aliases`` it calls."""
     name = f"{fndef.name}_{'value_and_grad' if with_value else 'grad'}"   # (a lambda's def: lambda_)
     function = gast.FunctionDef(name=name, args=fndef.args, body=body, decorator_list=[], returns=None,
                                 type_comment=None, type_params=[])
+    free = list(fn.__code__.co_freevars) + list(aliases)
     factory = gast.FunctionDef(
-        name="__astjit_make", args=gast.arguments(args=[_param(a) for a in aliases], posonlyargs=[], vararg=None,
+        name="__astjit_make", args=gast.arguments(args=[_param(a) for a in free], posonlyargs=[], vararg=None,
                                                   kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
         body=[function, gast.Return(value=_load(name))], decorator_list=[], returns=None, type_comment=None,
         type_params=[])
@@ -212,11 +221,17 @@ def _compile(fn, fndef, body, aliases, with_value):
     source = ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(module))) + "\n"
     filename = f"<astjit.grad of {fn.__qualname__} #{next(_serial)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {}
-    exec(compile(source, filename, "exec"), fn.__globals__, namespace)
-    function = namespace["__astjit_make"](*aliases.values())
-    function.__defaults__ = fn.__defaults__
+    make = _code_named(compile(source, filename, "exec"), "__astjit_make")
+    code = _code_named(make, name)
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    cells.update({alias: types.CellType(obj) for alias, obj in aliases.items()})
+    function = types.FunctionType(code, fn.__globals__, name, fn.__defaults__,
+                                  tuple(cells[v] for v in code.co_freevars))
     return shown, function
+
+
+def _code_named(code, name):
+    return next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
 
 
 def _prefix(fn, fndef) -> str:

@@ -117,16 +117,17 @@ def dot_right(g, a, b):
 
 def dot_adjoints(g, a, b, want_a, want_b):
     """``np.dot``: a matmul for 1-D and 2-D operands, a scaling where one is a scalar."""
-    if np.ndim(a) == 0 or np.ndim(b) == 0:
-        return (g * b if want_a else None), (g * a if want_b else None)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:         # each product summed back to its operand's shape
+        return (_sum_to(g * b, np.shape(a)) if want_a else None), (_sum_to(g * a, np.shape(b)) if want_b else None)
     if np.ndim(a) > 2 or np.ndim(b) > 2:
         raise NotImplementedError("the gradient of np.dot of arrays of more than 2 dimensions (use matmul)")
     return matmul_adjoints(g, a, b, want_a, want_b)
 
 
 def _sum_to(value, shape):
-    axes = broadcast_axes(value.shape, shape)
-    return np.sum(value, axis=axes).reshape(shape) if axes else value
+    """``value`` summed over the axes it was broadcast along to ``shape`` (an array, 0-d for ``()``)."""
+    axes = broadcast_axes(np.shape(value), shape)
+    return np.asarray(np.sum(value, axis=axes)).reshape(shape) if axes else value
 
 
 def check_scalar(value, name):
@@ -204,6 +205,20 @@ def linspace_parts(g, num, endpoint, retstep, axis):
     moved = np.moveaxis(np.asarray(g), axis, 0)
     fractions = np.linspace(0.0, 1.0, num, endpoint=endpoint)
     return moved, np.reshape(fractions, (-1,) + (1,) * (moved.ndim - 1))
+
+
+def unravel(g, a, order):
+    """The adjoint of ``np.ravel(a, order)``: ``g`` put back, in ``a``'s shape, at the positions ravel
+    read each element from. 'A' and 'K' follow ``a``'s memory layout, so the positions are found by
+    ravelling an index array of ``a``'s layout in the same order."""
+    a = np.asarray(a)
+    if order in ("A", "a"):                          # Fortran order only for a Fortran-contiguous array
+        order = "F" if a.flags.f_contiguous else "C"
+    positions = np.empty_like(a, dtype=np.intp)      # (empty_like keeps a's layout, which 'K' reads in)
+    positions[...] = np.arange(a.size).reshape(a.shape)
+    out = np.empty(a.size, dtype=np.result_type(g))
+    out[np.ravel(positions, order)] = np.reshape(g, (-1,))
+    return out.reshape(a.shape)
 
 
 def _back(part, operand):

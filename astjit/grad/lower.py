@@ -376,10 +376,23 @@ class Lowering:
             cond = self.fresh("cond")
             return [Plain(_assign(cond, e.test, stmt)),
                     IfItem(cond, self.value_into(target, e.body, stmt), self.value_into(target, e.orelse, stmt))]
+        if isinstance(e, gast.BoolOp):
+            return self._bool_op_into(target, e, stmt, items)
         if isinstance(e, COMPREHENSIONS):
             raise self.error(e, "a comprehension over values the gradient flows through cannot be "
                              "differentiated: write it as a `for` loop")
         raise self.error(e, f"astjit.grad cannot differentiate this {type(e).__name__} expression")
+
+    def _bool_op_into(self, target, e, stmt, items):
+        """``a or b`` is ``a`` if ``bool(a)`` else ``b``, and ``a and b`` is ``b`` if ``bool(a)`` else ``a``: an
+        ``if`` on ``bool(a)`` (taken once, as Python does), whose branches evaluate the rest only where
+        Python does, so the operand returned gets the adjoint."""
+        first = self.atom(e.values[0], stmt, items)
+        rest = e.values[1] if len(e.values) == 2 else gast.copy_location(gast.BoolOp(op=e.op, values=e.values[1:]), e)
+        cond = self.fresh("cond")
+        items.append(Plain(_assign(cond, gast.Call(func=self._builtin(bool), args=[first], keywords=[]), stmt)))
+        taken, other = (first, rest) if isinstance(e.op, gast.Or) else (rest, first)
+        return items + [IfItem(cond, self.value_into(target, taken, stmt), self.value_into(target, other, stmt))]
 
     def _call_into(self, target, e, stmt, items):
         func = e.func
@@ -441,6 +454,8 @@ class Lowering:
         return items + [self._prim(target, call, op, operands, keywords, stmt, e)]
 
     def _prim(self, target, value, op, operands, keywords, stmt, node):
+        if op is np.ravel and len(operands) == 1 and "order" not in keywords:
+            op = np.reshape                     # (C order: the adjoint reshapes back, fused with the code around)
         rule = rule_for(op)
         if rule is None:
             raise self.error(node, f"no adjoint rule for {describe(op)}: astjit.grad cannot differentiate it "
@@ -452,6 +467,10 @@ class Lowering:
                 raise self.error(node, f"keyword {k}= of {describe(op)} is not handled by its adjoint rule")
         if len(operands) > len(rule.operands):
             raise self.error(node, f"{describe(op)} is called with more operands than its adjoint rule takes")
+        out = dict(zip(rule.operands, operands)).get("out")        # (a keyword out= is refused before)
+        if out is not None and not (isinstance(out, gast.Constant) and out.value is None):
+            raise self.error(node, "a call with an `out` array cannot be differentiated when the gradient flows "
+                             "through it: bind the result to a name instead (y = np.sum(x, 0))")
         active = {i for i, o in enumerate(operands) if self.active(o)}
         if any(i >= len(rule.operands) for i in active):
             raise self.error(node, f"{describe(op)} is called with more operands than its adjoint rule takes")

@@ -22,6 +22,7 @@ from .helpers import (
     scatter_index,
     split_concatenated,
     split_stacked,
+    unravel,
 )
 from .rules import adjoint, non_differentiable
 
@@ -51,8 +52,9 @@ def true_divide(g, ans, x, y):
 
 @adjoint(np.power, unbroadcast=True)
 def power(g, ans, x, y):
-    # x ** y with y == 0 has slope 0 (also at x == 0); log(x) at x == 0 is replaced by 0 (slope 0 in y)
-    return g * (y * x ** (y - 1)) * (y != 0), g * ans * np.log(np.where(x == 0, 1.0, x))
+    # x ** y with y == 0 has slope 0, also at x == 0: there the exponent y - 1 becomes 0, as 0 ** -1 is inf
+    # and 0 * inf NaN; log(x) at x == 0 is replaced by 0 (slope 0 in y)
+    return g * (y * x ** (y - 1 + (y == 0))), g * ans * np.log(np.where(x == 0, 1.0, x))
 
 
 @adjoint(np.maximum, np.fmax, unbroadcast=True)
@@ -82,7 +84,9 @@ def where(g, ans, condition, x, y):
 
 @adjoint(np.clip, unbroadcast=True)
 def clip(g, ans, a, a_min, a_max):
-    return g * (ans == a), g * (a < a_min), g * (a > a_max)
+    # numpy returns a_max where a_min > a_max: the adjoint goes to the value returned (a, else a_min, else
+    # a_max; where a_min == a_max a_min gets it, so np.clip(x, c, c) has slope 1 in c)
+    return g * (ans == a), g * (ans != a) * (ans == a_min), g * (ans != a) * (ans == a_max) * (ans != a_min)
 
 
 @adjoint(np.negative)
@@ -215,33 +219,35 @@ def absolute(g, ans, x):
     return g * np.sign(x)
 
 
+# the reductions' parameters are numpy's, in numpy's order (the lowering maps positional arguments by
+# position; an `out` array is refused there)
 @adjoint(np.sum)
-def sum(g, ans, a, axis=None, dtype=None, keepdims=False):
+def sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     return np.broadcast_to(np.reshape(g, kept_shape(np.shape(a), axis, keepdims)), np.shape(a))
 
 
 @adjoint(np.mean)
-def mean(g, ans, a, axis=None, dtype=None, keepdims=False):
+def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     return np.broadcast_to(np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) * (np.size(ans) / np.size(a)),
                            np.shape(a))
 
 
 @adjoint(np.max, np.amax)
-def max(g, ans, a, axis=None, keepdims=False):
+def max(g, ans, a, axis=None, out=None, keepdims=False):
     tied = a == np.reshape(ans, kept_shape(np.shape(a), axis, keepdims))
     share = np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) / np.sum(tied, axis=axis, keepdims=True).astype(a.dtype)
     return share * tied
 
 
 @adjoint(np.min, np.amin)
-def min(g, ans, a, axis=None, keepdims=False):
+def min(g, ans, a, axis=None, out=None, keepdims=False):
     tied = a == np.reshape(ans, kept_shape(np.shape(a), axis, keepdims))
     share = np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) / np.sum(tied, axis=axis, keepdims=True).astype(a.dtype)
     return share * tied
 
 
 @adjoint(np.prod)
-def prod(g, ans, a, axis=None, dtype=None, keepdims=False):
+def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     # the product of the other elements, exact where a is 0: with no zero it is ans / a; with one zero
     # only that element gets the product of the rest; with two or more every adjoint is 0
     zero = a == 0
@@ -253,7 +259,7 @@ def prod(g, ans, a, axis=None, dtype=None, keepdims=False):
 
 
 @adjoint(np.cumsum)
-def cumsum(g, ans, a, axis=None, dtype=None):
+def cumsum(g, ans, a, axis=None, dtype=None, out=None):
     return reversed_cumsum(g, a, axis)
 
 
@@ -274,22 +280,34 @@ def stack(g, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=N
 
 
 @adjoint(np.var)
-def var(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
+def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     count = np.size(a) / np.size(ans) - ddof
     return np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) * centered * (2.0 / count)
 
 
 @adjoint(np.std)
-def std(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
+def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     count = np.size(a) / np.size(ans) - ddof
     return np.reshape(g / ans, kept_shape(np.shape(a), axis, keepdims)) * centered * (1.0 / count)
 
 
-@adjoint(np.reshape, np.ravel, np.squeeze, np.expand_dims)
+@adjoint(np.reshape)
 def reshape(g, ans, a, shape=None):
     return np.reshape(g, np.shape(a))
+
+
+@adjoint(np.squeeze, np.expand_dims)
+def squeeze(g, ans, a, axis=None):
+    return np.reshape(g, np.shape(a))
+
+
+# np.ravel(a) (also x.ravel(), x.flatten()) without an order is lowered with the rule of np.reshape
+# (grad/lower.py), fused with the code around it; an order reads the elements in another sequence
+@adjoint(np.ravel)
+def ravel(g, ans, a, order="C"):
+    return unravel(g, a, order)
 
 
 @adjoint(np.transpose)

@@ -368,17 +368,17 @@ class Reverser:
                 continue
             operand = it.operands[i].id
             contribution = instance.results[i]
-            if it.rule.unbroadcast:
+            if it.rule.unbroadcast:       # to the operand's shape when the op ran (the run may rebind it)
                 c = self.lowering.fresh("c")
                 out.append(_assign_plain(c, contribution))
-                contribution = self._unbroadcast(_name(c), operand)
+                contribution = self._unbroadcast(_name(c), value(it.operands[i]))
             out.append(self._accumulate(operand, contribution))
         return out
 
     def _unbroadcast(self, value, operand):
         """``np.reshape(np.sum(value, axis=broadcast_axes(np.shape(value), np.shape(x))),
-        summed_shape(np.shape(value), np.shape(x)))``: inside a Fragment the axes and the shape are known
-        when it compiles (a copy where nothing was broadcast)."""
+        summed_shape(np.shape(value), np.shape(x)))`` for the operand expression ``x``: inside a Fragment
+        the axes and the shape are known when it compiles (a copy where nothing was broadcast)."""
         from . import helpers
 
         np_ = _name(self.bind_global("np", __import__("numpy")))
@@ -388,10 +388,10 @@ class Reverser:
                              keywords=list(keywords))
 
         axes = gast.Call(func=_name(self.bind_global("broadcast_axes", helpers.broadcast_axes)),
-                         args=[np_call("shape", [value]), np_call("shape", [_name(operand)])], keywords=[])
+                         args=[np_call("shape", [value]), np_call("shape", [operand])], keywords=[])
         total = np_call("sum", [copy.deepcopy(value)], [gast.keyword(arg="axis", value=axes)])
         shape = gast.Call(func=_name(self.bind_global("summed_shape", helpers.summed_shape)),
-                          args=[np_call("shape", [copy.deepcopy(value)]), np_call("shape", [_name(operand)])],
+                          args=[np_call("shape", [copy.deepcopy(value)]), np_call("shape", [copy.deepcopy(operand)])],
                           keywords=[])
         return np_call("reshape", [total, shape])
 

@@ -326,3 +326,60 @@ def enumerated_from_a_float(x):
     for i, v in enumerate(x, 1.5):
         s = s + v * i
     return s
+
+
+def rebound_to_a_new_shape(x, w):
+    # each statement reads x and binds x to a result of another shape: the adjoint of the x it read is
+    # summed back to that x's shape
+    x = np.mean(x * 2.0 + x[0], axis=0, keepdims=True)
+    v = np.sum(w * x[0, 0], keepdims=True)
+    v = np.sum(v * w, keepdims=True)
+    y = w
+    for i in range(2):
+        y = np.concatenate((y, y * w[i]))
+    return np.sum(x ** 2) + np.sum(v * v) + np.sum(y ** 2)
+
+
+def ravel_orders(x):
+    # x is (n, 3); x.T is Fortran-ordered, so 'K' and 'A' read it in x's memory order
+    weights = np.arange(x.size) + 1.0
+    a = np.ravel(x, "F") * weights + x.flatten("F") ** 2 + x.ravel(order="C") * 0.5
+    b = x.T.ravel("K") * weights + x.T.ravel("A") ** 2 + x[:, ::-1].T.ravel("K") * weights[::-1]
+    c = np.squeeze(x[:1], axis=0) * 2.0 + np.expand_dims(x, axis=0)[0, 1] + x[:, :1].squeeze(axis=1).sum()
+    return np.sum(a * a) + np.sum(np.tanh(b)) + np.sum(c ** 3)
+
+
+def clipped_between_bounds(x, lo, hi):
+    # with lo < hi, np.clip(x, hi, lo) returns lo everywhere (numpy returns a_max where a_min > a_max)
+    weights = np.arange(x.size) + 1.0
+    inside = np.clip(x, lo, hi) * weights + np.clip(x, lo, None) ** 2 + x.clip(None, hi) * 0.5
+    crossed = np.clip(x, hi, lo) * weights + np.clip(x * 2.0, hi + 0.5, lo) ** 2
+    return np.sum(inside) + np.sum(crossed)
+
+
+def chosen_by_or_and(x, a, b):
+    # `or` and `and` return one of their operands, which gets the adjoint (a is 0.0 or not: a switch)
+    s = (a and b) or x[0]
+    t = a or b or 2.0
+    u = b and x[1] * 3.0
+    return np.sum(x) * s + t * x[1] + u * u + (x[2] or b) ** 2
+
+
+def powers_at_zero(x, k):
+    # x ** 0 has slope 0, also at x == 0
+    return np.sum(x ** k + np.power(x, np.array([0.0, 2.0, 1.0, 0.0])) + x ** 0.0 * x)
+
+
+def reductions_by_position(x):
+    # numpy's positional parameters: (a, axis, dtype, out, ddof, keepdims) for var and std, (a, axis,
+    # dtype, out, keepdims) for sum, mean and prod, (a, axis, out, keepdims) for max and min
+    a = np.var(x, 0, None, None, 1).sum() + np.std(x, None, None, None, 1) + x.var(1, None, None, 0, True).sum()
+    b = np.sum(x, 0, None, None, True) * np.mean(x, -1, None, None, True) + np.prod(x, 1, None, None, True)
+    c = np.max(x, 0, None, True) + x.min(1, None, True) + np.cumsum(x, 0, None, None)
+    return a + np.sum(b ** 2) + np.sum(c * c)
+
+
+def dots_with_a_scalar(x, v, a):
+    # np.dot with a 0-d operand scales the other one (a is a 0-d array, np.sum(x) a numpy scalar)
+    s = np.sum(x)
+    return np.sum(np.dot(s, v) ** 2) + np.sum(np.dot(v, a) * v) + np.dot(a, 2.0) * np.dot(x[0], a)

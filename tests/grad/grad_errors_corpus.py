@@ -182,6 +182,12 @@ def writes_into_a_positional_out(x):
     return np.sum(buf * x + y)
 
 
+def reduces_into_a_positional_out(x):
+    buf = np.zeros(3)
+    y = np.sum(x, 0, None, buf)                    # marker: reduces_into_a_positional_out
+    return np.sum(buf * x) + np.sum(y)
+
+
 def writes_into_an_active_out(x, c):
     y = x * 2.0
     np.exp(c, out=y)                               # marker: writes_into_an_active_out
@@ -196,3 +202,8 @@ def makes_a_list(x):
 def spaces_with_a_step(x):
     s = np.linspace(0.0, x[0], 3, retstep=True)    # marker: spaces_with_a_step
     return np.sum(s[0])
+
+
+def solves_a_system(x, a):
+    y = np.linalg.solve(a, np.ones(3))             # marker: solves_a_system
+    return np.sum(x * y)

@@ -44,6 +44,7 @@ def assert_gradient(f, args, argnums, rtol=1e-6, atol=1e-9):
             if isinstance(x, float):
                 assert isinstance(r, float)
             else:
+                assert isinstance(r, np.ndarray), type(r)
                 assert r.shape == x.shape and r.dtype == x.dtype, (r.shape, r.dtype, x.shape, x.dtype)
             err = np.max(np.abs(np.asarray(r) - e)) / max(1.0, np.max(np.abs(e)))
             assert err < rtol or np.allclose(r, e, rtol=rtol, atol=atol), (f.__name__, i, err)
@@ -102,6 +103,15 @@ CASES = {
                                   lambda r, n: (rand(r, n), 2.3 + float(rand(r, 1)[0]) * 0.1, 7.6), (0, 1, 2)),
     "remainders": (corpus.remainders, lambda r, n: (rand(r, n, low=0.05, high=0.3) + np.arange(n) * 0.7,
                                                     rand(r, n, low=0.9, high=1.1)), (0, 1)),
+    "chosen_by_or_and": (corpus.chosen_by_or_and, lambda r, n: (rand(r, n), 0.0 if n % 2 else 0.5, 0.3 * n), (0, 2)),
+    "clipped_between_bounds": (corpus.clipped_between_bounds, lambda r, n: (rand(r, n, low=-2.0, high=2.0),
+                                                                         float(rand(r, 1)[0]) - 1.0, 0.5 + n * 0.1),
+                               (0, 1, 2)),
+    "reductions_by_position": (corpus.reductions_by_position, lambda r, n: (rand(r, n, 4),), 0),
+    "dots_with_a_scalar": (corpus.dots_with_a_scalar, lambda r, n: (rand(r, n), rand(r, n + 1), np.array(0.3 * n)),
+                           (0, 1, 2)),
+    "ravel_orders": (corpus.ravel_orders, lambda r, n: (rand(r, n, 3),), 0),
+    "rebound_to_a_new_shape": (corpus.rebound_to_a_new_shape, lambda r, n: (rand(r, n, 2), rand(r, n)), (0, 1)),
 }
 
 
@@ -218,3 +228,51 @@ def test_an_argument_without_contribution_gets_zeros():
         return np.sum(x * 2.0)
 
     assert np.array_equal(astjit.grad(f, argnums=1)(np.ones(3), np.ones((2, 2))), np.zeros((2, 2)))
+
+
+def test_ravel_in_memory_order_of_a_fortran_ordered_argument():
+    x = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    expected = np.arange(6.0).reshape(2, 3, order="F")
+    assert np.array_equal(astjit.grad(lambda v: np.sum(v.ravel("K") * np.arange(6.0)))(x), expected)
+    assert np.array_equal(astjit.grad(lambda v: np.sum(np.ravel(v, "A") * np.arange(6.0)))(x), expected)
+
+
+def test_gradient_of_a_closure_reads_its_enclosing_variables_when_called():
+    def scaled_by(c):
+        def f(x):
+            return np.sum(np.tanh(x * c))
+
+        def rescale(v):
+            nonlocal c
+            c = v
+
+        return f, rescale
+
+    f, rescale = scaled_by(2.0)
+    x = np.random.default_rng(6).standard_normal(4)
+    g = astjit.grad(f)
+    for c in (2.0, 5.0):
+        rescale(c)
+        assert np.allclose(g(x), finite_difference(f, (x,), 0), rtol=1e-6, atol=1e-9)
+        assert np.allclose(g(x), c * (1.0 - np.tanh(x * c) ** 2), rtol=1e-12)
+
+
+def test_a_power_of_zero_has_slope_zero_also_at_zero():
+    x = np.array([0.0, 1.0, 2.0, 0.0])
+    for k in (0, 0.0, 1, 2):
+        assert_gradient(corpus.powers_at_zero, (x, k), 0)
+    got = astjit.grad(corpus.powers_at_zero)(x.astype(np.float32), 0)
+    assert got.dtype == np.float32 and np.array_equal(got, [1.0, 3.0, 2.0, 1.0])
+
+
+@pytest.mark.parametrize("name", ["mlp_loss", "branches", "rnn_loss"])
+def test_strict_gradient_runs_its_tape_and_helpers_as_python(name):
+    f, make, argnums = CASES[name]
+    args = make(np.random.default_rng(7), 4)
+    expected = astjit.grad(f, argnums=argnums)(*args)
+    for strict_grad in (astjit.grad(f, argnums=argnums, strict=True), astjit.grad(astjit.jit(f, strict=True),
+                                                                                  argnums=argnums)):
+        got = strict_grad(*args)
+        for e, r in zip(expected if isinstance(argnums, tuple) else (expected,),
+                        got if isinstance(argnums, tuple) else (got,)):
+            assert np.allclose(r, e, rtol=1e-12, atol=1e-14)

@@ -49,6 +49,7 @@ def marker_line(name):
     ("writes_into_out", (np.ones(3),), "a call with an `out` array"),
     ("writes_into_a_positional_out", (np.ones(3),), "a call with an `out` array"),
     ("writes_into_an_active_out", (np.ones(3), np.ones(3)), "a call with an `out` array"),
+    ("reduces_into_a_positional_out", (np.ones((2, 3)),), "a call with an `out` array"),
     ("makes_a_list", (np.ones(3),), "no adjoint rule for the method .tolist()"),
     ("spaces_with_a_step", (np.ones(3),), "np.linspace(..., retstep=...) cannot be differentiated"),
 ])
@@ -222,3 +223,11 @@ def test_an_array_that_reaches_the_result_on_some_iterations_only_gets_its_gradi
         want = np.array([(fn(x + h * e, n) - fn(x - h * e, n)) / (2 * h) for e in np.eye(5)])
         assert got.shape == x.shape and got.dtype == x.dtype
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def test_strict_blames_the_users_line_not_the_gradients_own_helpers():
+    with pytest.raises(astjit.StrictModeError) as info:
+        astjit.grad(corpus.solves_a_system, strict=True)(np.ones(3), np.eye(3))
+    err = info.value
+    assert err.filename == corpus.__file__ and err.lineno == marker_line("solves_a_system")
+    assert "np.linalg.solve" in str(err)

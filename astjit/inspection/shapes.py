@@ -113,11 +113,14 @@ def specialize_statically(jf, values: dict, receiver=None) -> list[str]:
             instance = receiver[0]
     missing = [p for p in _parameters(fn) if p not in env]
     notes = [f"no --shapes entry for argument '{p}'" for p in missing if p != instance]
+    literals = literal_locals(jf)
     for frag in jf.fragments:
         args = []
         for name in frag.live_in:
             if name in env:
                 args.append(env[name])
+            elif name in literals and name not in _parameters(fn):
+                args.append(literals[name])
             elif name in fn.__globals__:
                 args.append(fn.__globals__[name])
             else:
@@ -160,3 +163,30 @@ def _parameters(fn):
 
     return [p.name for p in inspect.signature(fn).parameters.values()
             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def literal_locals(jf) -> dict:
+    """The locals that Python statements outside every Fragment bind once, to a number written out
+    (``s = 0.0`` before a loop): their values are known without running the function."""
+    import gast
+
+    if jf._parsed is None:
+        return {}
+    spans = [f.lines for f in jf.fragments]
+    found, other = {}, set()
+    for node in gast.walk(jf._parsed[1]):
+        if not isinstance(node, gast.Assign | gast.AugAssign | gast.AnnAssign):
+            continue
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        names = [n.id for t in targets for n in gast.walk(t) if isinstance(n, gast.Name)]
+        if any(first <= node.lineno <= last for first, last in spans):
+            continue                     # (a Fragment binds it: its live-outs are typed by inference)
+        literal = (isinstance(node, gast.Assign) and len(targets) == 1 and isinstance(targets[0], gast.Name)
+                   and isinstance(node.value, gast.Constant) and type(node.value.value) in (int, float, complex, bool))
+        for name in names:
+            if literal and name not in found and name not in other:
+                found[name] = node.value.value
+            else:
+                other.add(name)
+                found.pop(name, None)
+    return found

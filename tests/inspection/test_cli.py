@@ -262,3 +262,36 @@ def test_specialize_statically_notes_arguments_without_shapes():
     assert "no --shapes entry for argument 'b'" in notes
     assert any("is not specialized: 'b' has no --shapes entry" in n for n in notes)
     assert all(not frag.entries for frag in jf.fragments)  # nothing compiled, nothing ran
+
+
+def positive_sum(a):
+    s = 0.0
+    for i in range(a.shape[0]):
+        if a[i] > 0.0:
+            s += a[i]
+    return s
+
+
+def rebound_sum(a, flag):
+    s = 0
+    if flag:
+        s = a[0]
+    for i in range(a.shape[0]):
+        s += a[i]
+    return s
+
+
+def test_a_local_bound_to_a_number_written_out_specializes_its_loop():
+    """``s = 0.0`` before the loop: the loop's kernel is specialized for a Python float ``s``."""
+    jf = jit(positive_sum)
+    notes = specialize_statically(jf, parse_shapes("a=float64[100]"))
+    loop = next(f for f in jf.fragments if f.block.kind == "loop")
+    assert not any("'s'" in n for n in notes), notes
+    assert [e.mode for e in loop.entries] == ["tvm"]
+    assert jf(np.arange(-3.0, 4.0)) == positive_sum(np.arange(-3.0, 4.0))
+
+
+def test_a_local_bound_otherwise_too_stays_unknown():
+    jf = jit(rebound_sum)
+    notes = specialize_statically(jf, parse_shapes("a=float64[100],flag=bool"))
+    assert any("'s' comes from Python code" in n for n in notes), notes

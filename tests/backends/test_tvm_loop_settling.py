@@ -82,6 +82,7 @@ def mixed_assignments(a):
 
 def values(n, dtype=np.float64):
     return [rng.standard_normal(n).astype(dtype),
+            np.concatenate([-np.ones(n // 2), [2.0], -np.ones(n - n // 2 - 1)]).astype(dtype),   # mid-way
             -np.abs(rng.standard_normal(n)).astype(dtype),                 # no position assigns
             np.concatenate([-np.ones(n - 1), [2.0]]).astype(dtype),        # only the last one
             np.concatenate([[3.0], -np.ones(n - 1)]).astype(dtype),        # only the first one
@@ -91,7 +92,7 @@ def values(n, dtype=np.float64):
 @pytest.mark.parametrize("fn", [sum_positive, sum_positive_from_negative_zero, running_max, mixed_assignments])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_float_accumulators_keep_python_types(fn, dtype):
-    calls = [(a,) for n in (1, 7, 300) for a in values(n, dtype)] + [(np.zeros(0, dtype),)]
+    calls = [(a,) for n in (1, 7, 300, 1000) for a in values(n, dtype)] + [(np.zeros(0, dtype),)]
     check(fn, calls)
 
 

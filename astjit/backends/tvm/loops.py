@@ -1026,7 +1026,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if not settling:
             run_counted(tirx.const(0, I64), count)
             return
-        self.counted_in_phases(loop, settling, count, run_position, run_counted)
+        self.counted_in_phases(loop, settling, count, run_counted)
 
     def dry_run(self, emit) -> int:
         """How many checks ``emit`` would add, emitting nothing (the types it sees assigned count: the

@@ -72,6 +72,41 @@ def test_quantize_raises_where_python_does():
     check(quantize, calls + [(a, 0.0, np.zeros(len(a))) for a in spoiled(5)[:2]])
 
 
+def test_failures_in_later_chunks():
+    """Positions run in chunks of 2048: a failure at a chunk's first or last position, or in the
+    last, shorter chunk, after earlier chunks stored everything."""
+    a = rng.standard_normal(5000) * 10
+    calls = [(with_bad_values(a, at, np.nan), 0.25, np.zeros(5000)) for at in (2047, 2048, 4095, 4096, 4999)]
+    check(quantize, [(a, 0.25, np.zeros(5000))] + calls)
+
+
+G = np.zeros(4)
+
+
+def fill_inner(x, m):
+    for j in range(m):
+        G[j] = math.sqrt(x + j)          # a loop of its own, with its own value check
+    return x
+
+
+def fill(x, m):
+    return fill_inner(x, m)
+
+
+def calls_a_looping_helper(a, out, m):
+    """The helper inlined two calls down holds a loop: the outer loop keeps its checked body."""
+    for i in range(len(a)):
+        out[i] = round(fill(float(a[i]), m) * 2.0)
+    return out
+
+
+def test_a_loop_whose_inlined_helper_loops():
+    a = np.arange(1.0, 11.0)
+    calls = [(a, np.zeros(10), 4), (with_bad_values(a, 5, np.nan), np.zeros(10), 4),
+             (with_bad_values(a, 0, -50.0), np.zeros(10), 4), (with_bad_values(a, 9, np.inf), np.zeros(10), 3)]
+    check(calls_a_looping_helper, calls)
+
+
 def test_variables_and_flags_keep_python_values():
     calls = []
     for n in (1, 7, 500):
@@ -117,3 +152,35 @@ def test_the_kernel_finds_the_first_failing_position_first():
     text = kernel_text(jitted)
     assert FIRST_FAILING.search(text), text
     assert re.search(r"for \w+ in range\(\w+\):", text), text
+
+
+def recurrence(v, m):
+    for j in range(m):
+        v[j + 1] = 1.0 / (float(v[j]) - 1.0)       # reads v[j], written at the previous position
+    return 0.0
+
+
+def runs_a_helper_loop(y, reps):
+    """The helper's loop reads the array it writes under its parameter's name: it stays checked."""
+    for _ in range(reps):
+        recurrence(y, len(y) - 1)
+    return y
+
+
+def copy_over(src, dst, m):
+    for j in range(m):
+        dst[j] = 1.0 / float(src[j + 1])
+    return 0.0
+
+
+def helper_given_one_array_twice(y, reps):
+    for _ in range(reps):
+        copy_over(y, y, len(y) - 1)
+    return y
+
+
+def test_a_helper_loop_reading_what_it_writes():
+    calls = [(np.full(n, 2.0), 1) for n in (6, 3000)] + [(np.array([3.0, 0.5, 2.0, 4.0]), 2)]
+    check(runs_a_helper_loop, calls)
+    check(helper_given_one_array_twice, [(np.array([1.0, 2.0, 4.0, 0.5, 1.0, 8.0]), 1),
+                                         (np.array([1.0, 2.0, 0.5, 2.0, 1.0]), 3)])

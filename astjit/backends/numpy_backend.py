@@ -5,6 +5,10 @@ callable the user's code would have run, it reproduces numpy exactly (values, dt
 updates, errors).
 """
 
+import sys
+
+import numpy as np
+
 from ..graph.ops import OPS
 from .contract import Backend, Compiled
 
@@ -21,29 +25,43 @@ class NumpyBackend(Backend):
         return Compiled(self.runner(ctx, segment), "numpy")
 
     def runner(self, ctx, segment):
-        """``run(*inputs)``: each node's reference implementation, in order."""
+        """``run(*inputs)``: each node's reference implementation, in order. An intermediate array is
+        let go after its last use, and an elementwise op whose operand is an intermediate array at its
+        last use, of the result's dtype and shape, held by nothing else, writes its result into that
+        array (``out=``), as numpy reuses an operator's temporary: ``(x - 1.0) * y`` over 1M float64
+        took 2.3 ms through fresh arrays, 6x plain numpy's 0.38 ms, as each new 8 MB array faulted
+        in fresh pages."""
         position = {n: i for i, n in enumerate(segment.inputs)}
-        steps = []
+        slots = []
         for k, node in enumerate(segment.nodes):
             position[node] = len(segment.inputs) + k
-            impl = OPS[node.op].impl
             arg_slots = [_slot(position, ctx, a) for a in node.args]
             kw_slots = {name: _slot(position, ctx, v) for name, v in node.kwargs.items()}
-            steps.append((impl, arg_slots, kw_slots))
+            slots.append((arg_slots, kw_slots))
         out_positions = [position[n] for n in segment.outputs]
+        last = _last_uses(slots, len(segment.inputs), set(out_positions))
+        steps = []
+        for k, (node, (arg_slots, kw_slots)) in enumerate(zip(segment.nodes, slots)):
+            dropped = [s for s, at in last.items() if at == k]
+            steps.append((OPS[node.op].impl, arg_slots, kw_slots, dropped,
+                          *_reusable_operand(ctx, node, arg_slots, kw_slots, dropped)))
 
         effect_steps = [k for k, node in enumerate(segment.nodes) if node in ctx.effects]
 
         def run(*inputs):
             values = list(inputs)
             try:
-                for impl, arg_slots, kw_slots in steps:
+                for impl, arg_slots, kw_slots, dropped, reuse, ufunc in steps:
                     args = [values[s] if type(s) is int else s.value for s in arg_slots]
                     if kw_slots:
                         kwargs = {k: values[s] if type(s) is int else s.value for k, s in kw_slots.items()}
                         values.append(impl(*args, **kwargs))
+                    elif reuse is not None and _free_to_write(values[reuse], args):
+                        values.append(ufunc(*args, out=values[reuse]))
                     else:
                         values.append(impl(*args))
+                    for s in dropped:
+                        values[s] = None
             except Exception as exc:
                 failed = len(values) - len(inputs)
                 mark_effects_done(exc, any(k < failed for k in effect_steps))
@@ -51,6 +69,44 @@ class NumpyBackend(Backend):
             return tuple(values[p] for p in out_positions)
 
         return run
+
+
+def _reusable_operand(ctx, node, arg_slots, kw_slots, dropped) -> tuple:
+    """(slot, ufunc): an operand of ``node``, an elementwise ufunc of no keywords, that is an
+    intermediate read here for the last time with the result's dtype and shape; (None, None) if none."""
+    from ..graph.types import ArrayType
+
+    op = OPS[node.op]
+    t = ctx.types[node]
+    if (op.kind != "elementwise" or op.ufunc is None or kw_slots or not isinstance(t, ArrayType)
+            or len(arg_slots) != op.ufunc.nin or op.ufunc.nout != 1 or t.ndim == 0):
+        return None, None
+    for s, operand in zip(arg_slots, node.args):
+        ot = ctx.types[operand]
+        if s in dropped and isinstance(ot, ArrayType) and ot.dtype == t.dtype and ot.shape == t.shape:
+            return s, op.ufunc
+    return None, None
+
+
+def _free_to_write(value, args) -> bool:
+    """Whether the result may go into ``value``: a C-contiguous array of its own that only the runner
+    holds (the values list, ``args`` and this call's parameter), with C-contiguous array operands (the
+    result's memory order is then numpy's own) and no other kind of operand than numbers."""
+    if type(value) is not np.ndarray or not (value.flags.c_contiguous and value.flags.owndata
+                                             and value.flags.writeable) or sys.getrefcount(value) != 4:
+        return False
+    return all(a.flags.c_contiguous if type(a) is np.ndarray else isinstance(a, int | float | complex | np.generic)
+               for a in args)
+
+
+def _last_uses(slots, n_inputs, kept) -> dict:
+    """Each intermediate value's position (not an output) -> the step that reads it last."""
+    last = {}
+    for k, (arg_slots, kw_slots) in enumerate(slots):
+        for s in list(arg_slots) + list(kw_slots.values()):
+            if type(s) is int and s >= n_inputs and s not in kept:
+                last[s] = k
+    return last
 
 
 EFFECTS_DONE = "_astjit_effects_done"

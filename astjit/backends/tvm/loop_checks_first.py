@@ -9,7 +9,8 @@ it writes, its checks see the same values whether or not its stores happen, so t
 3. where one failed, from that position on the checked ``while``, which fails there with the effects
    Python has; else the next chunk.
 
-Why: ``round``/``divmod`` over 100,000 elements took 306 us against numba's 39 us."""
+Why: over 100,000 elements, ``out[i] = 1.0 / float(a[i])`` (a Python float divided: a zero raises)
+took 99 us in the checked ``while``, 35 us so, and ``out[i] = round(x[i])`` 75 us, 56 us so."""
 
 import gast
 from tvm import tirx

@@ -71,6 +71,14 @@ class NumpyBackend(Backend):
         return run
 
 
+# results of at least this many bytes go into an intermediate: below it, numpy's allocator reuses
+# freed memory anyway, and the runner's tests (0.45 us a step) cost more than they save
+REUSE_BYTES = 1 << 16
+# operators whose ndarray method is not the ufunc alone: ``t ** 0.5`` is np.sqrt (``** -1``
+# np.reciprocal, ``** 2`` np.square), whose bits and warnings differ from np.power's for complex numbers
+OPERATORS_OF_THEIR_OWN = {"power"}
+
+
 def _reusable_operand(ctx, node, arg_slots, kw_slots, dropped) -> tuple:
     """(slot, ufunc): an operand of ``node``, an elementwise ufunc of no keywords, that is an
     intermediate read here for the last time with the result's dtype and shape; (None, None) if none."""
@@ -79,7 +87,8 @@ def _reusable_operand(ctx, node, arg_slots, kw_slots, dropped) -> tuple:
     op = OPS[node.op]
     t = ctx.types[node]
     if (op.kind != "elementwise" or op.ufunc is None or kw_slots or not isinstance(t, ArrayType)
-            or len(arg_slots) != op.ufunc.nin or op.ufunc.nout != 1 or t.ndim == 0):
+            or len(arg_slots) != op.ufunc.nin or op.ufunc.nout != 1 or t.ndim == 0
+            or t.size * t.dtype.itemsize < REUSE_BYTES or node.op in OPERATORS_OF_THEIR_OWN):
         return None, None
     for s, operand in zip(arg_slots, node.args):
         ot = ctx.types[operand]
@@ -90,13 +99,29 @@ def _reusable_operand(ctx, node, arg_slots, kw_slots, dropped) -> tuple:
 
 def _free_to_write(value, args) -> bool:
     """Whether the result may go into ``value``: a C-contiguous array of its own that only the runner
-    holds (the values list, ``args`` and this call's parameter), with C-contiguous array operands (the
-    result's memory order is then numpy's own) and no other kind of operand than numbers."""
+    holds (the values list and ``args``: ALONE), with C-contiguous array operands (the result's memory
+    order is then numpy's own) and no other kind of operand than numbers."""
     if type(value) is not np.ndarray or not (value.flags.c_contiguous and value.flags.owndata
-                                             and value.flags.writeable) or sys.getrefcount(value) != 4:
+                                             and value.flags.writeable) or sys.getrefcount(value) != ALONE:
         return False
     return all(a.flags.c_contiguous if type(a) is np.ndarray else isinstance(a, int | float | complex | np.generic)
                for a in args)
+
+
+def _references(value, args) -> int:
+    """``value``'s reference count as ``_free_to_write`` sees it (one parameter, the call's own)."""
+    return sys.getrefcount(value)
+
+
+def _alone() -> int:
+    """The count of an array that only the runner holds (its values list and ``args``): measured, as
+    the interpreter's own references differ between Python versions."""
+    values = [np.empty(1)]
+    args = [values[0]]
+    return _references(values[0], args)
+
+
+ALONE = _alone()
 
 
 def _last_uses(slots, n_inputs, kept) -> dict:

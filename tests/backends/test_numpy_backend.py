@@ -41,6 +41,11 @@ def int_to_float(a):
     return t / 2         # float64: not written into the int64 intermediate
 
 
+def powers(x):
+    t = x * 3.0
+    return t ** 0.5, (x * 2.0) ** -1, (x + 1.0) ** 2      # numpy's sqrt, reciprocal and square
+
+
 def same(a, b):
     return (type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape
             and a.flags.c_contiguous == b.flags.c_contiguous and a.flags.f_contiguous == b.flags.f_contiguous
@@ -56,6 +61,9 @@ def same(a, b):
     (mixed_layouts, lambda n: (np.asfortranarray(rng.random((n // 50, 50))), rng.random((n // 50, 50)))),
     (mixed_layouts, lambda n: (rng.random((n // 50, 50)), np.asfortranarray(rng.random((n // 50, 50))))),
     (int_to_float, lambda n: (rng.integers(-9, 9, n),)),
+    (powers, lambda n: (rng.standard_normal(n) + 1j * rng.standard_normal(n),)),
+    (powers, lambda n: (rng.standard_normal(n).astype(np.complex64),)),
+    (powers, lambda n: (rng.standard_normal(n),)),
 ])
 @pytest.mark.parametrize("n", [100, 200_000])
 def test_results_and_arguments_are_numpys(fn, make, n):

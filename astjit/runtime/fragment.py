@@ -510,7 +510,8 @@ class GuardedEntry:
             terms = []
             for i, v in spec.value_guards.items():
                 namespace[f"v{k}_{i}"], namespace[f"t{k}_{i}"] = v, type(v)
-                same = "{} == {}" if type(v) in EQUAL_IS_SAME else "same({}, {})"    # (ints: no call)
+                inline = type(v) in EQUAL_IS_SAME or isinstance(v, np.dtype)
+                same = "{} == {}" if inline else "same({}, {})"       # (ints, dtypes: no call)
                 terms.append(f"type(a{i}) is t{k}_{i} and " + same.format(f"a{i}", f"v{k}_{i}"))
             for i, length in spec.length_guards.items():
                 terms.append(f"fits_index(a{i}, {length})")
@@ -543,10 +544,12 @@ def _same_value(a, b) -> bool:
     t = type(a)
     if t is not type(b):
         return False
-    if t in EQUAL_IS_SAME:
+    if t in EQUAL_IS_SAME or isinstance(a, np.dtype):
         return a == b
     if t is tuple:
         return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if t is slice:           # (slice(0.0, 3) == slice(0, 3), but only the second one indexes)
+        return _same_value(a.start, b.start) and _same_value(a.stop, b.stop) and _same_value(a.step, b.step)
     if t is float:
         return _double_bits(a) == _double_bits(b)
     if t is complex:
@@ -560,4 +563,5 @@ def _same_value(a, b) -> bool:
 
 
 _double_bits = struct.Struct("<d").pack
-EQUAL_IS_SAME = (int, bool, str)       # types whose == is sameness, once the types are the same
+# types whose == is sameness, once the types are the same (a dtype class such as np.float32 is a type)
+EQUAL_IS_SAME = (int, bool, str, type, type(None))

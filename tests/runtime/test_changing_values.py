@@ -40,6 +40,15 @@ def test_slice_argument():
         assert_same_as_numpy(take_slice, a, s, jitted=jf)
 
 
+def test_slice_bounds_of_another_type_are_another_slice():
+    """``slice(0.0, 3) == slice(0, 3)``, but only the int one indexes: numpy's TypeError, not the
+    specialization made for ``slice(0, 3)``."""
+    jf = jit(take_slice)
+    a = np.arange(10.0)
+    for s in (slice(0, 3), slice(0.0, 3), slice(0, 3.0), slice(0, 3), slice(np.int64(0), 3), slice(True, 3)):
+        assert_same_as_numpy(take_slice, a, s, jitted=jf)
+
+
 def unpack_bounds(a, bounds):
     lo, hi = bounds
     return a[lo:hi] + 1.0

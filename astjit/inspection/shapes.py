@@ -94,7 +94,10 @@ def stand_in_for(t):
     if isinstance(t, ArrayType):
         if t.scalar:
             return t.dtype.type(0)
-        return np.zeros(t.shape, t.dtype) if t.size <= 1 << 16 else np.empty(t.shape, t.dtype)
+        try:      # (a stand-in too large to allocate here leaves the Fragments reading it unspecialized)
+            return np.zeros(t.shape, t.dtype) if t.size <= 1 << 16 else np.empty(t.shape, t.dtype)
+        except (MemoryError, ValueError):
+            return None
     return None
 
 
@@ -119,8 +122,8 @@ def specialize_statically(jf, values: dict, receiver=None) -> list[str]:
         for name in frag.live_in:
             if name in env:
                 args.append(env[name])
-            elif name in literals and name not in _parameters(fn):
-                args.append(literals[name])
+            elif name in literals and literals[name][1] < frag.lines[0] and name not in _parameters(fn):
+                args.append(literals[name][0])
             elif name in fn.__globals__:
                 args.append(fn.__globals__[name])
             else:
@@ -131,6 +134,8 @@ def specialize_statically(jf, values: dict, receiver=None) -> list[str]:
             continue
         frag.specialize_only(args)
         if frag.graph is None:     # a loop region: its live-outs are scalars whose values need a run
+            for name in frag.live_out:
+                literals.pop(name, None)
             continue
         try:
             ctx = infer(frag.graph, args)
@@ -166,27 +171,66 @@ def _parameters(fn):
 
 
 def literal_locals(jf) -> dict:
-    """The locals that Python statements outside every Fragment bind once, to a number written out
-    (``s = 0.0`` before a loop): their values are known without running the function."""
-    import gast
-
+    """The locals that the function's own statements outside every Fragment bind once, to a number
+    written out (``s = 0.0`` before a loop): name -> (value, line); their values are known without
+    running the function, for the Fragments after that line.
+    Any other binding of the name outside the Fragments (a ``for`` or ``with`` target, a walrus, an
+    import, ``del``, a ``global``/``nonlocal`` declaration) leaves it unknown."""
     if jf._parsed is None:
         return {}
     spans = [f.lines for f in jf.fragments]
-    found, other = {}, set()
-    for node in gast.walk(jf._parsed[1]):
-        if not isinstance(node, gast.Assign | gast.AugAssign | gast.AnnAssign):
+    bindings = {}            # name -> [literal value or _OTHER, ...] outside the Fragments
+
+    def bind(name, node, value=None):
+        line = getattr(node, "lineno", None)
+        if line is not None and any(first <= line <= last for first, last in spans):
+            return                       # (a Fragment binds it: its live-outs are typed by inference)
+        bindings.setdefault(name, []).append(value)
+
+    for (name, node), value in _own_scope_bindings(jf._parsed[1].body):
+        bind(name, node, None if value is None else (value, node.lineno))
+    return {name: values[0] for name, values in bindings.items()
+            if len(values) == 1 and values[0] is not None and values[0] is not _OTHER}
+
+
+_OTHER = object()
+
+
+def _own_scope_bindings(stmts):
+    """((name, node), literal value, else None) for each binding of a name in the scope of the
+    function whose body is ``stmts``; a name that may be bound otherwise comes with _OTHER (names a
+    nested function declares ``nonlocal``, walrus targets in comprehensions, ``global`` names)."""
+    import gast
+
+    nested = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+    comprehensions = (gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp, gast.Lambda)
+    pending = list(stmts)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, nested):
+            yield (node.name, node), None
+            for n in gast.walk(node):
+                if isinstance(n, gast.Nonlocal | gast.Global):
+                    yield from (((name, n), _OTHER) for name in n.names)
             continue
-        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
-        names = [n.id for t in targets for n in gast.walk(t) if isinstance(n, gast.Name)]
-        if any(first <= node.lineno <= last for first, last in spans):
-            continue                     # (a Fragment binds it: its live-outs are typed by inference)
-        literal = (isinstance(node, gast.Assign) and len(targets) == 1 and isinstance(targets[0], gast.Name)
-                   and isinstance(node.value, gast.Constant) and type(node.value.value) in (int, float, complex, bool))
-        for name in names:
-            if literal and name not in found and name not in other:
-                found[name] = node.value.value
-            else:
-                other.add(name)
-                found.pop(name, None)
-    return found
+        if isinstance(node, comprehensions):
+            for n in gast.walk(node):
+                if isinstance(n, gast.NamedExpr) and isinstance(n.target, gast.Name):
+                    yield (n.target.id, n), _OTHER
+            continue
+        if (isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
+                and isinstance(node.value, gast.Constant) and type(node.value.value) in (int, float, complex, bool)):
+            yield (node.targets[0].id, node), node.value.value
+            continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store | gast.Del):
+            yield (node.id, node), None
+        elif isinstance(node, gast.Import | gast.ImportFrom):
+            for alias in node.names:
+                yield ((alias.asname or alias.name).split(".")[0], node), None
+        elif isinstance(node, gast.Global | gast.Nonlocal):
+            yield from (((name, node), _OTHER) for name in node.names)
+        elif isinstance(node, gast.MatchAs | gast.MatchStar) and node.name:
+            yield (node.name, node), None
+        elif isinstance(node, gast.MatchMapping) and node.rest:
+            yield (node.rest, node), None
+        pending.extend(gast.iter_child_nodes(node))

@@ -295,3 +295,46 @@ def test_a_local_bound_otherwise_too_stays_unknown():
     jf = jit(rebound_sum)
     notes = specialize_statically(jf, parse_shapes("a=float64[100],flag=bool"))
     assert any("'s' comes from Python code" in n for n in notes), notes
+
+
+def rebound_by_a_for(a):
+    s = 0
+    for s in a:
+        pass
+    return s * 2.0
+
+
+def rebound_by_a_walrus(a):
+    s = 1
+    if (s := 2.5) > 0:
+        pass
+    return a * s
+
+
+def rebound_by_with(a):
+    import contextlib
+
+    k = 2
+    with contextlib.nullcontext(5) as k:
+        pass
+    return a[:k] * 1.0
+
+
+@pytest.mark.parametrize("fn", [rebound_by_a_for, rebound_by_a_walrus, rebound_by_with])
+def test_a_local_bound_by_other_statements_is_not_a_literal(fn):
+    """Any other binding of the name (a ``for``, ``with`` or walrus target) leaves it unknown: the
+    Fragment after it is not specialized with the literal's type."""
+    jf = jit(fn)
+    specialize_statically(jf, parse_shapes("a=float64[6]"))
+    late = [f for f in jf.fragments if f.block.kind != "loop" and f.lines[0] > jf.fragments[0].lines[0]]
+    assert all(not f.entries for f in late), [(f.name, f.entries) for f in late]
+
+
+def ones_of_length(a, n):
+    b = np.ones(n) * a[0]
+    return b
+
+
+def test_a_stand_in_too_large_to_allocate_leaves_its_readers_unspecialized():
+    jf = jit(ones_of_length)
+    specialize_statically(jf, parse_shapes("a=float64[6],n=1000000000000"))

@@ -315,7 +315,7 @@ def rebound_by_with(a):
     import contextlib
 
     k = 2
-    with contextlib.nullcontext(5) as k:
+    with contextlib.nullcontext(5) as k:  # noqa: F811 - the name bound again, as the test needs
         pass
     return a[:k] * 1.0
 

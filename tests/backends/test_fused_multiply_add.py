@@ -54,12 +54,31 @@ def conversions(a: T.Buffer((8,), "float64"), b: T.Buffer((8,), "int64")):
 @T.prim_func
 def sums_only(a: T.Buffer((8,), "float64"), b: T.Buffer((8,), "float64")):
     for i in range(8):
-        b[i] = a[i] + a[i] - 1.0
+        b[i] = a[i] + a[i] - 1.0          # LLVM makes a[i] + a[i] a product by 2.0
+
+
+@T.prim_func
+def halved_and_summed(a: T.Buffer((8,), "float64"), b: T.Buffer((8,), "float64")):
+    for i in range(8):
+        b[i] = a[i] / 2.0 + 1.0           # LLVM makes the division a product by 0.5
+
+
+@T.prim_func
+def one_sum(a: T.Buffer((8,), "float64"), b: T.Buffer((8,), "float64")):
+    for i in range(8):
+        b[i] = a[i] - 1.0
+
+
+@T.prim_func
+def quotient_alone(a: T.Buffer((8,), "float64"), b: T.Buffer((8,), "float64")):
+    for i in range(8):
+        b[i] = 1.0 / a[i]
 
 
 @pytest.mark.parametrize("func, fuses", [
     (product_and_sum, True), (squared_by_pow_and_sum, True),
-    (expanded_tanh, True), (int_product_and_sum, False), (conversions, False), (sums_only, False),
+    (expanded_tanh, True), (sums_only, True), (halved_and_summed, True), (int_product_and_sum, False),
+    (conversions, False), (one_sum, False), (quotient_alone, False),
 ])
 def test_which_kernels_may_fuse(func, fuses):
     assert may_fuse_multiply_add(tvm.IRModule({"main": func})) is fuses
@@ -100,6 +119,33 @@ def test_products_and_sums_round_twice_as_numpys():
     c = rng.standard_normal(7)
     xs = rng.standard_normal(3000)
     check(horner, [(c, xs, np.zeros(3000)), (c[:3], xs[:50], np.zeros(50))])
+
+
+def halved_plus(x, y):
+    return x / 2.0 + y
+
+
+def row_means_plus(x, y):
+    return x.mean(axis=1) + y
+
+
+def doubled_plus(x, y, out):
+    for i in range(x.shape[0]):
+        out[i] = (x[i] + x[i]) + y[i]
+    return out
+
+
+@pytest.mark.usefixtures("kernels_for_tiny_loops")
+def test_products_llvm_makes_of_quotients_and_sums_round_twice():
+    """``5e-324 / 2`` rounds to 0.0 before the sum (fused: -5e-324); ``1e308 + 1e308`` overflows
+    before the difference (fused: 1e308)."""
+    tiny, n = 5e-324, 1000
+    x, y = np.full(n, tiny), np.full(n, -tiny)
+    for fn, args in [(halved_plus, (x, y)), (row_means_plus, (np.tile([tiny, 0.0], (n, 1)), y))]:
+        want, got = fn(*args), jit(fn)(*args)
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want)), fn.__name__
+    check(doubled_plus, [(np.full(n, 1e308), np.full(n, -1e308), np.zeros(n)),
+                         (rng.standard_normal(50), rng.standard_normal(50), np.zeros(50))])
 
 
 @pytest.mark.usefixtures("kernels_for_tiny_loops")

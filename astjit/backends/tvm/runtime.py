@@ -73,38 +73,39 @@ def _host_target(without_fma):
 
 def may_fuse_multiply_add(mod) -> bool:
     """Whether LLVM could form a fused multiply-add (one rounding where numpy rounds twice) in a
-    function of ``mod``: it has a float product (also one LLVM makes of ``pow(x, 2.0)``) and a float
-    sum or difference, or a call TVM may expand into arithmetic (any but the ones in
-    SINGLE_OPERATIONS, which become one instruction or a call)."""
+    function of ``mod``. LLVM makes products of more than float ``*``: a division by a power of two
+    (``x / 2.0`` is ``x * 0.5``; ``x.mean(axis=1)`` of two columns), ``pow(x, 2.0)`` and ``x + x``
+    (``x * 2.0``). So a kernel may fuse where it has a float product or quotient and a float sum or
+    difference, two float sums or differences, or a call TVM may expand into arithmetic (any but
+    the ones in SINGLE_OPERATIONS, which become one instruction or a call)."""
     import tvm.ir
     from tvm import tirx
     from tvm_ffi.structural import structural_visit
 
-    seen = set()
+    counts = {"product": 0, "sum": 0}
 
-    def arithmetic(kinds):
+    def arithmetic(kind):
         def visit(node, visitor):
             if "float" in str(node.ty):
-                seen.update(kinds)
+                counts[kind] += 1
             return visitor.default_visit(node)
         return visit
 
     def call(node, visitor):
         name = str(node.op.name).rsplit(".", 1)[-1] if hasattr(node.op, "name") else ""
         if name not in SINGLE_OPERATIONS:
-            seen.update(("product", "sum"))
+            counts["product"] += 1
+            counts["sum"] += 2
         elif name in ("call_pure_extern", "call_extern") and str(node.args[0]).strip('"').startswith("pow"):
-            seen.add("product")
+            counts["product"] += 1
         return visitor.default_visit(node)
 
-    visits = [(tirx.Mul, arithmetic(("product",))), (tirx.Add, arithmetic(("sum",))),
-              (tirx.Sub, arithmetic(("sum",))), (tvm.ir.Call, call)]
+    visits = [(tirx.Mul, arithmetic("product")), (tirx.Div, arithmetic("product")), (tirx.Add, arithmetic("sum")),
+              (tirx.Sub, arithmetic("sum")), (tvm.ir.Call, call)]
     for func in mod.functions.values():
         if isinstance(func, tirx.PrimFunc):
             structural_visit(func.body, visits)
-        if len(seen) == 2:
-            return True
-    return False
+    return counts["sum"] >= 2 or counts["sum"] >= 1 and counts["product"] >= 1
 
 
 # calls that LLVM keeps as one instruction or a call of the C library (no multiply-add to fuse)

@@ -179,27 +179,19 @@ def literal_locals(jf) -> dict:
     if jf._parsed is None:
         return {}
     spans = [f.lines for f in jf.fragments]
-    bindings = {}            # name -> [literal value or _OTHER, ...] outside the Fragments
-
-    def bind(name, node, value=None):
+    bindings = {}            # name -> [(value, line) of a literal, else None, ...] outside the Fragments
+    for name, node, value in _own_scope_bindings(jf._parsed[1].body):
         line = getattr(node, "lineno", None)
         if line is not None and any(first <= line <= last for first, last in spans):
-            return                       # (a Fragment binds it: its live-outs are typed by inference)
-        bindings.setdefault(name, []).append(value)
-
-    for (name, node), value in _own_scope_bindings(jf._parsed[1].body):
-        bind(name, node, None if value is None else (value, node.lineno))
-    return {name: values[0] for name, values in bindings.items()
-            if len(values) == 1 and values[0] is not None and values[0] is not _OTHER}
-
-
-_OTHER = object()
+            continue                     # (a Fragment binds it: its live-outs are typed by inference)
+        bindings.setdefault(name, []).append(None if value is None else (value, line))
+    return {name: values[0] for name, values in bindings.items() if len(values) == 1 and values[0] is not None}
 
 
 def _own_scope_bindings(stmts):
-    """((name, node), literal value, else None) for each binding of a name in the scope of the
-    function whose body is ``stmts``; a name that may be bound otherwise comes with _OTHER (names a
-    nested function declares ``nonlocal``, walrus targets in comprehensions, ``global`` names)."""
+    """(name, node, literal value or None) for each binding of a name in the scope of the function
+    whose body is ``stmts``, and for each other way the name may be bound (names a nested function
+    declares ``nonlocal``, walrus targets in comprehensions, ``global`` names: never a literal)."""
     import gast
 
     nested = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
@@ -208,29 +200,29 @@ def _own_scope_bindings(stmts):
     while pending:
         node = pending.pop()
         if isinstance(node, nested):
-            yield (node.name, node), None
+            yield node.name, node, None
             for n in gast.walk(node):
                 if isinstance(n, gast.Nonlocal | gast.Global):
-                    yield from (((name, n), _OTHER) for name in n.names)
+                    yield from ((name, n, None) for name in n.names)
             continue
         if isinstance(node, comprehensions):
             for n in gast.walk(node):
                 if isinstance(n, gast.NamedExpr) and isinstance(n.target, gast.Name):
-                    yield (n.target.id, n), _OTHER
+                    yield n.target.id, n, None
             continue
         if (isinstance(node, gast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], gast.Name)
                 and isinstance(node.value, gast.Constant) and type(node.value.value) in (int, float, complex, bool)):
-            yield (node.targets[0].id, node), node.value.value
+            yield node.targets[0].id, node, node.value.value
             continue
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store | gast.Del):
-            yield (node.id, node), None
+            yield node.id, node, None
         elif isinstance(node, gast.Import | gast.ImportFrom):
             for alias in node.names:
-                yield ((alias.asname or alias.name).split(".")[0], node), None
+                yield (alias.asname or alias.name).split(".")[0], node, None
         elif isinstance(node, gast.Global | gast.Nonlocal):
-            yield from (((name, node), _OTHER) for name in node.names)
+            yield from ((name, node, None) for name in node.names)
         elif isinstance(node, gast.MatchAs | gast.MatchStar) and node.name:
-            yield (node.name, node), None
+            yield node.name, node, None
         elif isinstance(node, gast.MatchMapping) and node.rest:
-            yield (node.rest, node), None
+            yield node.rest, node, None
         pending.extend(gast.iter_child_nodes(node))

@@ -330,6 +330,22 @@ def test_a_local_bound_by_other_statements_is_not_a_literal(fn):
     assert all(not f.entries for f in late), [(f.name, f.entries) for f in late]
 
 
+GLOBAL_SCALE = 2.5
+
+
+def scaled_by_a_declared_global(a):
+    global GLOBAL_SCALE
+    return a * GLOBAL_SCALE
+
+
+def test_a_global_declaration_is_no_literal():
+    """``global GLOBAL_SCALE`` binds no local: the Fragment reads the global's value (a float)."""
+    jf = jit(scaled_by_a_declared_global)
+    specialize_statically(jf, parse_shapes("a=float64[4]"))
+    (fragment,) = jf.fragments
+    assert [e.mode for e in fragment.entries] == ["tvm"], [(e.mode, e.key) for e in fragment.entries]
+
+
 def ones_of_length(a, n):
     b = np.ones(n) * a[0]
     return b

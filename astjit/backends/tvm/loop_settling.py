@@ -16,6 +16,8 @@ import gast
 from tvm import tirx
 from tvm.tirx.script import builder as T
 
+from .loop_bounds import has_nested_loops
+
 I64 = "int64"
 # positions per counted run before the tags settle: a branch that never assigns (the type never
 # settles) runs in such runs, which LLVM vectorizes as before; one at a time, ``count`` over 100,000
@@ -54,8 +56,7 @@ class SettlingTypes:
         position runs settles in the first, and LLVM folds it from there). Empty where a loop is
         nested in the body (each level's second phase would double the code below it) or the trip
         count is a constant (LLVM unrolls such a loop whole)."""
-        if self.known_count(loop) or any(isinstance(n, gast.For | gast.While)
-                                         for s in loop.body for n in gast.walk(s)):
+        if self.known_count(loop) or has_nested_loops(loop):
             return []
         every_position = assigned_at_top(loop.body)
         found = []

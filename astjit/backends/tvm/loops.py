@@ -667,21 +667,22 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             k += run
 
     def statement(self, s) -> None:
-        plain = not (self.rotation is not None and s is self.rotation.statement or self.is_named_row_assignment(s)
-                     or self.is_array_assignment(s) or is_row_statement(self, s)
-                     or isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and s.target.id in self.arrays)
-        if not plain:
-            self.note_access("other")     # (rows, named rows, whole arrays: loop_checks_first leaves them)
+        # (rows, named rows, whole arrays: effects that loop_checks_first does not follow)
         if self.rotation is not None and s is self.rotation.statement:
+            self.note_access("other")
             self.rotate(s)
         elif self.is_named_row_assignment(s):
+            self.note_access("other")
             self.bind_named_row(s)
         elif self.is_array_assignment(s):
+            self.note_access("other")
             self.array_assignment(s)
         elif isinstance(s, gast.AugAssign) and isinstance(s.target, gast.Name) and s.target.id in self.arrays:
+            self.note_access("other")
             self.check_in_place(s)
             self.row_statement(s)
         elif is_row_statement(self, s):
+            self.note_access("other")
             self.row_statement(s)
         elif isinstance(s, gast.For):
             self.for_loop(s)

@@ -39,10 +39,9 @@ class NumpyBackend(Backend):
             kw_slots = {name: _slot(position, ctx, v) for name, v in node.kwargs.items()}
             slots.append((arg_slots, kw_slots))
         out_positions = [position[n] for n in segment.outputs]
-        last = _last_uses(slots, len(segment.inputs), set(out_positions))
+        last_reads = _last_reads(slots, len(segment.inputs), set(out_positions))
         steps = []
-        for k, (node, (arg_slots, kw_slots)) in enumerate(zip(segment.nodes, slots)):
-            dropped = [s for s, at in last.items() if at == k]
+        for node, (arg_slots, kw_slots), dropped in zip(segment.nodes, slots, last_reads):
             steps.append((OPS[node.op].impl, arg_slots, kw_slots, dropped,
                           *_reusable_operand(ctx, node, arg_slots, kw_slots, dropped)))
 
@@ -124,14 +123,17 @@ def _alone() -> int:
 ALONE = _alone()
 
 
-def _last_uses(slots, n_inputs, kept) -> dict:
-    """Each intermediate value's position (not an output) -> the step that reads it last."""
+def _last_reads(slots, n_inputs, kept) -> list:
+    """Per step, the positions of the intermediate values (not outputs) it reads for the last time."""
     last = {}
     for k, (arg_slots, kw_slots) in enumerate(slots):
         for s in list(arg_slots) + list(kw_slots.values()):
             if type(s) is int and s >= n_inputs and s not in kept:
                 last[s] = k
-    return last
+    dropped = [[] for _ in slots]
+    for s, k in last.items():
+        dropped[k].append(s)
+    return dropped
 
 
 EFFECTS_DONE = "_astjit_effects_done"

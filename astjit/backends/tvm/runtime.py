@@ -82,7 +82,7 @@ def may_fuse_multiply_add(mod) -> bool:
     from tvm import tirx
     from tvm_ffi.structural import structural_visit
 
-    counts = {"product": 0, "sum": 0}
+    counts = {"product": 0, "sum": 0, "expanded": 0}
 
     def arithmetic(kind):
         def visit(node, visitor):
@@ -94,8 +94,7 @@ def may_fuse_multiply_add(mod) -> bool:
     def call(node, visitor):
         name = str(node.op.name).rsplit(".", 1)[-1] if hasattr(node.op, "name") else ""
         if name not in SINGLE_OPERATIONS:
-            counts["product"] += 1
-            counts["sum"] += 2
+            counts["expanded"] += 1
         elif name in ("call_pure_extern", "call_extern") and str(node.args[0]).strip('"').startswith("pow"):
             counts["product"] += 1
         return visitor.default_visit(node)
@@ -105,7 +104,7 @@ def may_fuse_multiply_add(mod) -> bool:
     for func in mod.functions.values():
         if isinstance(func, tirx.PrimFunc):
             structural_visit(func.body, visits)
-    return counts["sum"] >= 2 or counts["sum"] >= 1 and counts["product"] >= 1
+    return counts["expanded"] > 0 or counts["sum"] >= 2 or counts["sum"] >= 1 and counts["product"] >= 1
 
 
 # calls that LLVM keeps as one instruction or a call of the C library (no multiply-add to fuse)

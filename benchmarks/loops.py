@@ -65,6 +65,7 @@ def cases():
         ("list: peaks 100k", p.peaks, (rng.random(100_000),)),
         ("max from -inf 100k", p.running_max, (rng.random(100_000),)),
         ("sum if positive 100k", p.positive_sum, (rng.standard_normal(100_000),)),
+        ("checks first: 1/x 100k", p.reciprocals, (rng.random(100_000) + 0.5, np.zeros(100_000))),
         ("reversed: back subst 300", p.back_substitution, (lower.T.copy(), rng.random(300))),
         # dot products of rows: numpy's BLAS called from the kernel (cholesky works in place: later
         # repeats factor the factor, the same work)
@@ -159,6 +160,8 @@ def cases():
         ("list: collect 8", p.clip_and_collect, (rng.random(8), 0.7)),
         ("list: peaks 16", p.peaks, (rng.random(16),)),
         ("max from -inf 8", p.running_max, (rng.random(8),)),
+        ("sum if positive 8", p.positive_sum, (rng.standard_normal(8),)),
+        ("checks first: 1/x 8", p.reciprocals, (rng.random(8) + 0.5, np.zeros(8))),
         ("reversed: back subst 4", p.back_substitution, (np.triu(rng.random((4, 4))) + np.eye(4), rng.random(4))),
         ("@ rows: lower solve 4", p.lower_solve, (np.tril(rng.random((4, 4))) + np.eye(4), rng.random(4), np.zeros(4))),
         ("rotation: wave 16 x 4", p.wave, (np.linspace(0, 1, 16), np.linspace(0, 1, 16), np.zeros(16), 0.1, 4)),

@@ -345,6 +345,13 @@ def positive_sum(a):
     return s
 
 
+def reciprocals(a, out):
+    """A Python float divided: a zero raises ZeroDivisionError, so each position checks its value."""
+    for i in range(a.shape[0]):
+        out[i] = 1.0 / float(a[i])
+    return out
+
+
 def back_substitution(upper, b):
     """``reversed(range(n))``: counting down in the kernel."""
     n = upper.shape[0]

@@ -157,7 +157,7 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, p
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                             stopped, result, allocate, aligned=(), converted=None, compacting=None,
-                            overlapping=None, big_ints=None):
+                            overlapping=None, big_ints=None, restored=()):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
@@ -173,7 +173,8 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     another (``np.may_share_memory``), the loop's Python if they share an element, else DISJOINT
     (the kernel runs; by default ``checked``'s result); ``big_ints``: a one-item list that ``checked`` sets True
     once an int argument was beyond int64, which the kernel's conversion refuses with an exception
-    costing about 20 us: from then on the runner tests the int arguments' range first. The status
+    costing about 20 us: from then on the runner tests the int arguments' range first; ``restored``:
+    the positions of the arrays copied before the call, handed to ``stopped`` with the status. The status
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
     read through memoryviews before it goes back: ``stopped`` gets it as a list where the kernel
     stopped; otherwise the runner returns ``result``: (a Python expression over the views ``q`` and
@@ -192,7 +193,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
                               appends, checked, stopped, result, allocate, aligned, converted or {},
                               [False] if compacting is None else compacting,
                               overlapping or (lambda args: checked(*args)),
-                              [False] if big_ints is None else big_ints)
+                              [False] if big_ints is None else big_ints, list(restored))
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
@@ -201,7 +202,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
 
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                         stopped, result, allocate, aligned, converted, compacting, overlapping, big_ints,
-                        on_refusal, refused=None):
+                        restored, on_refusal, refused=None):
     from ..backends.array_views import compact, writeable_view
     from ..backends.tvm.loop_lists import NEED_ROOM
 
@@ -249,6 +250,9 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
             x = f"w{k}"
         prepared.append(f"({x} if {x}.size and 1 not in {x}.shape else compact({x}))")
     prepared += call[len(arrays):]
+    if restored:
+        copies = "".join(f"{names[p]}.copy('K'), " for p in restored)
+        lines.append(f"    saved = ({copies})")
     lines += ["    try:", "        status = take()", "    except IndexError:", "        status = new_status()",
               "    try:", "        if compacting[0]:", *preparing, f"            kernel({', '.join(prepared)}, status[0])",
               "        else:", f"            kernel({', '.join(call)}, status[0])",
@@ -261,7 +265,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
         lines.append(f"    extend(status[3], q, {packed})")
     # (a buffer too short for the lists' values is dropped: stopped() grows them)
     lines += ["    if q[0]:", f"        s = q[:{appends.fixed}].tolist()", f"        if s[0] != {NEED_ROOM}:",
-              "            give(status)", f"        return stopped(s, {packed})"]
+              "            give(status)", f"        return stopped(s, {packed}{', saved' if restored else ''})"]
     lines += ["    d = status[2]", f"    r = {expression}", "    give(status)", "    return r"]
     pool = []
 

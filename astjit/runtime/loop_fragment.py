@@ -181,6 +181,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     converters = {live_in.index(n): sequence_converter(seq) for n, seq in lowered.sequences.items()}
     shared = [p for p in arrays if p not in converters]          # (a new array shares nothing)
     written = {live_in.index(n) for n in lowered.stores}
+    # the arrays copied before each call and put back where the kernel bails after writing them
+    restored = sorted(written) if lowered.restores else []
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
     # arrays a BLAS dot reads: numpy copies a misaligned one before handing it to BLAS
     aligned = [live_in.index(n) for n in lowered.blas_arrays if n in live_in]
@@ -264,6 +266,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
             else:
                 call.append(v)
         status = np.zeros(appends.size(), np.int64)
+        saved = tuple(args[p].copy('K') for p in restored)
         try:
             kernel(*call, status)
         except Exception:      # TVM's checks of the arguments, before the loop starts
@@ -275,13 +278,16 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
         appends.extend(status, memoryview(status), args)
         s = status[:appends.fixed].tolist()
         if s[0]:
-            return stopped(s, args)
+            return stopped(s, args, saved)
         return finish(s, args, local)
 
-    def stopped(status, args):
+    def stopped(status, args, saved=()):
         """The kernel stopped on a check (``status``: its status buffer as a list of ints): Python's
-        exception at the user's line, or the loop's Python where it bailed before any effect."""
+        exception at the user's line, or the loop's Python where it bailed, before any effect or after
+        writing the arrays at ``restored`` (``saved``: their copies from before the call, put back)."""
         if status[0] == BAIL:
+            for p, copy in zip(restored, saved):
+                np.copyto(args[p], copy)
             return fallback(*args)
         if status[0] == NEED_ROOM:          # (before any effect) a longer buffer for the lists' values
             if not appends.grow(status[1]):
@@ -318,7 +324,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     finish = namespace["finish"]
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
                                    appends, run, stopped, result_expression(True), allocate, aligned,
-                                   converters, compacting, overlapping, big_ints)
+                                   converters, compacting, overlapping, big_ints, restored)
 
 
 class AppendedValues:

@@ -174,6 +174,9 @@ class LoopKernel:
     sequences: dict = field(default_factory=dict)        # name -> Sequence: a tuple or list the runner converts
     appended: list = field(default_factory=list)         # (name, Scalar) per list the loop appends to (loop_lists)
     unbound_after: frozenset = frozenset()               # live-outs read back as UNBOUND where not bound
+    # the kernel may stop after writing arrays where Python goes on (an int beyond int64): the runner
+    # copies the arrays it writes before each call and puts them back before running the loop's Python
+    restores: bool = False
 
 
 class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows, AppendedLists,
@@ -399,6 +402,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
     def build(self) -> LoopKernel:
         self.sites = []
         self.stores = set()
+        self.restores = False                  # (fail: a site where Python goes on, after effects)
         self.array_origin = {}                 # an inlined function's array parameter -> the loop's array
         self.unchecked = set()                 # (access node id, axis) proven in bounds
         self.wrapped = set()                   # those of them proven in -extent ... extent - 1: wrapped
@@ -510,7 +514,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
                           self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
                           sorted(self.blas_checked), dict(self.sequences), self.appended_types(),
-                          frozenset(self.unbound_after))
+                          frozenset(self.unbound_after), self.restores and bool(self.stores))
 
     def store_slot(self, k, value) -> None:
         """``value`` into the status slot of live-out value ``k``."""
@@ -617,7 +621,11 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return
         self.sites.append(ErrorSite(getattr(node, "lineno", self.loop.lineno), raise_,
                                     getattr(node, "astjit_file", None), getattr(node, "astjit_function", None)))
-        stop = BAIL if self.effect_free and getattr(raise_, "python_goes_on", False) else len(self.sites)
+        # where Python goes on (an int beyond int64: Python's is exact), the kernel stops and the runner
+        # runs the loop's Python from the start, with the arrays the loop wrote put back as they were
+        # (LoopKernel.restores)
+        stop = BAIL if getattr(raise_, "python_goes_on", False) else len(self.sites)
+        self.restores = self.restores or stop == BAIL and not self.effect_free
         with T.If(cond):
             with T.Then():
                 T.buffer_store(self.status, tirx.const(stop, I64), [0])
@@ -2490,7 +2498,7 @@ def _int_overflow(line, what="an int result beyond the int64 range"):
                              "loops as int64, where plain Python computes with a larger int (and raises "
                              "only where such an int reaches an array of a fixed-size type); run this "
                              "function with @jit(backend='python') for such values")
-    make.python_goes_on = True      # (an effect-free loop runs as Python instead: LoopLowering.fail)
+    make.python_goes_on = True      # (so the loop runs as Python instead, from its start: LoopLowering.fail)
     return make
 
 

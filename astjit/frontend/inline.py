@@ -48,6 +48,17 @@ def callee_function(obj):
     return None
 
 
+def installed_library_function(fn) -> bool:
+    """Whether ``fn`` comes from the standard library or an installed package (numpy's ``np.seterr``
+    is written in Python): not the user's own function."""
+    import os
+    import sysconfig
+
+    filename = getattr(getattr(fn, "__code__", None), "co_filename", "")
+    places = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return any(filename.startswith(os.path.join(place, "")) for place in places if place)
+
+
 def code_path(obj) -> tuple:
     """Attributes from a resolved callable to the code object its calls run (guarded)."""
     from ..api import JitFunction

@@ -11,7 +11,7 @@ from ..errors import NotTraceable
 from ..graph import ops
 from ..graph.ir import Graph
 from ..graph.ops.elementwise import BINARY_OPERATORS
-from .inline import callee_function
+from .inline import callee_function, installed_library_function
 from .resolve import MISSING, is_module
 
 BINOP_NAMES = {
@@ -237,7 +237,7 @@ class BlockLowering:
             op_name = ops.lookup_callable(obj)
             if op_name is None:
                 spelled = ".".join(chain)
-                if callee_function(obj) is not None:
+                if callee_function(obj) is not None and not installed_library_function(callee_function(obj)):
                     # (a function of the user's: a compiled loop inlines it, a block does not)
                     raise NotTraceable(f"{spelled} is your function: its call {USER_CALL_REASON}", func)
                 resolved = describe(obj)

@@ -378,3 +378,21 @@ def test_a_call_of_the_users_own_function_is_named_as_such():
     messages = [r.message for r in explain(jf)]
     assert any("_scaled is your function: its call runs as Python" in m for m in messages), messages
     assert not any("not supported yet" in m for m in messages)
+
+
+def sets_error_state(x):
+    old = np.seterr(all="ignore")
+    y = np.sqrt(x - 0.5) * 2.0
+    np.seterr(**old)
+    return y
+
+
+def test_a_function_of_an_installed_library_is_not_called_the_users():
+    """numpy's ``np.seterr`` is a Python function, but numpy's, not the user's: explain says it is not
+    supported, and the result is numpy's."""
+    jf = jit(sets_error_state)
+    for x in (np.linspace(0, 1, 7), np.linspace(0.5, 2, 5)):
+        np.testing.assert_array_equal(jf(x), sets_error_state(x))
+    messages = [r.message for r in explain(jf)]
+    assert any("np.seterr (numpy.seterr) is not supported yet" in m for m in messages), messages
+    assert not any("your function" in m for m in messages), messages

@@ -215,6 +215,23 @@ def test_powers_of_floats_call_pow_and_raise_as_python():
     assert "a power whose exponent is not an int" in str(jitted.explain())
 
 
+def python_float_to_numpy_ints(a, n, out):
+    for i in range(len(a)):
+        out[i] = float(a[i]) ** n[i]
+    return out
+
+
+def test_a_python_float_to_a_numpy_ints_power_stays_python():
+    """float's ** refuses a numpy int, so numpy's power ufunc computes it, whose vectorized pow differs
+    from the C library's in the last bit of some results (x ** -7 of 0.12611305652826413): the loop
+    keeps Python's bits."""
+    rng = np.random.default_rng(3)
+    calls = [(rng.random(500), rng.integers(-9 if dtype != np.uint8 else 0, 9, 500, dtype=dtype), np.zeros(500))
+             for dtype in (np.int64, np.int8, np.uint8)]
+    jitted = check(python_float_to_numpy_ints, calls, compiled=False)
+    assert "a Python float to a numpy int's power" in str(jitted.explain())
+
+
 def narrow_int_casts(k, x, a, out):
     for i in range(len(a)):
         out[i] = np.int32(k + i) + np.int8(a[i]) * np.uint16(x * i)

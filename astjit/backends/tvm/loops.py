@@ -1721,6 +1721,11 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         constant = isinstance(node, gast.BinOp) and isinstance(node.right, gast.Constant)
         if not ints and not (constant and type(node.right.value) is float and not any(t.python for t in a.types)):
             raise _no("a power whose exponent is not an int (a Python float's power may be complex)", node)
+        if any(t.python for t in a.types) and not all(t.python for t in b.types):
+            # (float's ** refuses a numpy int: numpy's power ufunc runs, whose vectorized pow differs from
+            # the C library's in the last bit of some results)
+            raise _no("a Python float to a numpy int's power (numpy's power ufunc, not the C library's pow)",
+                      node)
         r = self.common(operator.pow, (a, b), "the operator **", node)
         x = self.bind(a.expr, "float64")
         e = self.bind(_cast(b.expr, b.dtype, "float64"), "float64")

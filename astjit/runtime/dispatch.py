@@ -157,7 +157,7 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, p
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                             stopped, result, allocate, aligned=(), converted=None, compacting=None,
-                            overlapping=None, big_ints=None, restored=()):
+                            overlapping=None, big_ints=None, restored=(), bailed=None):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
@@ -174,7 +174,10 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     (the kernel runs; by default ``checked``'s result); ``big_ints``: a one-item list that ``checked`` sets True
     once an int argument was beyond int64, which the kernel's conversion refuses with an exception
     costing about 20 us: from then on the runner tests the int arguments' range first; ``restored``:
-    the positions of the arrays copied before the call, handed to ``stopped`` with the status. The status
+    the positions of the arrays copied before the call, handed to ``stopped`` with the status;
+    ``bailed``: None, or (a two-item list whose first item counts the calls left that run
+    ``python(*args)``, the loop's Python, instead of the kernel; the loop's Python) for a kernel that
+    may bail where Python goes on (runtime/loop_fragment). The status
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
     read through memoryviews before it goes back: ``stopped`` gets it as a list where the kernel
     stopped; otherwise the runner returns ``result``: (a Python expression over the views ``q`` and
@@ -193,7 +196,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
                               appends, checked, stopped, result, allocate, aligned, converted or {},
                               [False] if compacting is None else compacting,
                               overlapping or (lambda args: checked(*args)),
-                              [False] if big_ints is None else big_ints, list(restored))
+                              [False] if big_ints is None else big_ints, list(restored), bailed)
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
@@ -202,7 +205,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
 
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                         stopped, result, allocate, aligned, converted, compacting, overlapping, big_ints,
-                        restored, on_refusal, refused=None):
+                        restored, bailed, on_refusal, refused=None):
     from ..backends.array_views import compact, writeable_view
     from ..backends.tvm.loop_lists import NEED_ROOM
 
@@ -210,6 +213,8 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     params = ", ".join(names)
     packed = f"({params}{',' if names else ''})"
     lines = [f"def run({params}):"]
+    if bailed is not None:        # (the kernel bailed lately: the loop's Python runs for a few calls)
+        lines += ["    if bailed[0]:", "        bailed[0] -= 1", f"        return python({params})"]
     for p in converted:
         lines += [f"    q{p} = convert{p}({names[p]})", f"    if q{p} is None:", f"        return {on_refusal}({params})"]
     if aligned:
@@ -284,6 +289,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
                  "stopped": stopped, "refused": refused, "extend": appends.extend, "compacting": compacting,
                  "compact": compact, "writeable_view": writeable_view, "overlapping": overlapping,
                  "DISJOINT": DISJOINT, "big_ints": big_ints,
+                 **({"bailed": bailed[0], "python": bailed[1]} if bailed is not None else {}),
                  **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

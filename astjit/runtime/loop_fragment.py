@@ -43,6 +43,9 @@ class Returned:
         self.value = value
 
 
+BAILED_RUN_MOST = 64          # calls of the loop's Python after a kernel bailed, at most, before it tries again
+
+
 class LoopFragment(Fragment):
     key_by = "ndim"
 
@@ -183,6 +186,10 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     written = {live_in.index(n) for n in lowered.stores}
     # the arrays copied before each call and put back where the kernel bails after writing them
     restored = sorted(written) if lowered.restores else []
+    # after the kernel bailed (an int beyond int64, the loop's Python ran instead) the next calls run the
+    # loop's Python straight away, 1, 3, 7... up to BAILED_RUN_MOST calls, then the kernel tries again:
+    # a Fibonacci of 100 ran the kernel and then its Python at every call, twice plain Python's time
+    bailed = [0, 0]              # (calls left to run as Python, the length of the last such run)
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
     # arrays a BLAS dot reads: numpy copies a misaligned one before handing it to BLAS
     aligned = [live_in.index(n) for n in lowered.blas_arrays if n in live_in]
@@ -288,6 +295,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
         if status[0] == BAIL:
             for p, copy in zip(restored, saved):
                 np.copyto(args[p], copy)
+            bailed[1] = min(2 * bailed[1] + 1, BAILED_RUN_MOST)
+            bailed[0] = bailed[1]
             return fallback(*args)
         if status[0] == NEED_ROOM:          # (before any effect) a longer buffer for the lists' values
             if not appends.grow(status[1]):
@@ -324,7 +333,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     finish = namespace["finish"]
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
                                    appends, run, stopped, result_expression(True), allocate, aligned,
-                                   converters, compacting, overlapping, big_ints, restored)
+                                   converters, compacting, overlapping, big_ints, restored,
+                                   (bailed, fallback) if lowered.bails else None)
 
 
 class AppendedValues:

@@ -520,3 +520,44 @@ def test_an_int_leaving_int64_after_writes_runs_the_loop_as_python():
 
     check(binned, [case(1000, None), case(1000, 501), case(1000, 998), case(200, None), case(300, 3, "strided"),
                    case(300, 101, "F"), case(50, None, "strided"), case(1000, 0)])
+
+
+def fibonacci(n, steps):
+    a, b = 0, 1
+    for i in range(n):
+        a, b = b, a + b
+        steps[0] = i
+    return a
+
+
+def test_after_the_kernel_bails_the_next_calls_run_the_loops_python(monkeypatch):
+    """A loop whose ints leave int64 at every call (a Fibonacci of 100) ran its kernel and then its
+    Python at each call, twice plain Python's time: after a bail the next calls (1, 3, 7... up to 64)
+    run the Python straight away, then the kernel tries again. Results stay Python's for any order of
+    sizes; a size that fits runs the kernel again once the run is over."""
+    import astjit.runtime.loop_fragment as loop_fragment
+
+    runs = [0]
+    compile_kernel = loop_fragment.compile_loop_kernel
+
+    class Counted:
+        def __init__(self, module):
+            self.module = module
+
+        def __getitem__(self, name):
+            kernel = self.module[name]
+
+            def counted(*args):
+                runs[0] += 1
+                return kernel(*args)
+            return counted
+
+    monkeypatch.setattr(loop_fragment, "compile_loop_kernel", lambda *a, **k: Counted(compile_kernel(*a, **k)))
+    jitted = check(fibonacci, [(n, np.zeros(1, np.int64)) for n in (100, 20, 93, 92, 100, 90)])
+    before = runs[0]
+    for _ in range(40):
+        assert jitted(100, np.zeros(1, np.int64)) == fibonacci(100, np.zeros(1, np.int64))
+    assert runs[0] - before <= 6          # bails at calls 1, 3, 7, 15, 31 of the 40 (not 40)
+    for _ in range(70):                   # the run of Python ends; the kernel runs again
+        assert jitted(30, np.zeros(1, np.int64)) == 832040
+    assert runs[0] - before >= 7

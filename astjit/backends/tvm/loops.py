@@ -177,6 +177,7 @@ class LoopKernel:
     # the kernel may stop after writing arrays where Python goes on (an int beyond int64): the runner
     # copies the arrays it writes before each call and puts them back before running the loop's Python
     restores: bool = False
+    bails: bool = False             # it may stop where Python goes on (then the loop's Python runs instead)
 
 
 class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows, AppendedLists,
@@ -403,6 +404,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.sites = []
         self.stores = set()
         self.restores = False                  # (fail: a site where Python goes on, after effects)
+        self.bails = False                     # (fail: a site where Python goes on)
         self.array_origin = {}                 # an inlined function's array parameter -> the loop's array
         self.unchecked = set()                 # (access node id, axis) proven in bounds
         self.wrapped = set()                   # those of them proven in -extent ... extent - 1: wrapped
@@ -514,7 +516,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
                           self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
                           sorted(self.blas_checked), dict(self.sequences), self.appended_types(),
-                          frozenset(self.unbound_after), self.restores and bool(self.stores))
+                          frozenset(self.unbound_after), self.restores and bool(self.stores), self.bails)
 
     def store_slot(self, k, value) -> None:
         """``value`` into the status slot of live-out value ``k``."""
@@ -625,6 +627,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         # runs the loop's Python from the start, with the arrays the loop wrote put back as they were
         # (LoopKernel.restores)
         stop = BAIL if getattr(raise_, "python_goes_on", False) else len(self.sites)
+        self.bails = self.bails or stop == BAIL
         self.restores = self.restores or stop == BAIL and not self.effect_free
         with T.If(cond):
             with T.Then():

@@ -16,9 +16,9 @@ import types
 import astor
 import gast
 
-from ..runtime.plain_attribute import NAME as PLAIN_ATTRIBUTE_NAME
 from .blocks import is_docstring
 from .loop_guard import DECLINED_NAME, SHOWN, result_name, tiny_loop_guard
+from .loops import plain_attribute_read
 
 
 def load(name):
@@ -119,7 +119,7 @@ def fragment_call(block) -> list:
         w = __astjit_fragment_0(a, __astjit_in_v)
         del __astjit_in_v
     """
-    hoisted = {n: _plain_attribute_read(block.hoisted[n]) for n in block.live_in if n in block.hoisted_locals}
+    hoisted = {n: plain_attribute_read(block.hoisted[n]) for n in block.live_in if n in block.hoisted_locals}
     checked = set(block.maybe_unbound) | block.free_names
     args = [hoisted[n] if n in hoisted else load(checked_name(n) if n in checked else n)
             for n in block.live_in]
@@ -222,19 +222,6 @@ def _unbind(name):
     Python (reading it raises UnboundLocalError at the statement that reads it)."""
     return gast.If(test=gast.Compare(left=load(name), ops=[gast.Is()], comparators=[load(UNBOUND_NAME)]),
                    body=[_delete([name])], orelse=[])
-
-
-def _plain_attribute_read(node):
-    """``self.grid.u`` as ``plain(plain(self, 'grid'), 'u')`` (runtime/plain_attribute): the value, or
-    NOT_PLAIN where Python must read it itself."""
-    from .lower import attribute_chain
-
-    chain = attribute_chain(node)
-    expr = gast.copy_location(load(chain[0]), node)
-    for attr in chain[1:]:
-        expr = gast.Call(func=load(PLAIN_ATTRIBUTE_NAME), args=[expr, gast.Constant(value=attr, kind=None)],
-                         keywords=[])
-    return expr
 
 
 def _loop_result(block, call) -> list:

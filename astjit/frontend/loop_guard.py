@@ -89,6 +89,7 @@ from .loops import (
     assigned_names,
     constant_value,
     iteration_work,
+    plain_attribute_read,
     position_work,
     row_test,
     substituted,
@@ -437,9 +438,15 @@ def _sequence_test(block):
 def _readable(expr, block):
     """``expr`` (an estimate of the region's kernel form) as the rewritten function can evaluate it
     before the loop: each attribute read the region takes as an argument (``__astjit_attr_4self_1n``,
-    frontend/loops.hoist_attribute_reads) read where it stands (``self.n``); the name is not bound
-    there, and an estimate that raised NameError ran every such loop one way whatever its size."""
-    return substituted(expr, block.hoisted) if block.hoisted else expr
+    frontend/loops.hoist_attribute_reads) read as the region's call reads it (``self.n`` where it is a
+    plain attribute, runtime/plain_attribute): the name is not bound there, and an estimate that raised
+    NameError ran every such loop one way whatever its size. A property or ``__getattr__`` is not read
+    (a counting property counted one read more than Python's): the estimate then raises, and the loop
+    runs as written."""
+    if not block.hoisted:
+        return expr
+    return substituted(expr, {n: plain_attribute_read(e) if n in block.hoisted_locals else e
+                              for n, e in block.hoisted.items()})
 
 
 def _weighed(name, test, if_raised: bool):

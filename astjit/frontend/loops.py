@@ -23,6 +23,7 @@ import operator
 import gast
 import numpy as np
 
+from ..runtime.plain_attribute import NAME as PLAIN_ATTRIBUTE_NAME
 from .inline import (
     INLINE_DEPTH,
     Inlined,
@@ -485,6 +486,17 @@ def _hashable(obj) -> bool:
     except TypeError:
         return False
     return True
+
+
+def plain_attribute_read(node):
+    """``self.grid.u`` as ``plain(plain(self, 'grid'), 'u')`` (runtime/plain_attribute): the value, or
+    NOT_PLAIN where Python must read it itself."""
+    chain = attribute_chain(node)
+    expr = gast.copy_location(_name(chain[0]), node)
+    for attr in chain[1:]:
+        expr = gast.Call(func=_name(PLAIN_ATTRIBUTE_NAME), args=[expr, gast.Constant(value=attr, kind=None)],
+                         keywords=[])
+    return expr
 
 
 def hoist_attribute_reads(loop, resolver, local_names, globals_only=False) -> tuple[dict, set]:

@@ -352,3 +352,49 @@ def test_a_few_calls_of_a_helper_that_loops_call_the_kernel():
     jitted = check(repeat_matmul, calls)
     assert jitted.fragments[0].block.tiny_work == 0
     assert jitted.fragments[0].calls >= 3
+
+
+class Stepper:
+    def __init__(self, steps, dt):
+        self.reads = 0
+        self.steps = steps
+        self._dt = dt
+        self.u = np.linspace(0.0, 1.0, 10)
+
+
+class CountedStepper(Stepper):
+    @property
+    def dt(self):
+        self.reads += 1
+        return self._dt
+
+
+class PlainStepper(Stepper):
+    def __init__(self, steps, dt):
+        super().__init__(steps, dt)
+        self.dt = dt
+
+
+def relax(o):
+    u = o.u
+    for _ in range(o.steps):
+        u = u + o.dt * (1.0 - u)
+    return u
+
+
+def test_the_estimate_reads_no_property_python_would_not():
+    """The estimate of a loop's work reads the attributes the loop's call takes as Python reads them
+    for that call (a plain attribute's value): a counting property was read once more than Python
+    reads it (4 reads for 3 steps, 1 for none). A property leaves the loop to Python; plain attributes
+    still weigh the loop, which calls its kernel where it is large."""
+    jitted = jit(relax)
+    for steps in (3, 0, 1, 3):
+        plain, jo = CountedStepper(steps, 0.1), CountedStepper(steps, 0.1)
+        assert np.array_equal(jitted(jo), relax(plain))
+        assert jo.reads == plain.reads == steps
+    jitted = jit(relax)
+    loop = next(f for f in jitted.fragments if f.block.kind == "loop")
+    for steps in (400, 2, 400):
+        before = loop.calls
+        assert np.array_equal(jitted(PlainStepper(steps, 0.01)), relax(PlainStepper(steps, 0.01)))
+        assert loop.calls - before == (steps > 2)

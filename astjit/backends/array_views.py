@@ -36,6 +36,20 @@ def writeable_view(a: np.ndarray) -> np.ndarray:
 
 
 VIEWS_KEPT = 8
+
+
+def readable_by_kernel(a: np.ndarray):
+    """A read-only array as the argument of a kernel that only reads it: a DLPack 1.0 tensor, which
+    carries the read-only flag (0.2 us, where ``writeable_view`` of an array owning its memory costs
+    3 us at each call: a block over four locked 16-element arrays ran 7x plain numpy's time). numpy
+    before 2.1 exports no such tensor: there, the writeable view."""
+    try:
+        capsule = a.__dlpack__(max_version=(1, 0))
+    except (TypeError, BufferError):
+        return writeable_view(a)
+    import tvm_ffi
+
+    return tvm_ffi.from_dlpack(capsule)
 _views: dict = {}   # id(array) -> (a weak reference to it, (shape, strides), dtype, view)
 
 

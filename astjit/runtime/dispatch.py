@@ -206,7 +206,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                         stopped, result, allocate, aligned, converted, compacting, overlapping, big_ints,
                         restored, bailed, on_refusal, refused=None):
-    from ..backends.array_views import compact, writeable_view
+    from ..backends.array_views import compact, readable_by_kernel
     from ..backends.tvm.loop_lists import NEED_ROOM
 
     names = _names(len(args))
@@ -244,16 +244,19 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
         test = " or ".join(f"{names[p]} is {names[q]}" for p, q in appends.sharing)
         lines += [f"    if {test}:", f"        return {on_refusal}({params})"]
     # (after an empty or size-1 axis, or a read-only array: each array as ``compact`` makes it, each
-    # read-only one the kernel only reads as ``writeable_view`` makes it; else as it is, for one test a call)
+    # read-only one the kernel only reads as ``readable_by_kernel`` makes it; else as it is, for one test
+    # a call)
     prepared, preparing = [], []
     for k, (p, x) in enumerate(zip(arrays, call)):
         if p in converted:
             prepared.append(x)
             continue
+        compacted = f"({x} if {x}.size and 1 not in {x}.shape else compact({x}))"
         if p not in written:
-            preparing.append(f"            w{k} = {x} if {x}.flags.writeable else writeable_view({x})")
-            x = f"w{k}"
-        prepared.append(f"({x} if {x}.size and 1 not in {x}.shape else compact({x}))")
+            preparing += [f"            w{k} = {compacted}",
+                          f"            w{k} = w{k} if w{k}.flags.writeable else readable_by_kernel(w{k})"]
+            compacted = f"w{k}"
+        prepared.append(compacted)
     prepared += call[len(arrays):]
     if restored:
         copies = "".join(f"{names[p]}.copy('K'), " for p in restored)
@@ -287,7 +290,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     namespace = {**result_names, "may_share": may_share_memory, "checked": checked, "allocate": allocate,
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
                  "stopped": stopped, "refused": refused, "extend": appends.extend, "compacting": compacting,
-                 "compact": compact, "writeable_view": writeable_view, "overlapping": overlapping,
+                 "compact": compact, "readable_by_kernel": readable_by_kernel, "overlapping": overlapping,
                  "DISJOINT": DISJOINT, "big_ints": big_ints,
                  **({"bailed": bailed[0], "python": bailed[1]} if bailed is not None else {}),
                  **{f"convert{p}": f for p, f in converted.items()}}

@@ -13,7 +13,7 @@ import types
 import numpy as np
 
 from .. import config
-from ..backends.array_views import compact, writeable_view
+from ..backends.array_views import compact, readable_by_kernel
 from ..backends.contract import Compiled, Segment
 from ..errors import Unsupported
 from . import persisted
@@ -247,14 +247,14 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
                 call.append(a)
                 continue
             a = args[p]
-            if not a.flags.writeable:
-                if p in written:
-                    return fallback(*args)        # Python raises at the first write, after its effects
-                a = writeable_view(a)            # DLPack cannot carry a read-only array
-                compacting[0] = True             # (the generated runner makes such views from now on)
+            if not a.flags.writeable and p in written:
+                return fallback(*args)            # Python raises at the first write, after its effects
             if a.flags.c_contiguous and (a.size <= 1 or 1 in a.shape):
                 a = compact(a)                   # (numpy ignores the strides of an empty or size-1 axis)
                 compacting[0] = True             # (the generated runner passes such arrays so from now on)
+            if not a.flags.writeable:
+                a = readable_by_kernel(a)        # (plain DLPack cannot carry a read-only array)
+                compacting[0] = True             # (the generated runner converts such arrays from now on)
             call.append(a)
         local = allocate(args)
         if local is None:

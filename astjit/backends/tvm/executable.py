@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..array_views import writeable_view
+from ..array_views import readable_by_kernel
 
 
 @dataclass
@@ -35,20 +35,23 @@ _CONVERT = {"[0]": lambda o: o[0], ".reshape(())": lambda o: o.reshape(()), "": 
 def _passable(a: np.ndarray) -> np.ndarray:
     if not (a.flags.c_contiguous and a.flags.aligned):
         return np.array(a, order="C", copy=True)
-    return a if a.flags.writeable else writeable_view(a)
+    return a if a.flags.writeable else readable_by_kernel(a)
 
 
 def make_executable(kernel, input_kinds, out_specs, on_numpy):
     """A callable taking the segment's input values and returning its output values (the plan's path).
 
     Kernels take C-contiguous arrays. A strided 1-D or unaligned input is copied, a read-only one passes as a
-    writeable view of its memory (a copy of every input on each call made a block on read-only
+    read-only DLPack tensor (a copy of every input on each call made a block on read-only
     1000x1000 arrays 13x slower than its numpy); a multi-dimensional
     input in another memory order (Fortran, transposed) runs the segment on numpy (``on_numpy``), whose
     results follow the inputs' memory order as numpy's own do."""
     allocs = [(shape, dtype) for shape, dtype, _ in out_specs]
     posts = [_CONVERT[output_suffix(t)] for _, _, t in out_specs]
     needs_conversion = any(k == "item" for k in input_kinds)
+    # set once an input needed converting: later calls convert first, since the kernel's refusal of a
+    # read-only array (an exception) cost 5 us a call, more than a small block's numpy
+    converting = [False]
 
     def run(*inputs):
         args = [v.item() if k == "item" else v for k, v in zip(input_kinds, inputs)] if needs_conversion \
@@ -56,17 +59,20 @@ def make_executable(kernel, input_kinds, out_specs, on_numpy):
         outs = [np.empty(s, d) for s, d in allocs]
         # (numpy's path runs outside the except clauses: an exception it raises is the user's alone,
         # not chained to the kernel's refusal)
-        try:
-            kernel(*args, *outs)
-        except (ValueError, BufferError, TypeError, RuntimeError):
-            arrays = [v for k, v in zip(input_kinds, args) if k == "array"]
-        else:
-            return tuple(o if p is None else p(o) for o, p in zip(outs, posts))
+        if not converting[0] or all(v.flags.c_contiguous and v.flags.writeable and v.flags.aligned
+                                    for k, v in zip(input_kinds, args) if k == "array"):
+            try:
+                kernel(*args, *outs)
+            except (ValueError, BufferError, TypeError, RuntimeError):
+                pass
+            else:
+                return tuple(o if p is None else p(o) for o, p in zip(outs, posts))
+        arrays = [v for k, v in zip(input_kinds, args) if k == "array"]
         if any(v.ndim > 1 and not v.flags.c_contiguous for v in arrays) or all(
                 v.flags.c_contiguous and v.flags.writeable for v in arrays):
             return on_numpy(*inputs)   # another memory order, or a scalar the kernel cannot take
-        # read-only arrays cannot cross DLPack as-is: their memory as writeable views (the kernel
-        # only reads inputs); strided 1-D or unaligned arrays: C-contiguous copies
+        # read-only arrays cannot cross plain DLPack: as read-only tensors (the kernel only reads
+        # inputs); strided 1-D or unaligned arrays: C-contiguous copies
         args = [_passable(v) if k == "array" else v for k, v in zip(input_kinds, args)]
         try:
             kernel(*args, *outs)
@@ -74,6 +80,7 @@ def make_executable(kernel, input_kinds, out_specs, on_numpy):
             outs = None
         if outs is None:
             return on_numpy(*inputs)       # a scalar the kernel cannot take (a uint64 above 2**63)
+        converting[0] = True
         return tuple(o if p is None else p(o) for o, p in zip(outs, posts))
 
     return run

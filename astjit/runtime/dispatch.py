@@ -157,7 +157,7 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, p
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                             stopped, result, allocate, aligned=(), converted=None, compacting=None,
-                            overlapping=None, big_ints=None, restored=(), bailed=None):
+                            overlapping=None, big_ints=None, snapshot=None, bailed=None):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
@@ -173,8 +173,9 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     another (``np.may_share_memory``), the loop's Python if they share an element, else DISJOINT
     (the kernel runs; by default ``checked``'s result); ``big_ints``: a one-item list that ``checked`` sets True
     once an int argument was beyond int64, which the kernel's conversion refuses with an exception
-    costing about 20 us: from then on the runner tests the int arguments' range first; ``restored``:
-    the positions of the arrays copied before the call, handed to ``stopped`` with the status;
+    costing about 20 us: from then on the runner tests the int arguments' range first; ``snapshot``:
+    None, or ``snapshot(args)``, copies of the arrays the loop writes (or None) made before the call and
+    handed to ``stopped`` with the status;
     ``bailed``: None, or (a two-item list whose first item counts the calls left that run
     ``python(*args)``, the loop's Python, instead of the kernel; the loop's Python) for a kernel that
     may bail where Python goes on (runtime/loop_fragment). The status
@@ -196,7 +197,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
                               appends, checked, stopped, result, allocate, aligned, converted or {},
                               [False] if compacting is None else compacting,
                               overlapping or (lambda args: checked(*args)),
-                              [False] if big_ints is None else big_ints, list(restored), bailed)
+                              [False] if big_ints is None else big_ints, snapshot, bailed)
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
@@ -205,7 +206,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
 
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                         stopped, result, allocate, aligned, converted, compacting, overlapping, big_ints,
-                        restored, bailed, on_refusal, refused=None):
+                        snapshot, bailed, on_refusal, refused=None):
     from ..backends.array_views import compact, readable_by_kernel
     from ..backends.tvm.loop_lists import NEED_ROOM
 
@@ -258,9 +259,8 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
             compacted = f"w{k}"
         prepared.append(compacted)
     prepared += call[len(arrays):]
-    if restored:
-        copies = "".join(f"{names[p]}.copy('K'), " for p in restored)
-        lines.append(f"    saved = ({copies})")
+    if snapshot is not None:
+        lines.append(f"    saved = snapshot({packed})")
     lines += ["    try:", "        status = take()", "    except IndexError:", "        status = new_status()",
               "    try:", "        if compacting[0]:", *preparing, f"            kernel({', '.join(prepared)}, status[0])",
               "        else:", f"            kernel({', '.join(call)}, status[0])",
@@ -273,7 +273,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
         lines.append(f"    extend(status[3], q, {packed})")
     # (a buffer too short for the lists' values is dropped: stopped() grows them)
     lines += ["    if q[0]:", f"        s = q[:{appends.fixed}].tolist()", f"        if s[0] != {NEED_ROOM}:",
-              "            give(status)", f"        return stopped(s, {packed}{', saved' if restored else ''})"]
+              "            give(status)", f"        return stopped(s, {packed}{', saved' if snapshot is not None else ''})"]
     lines += ["    d = status[2]", f"    r = {expression}", "    give(status)", "    return r"]
     pool = []
 
@@ -291,7 +291,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
                  "stopped": stopped, "refused": refused, "extend": appends.extend, "compacting": compacting,
                  "compact": compact, "readable_by_kernel": readable_by_kernel, "overlapping": overlapping,
-                 "DISJOINT": DISJOINT, "big_ints": big_ints,
+                 "DISJOINT": DISJOINT, "big_ints": big_ints, "snapshot": snapshot,
                  **({"bailed": bailed[0], "python": bailed[1]} if bailed is not None else {}),
                  **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)

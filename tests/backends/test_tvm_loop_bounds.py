@@ -561,3 +561,19 @@ def test_after_the_kernel_bails_the_next_calls_run_the_loops_python(monkeypatch)
     for _ in range(70):                   # the run of Python ends; the kernel runs again
         assert jitted(30, np.zeros(1, np.int64)) == 832040
     assert runs[0] - before >= 7
+
+
+def test_arrays_larger_than_the_loops_reads_are_not_copied_and_stop_as_documented():
+    """Copying what the loop writes costs its size at every call: 100 values counted into 1,000,000 bins
+    ran 284 us a call for Python's 22 us. Arrays written that are larger than 256 KiB and than the
+    other arrays are not copied: where an int leaves int64 there, the kernel stops with the documented
+    OverflowError; with the values as large as the bins, they are copied and the answer is Python's."""
+    rng = np.random.default_rng(9)
+    few = rng.standard_normal(100)
+    jitted = check(binned, [(few, np.zeros(1_000_000, np.int64), -3.0, 6e-6, np.full(100, -1, np.int32))])
+    few[50] = 1e30
+    with pytest.raises(OverflowError, match="int64"):
+        jitted(few, np.zeros(1_000_000, np.int64), -3.0, 6e-6, np.full(100, -1, np.int32))
+    many = rng.standard_normal(300_000)
+    many[7] = -1e30
+    check(binned, [(many, np.zeros(40_000, np.int64), -3.0, 1.5e-4, np.full(300_000, -1, np.int32))])

@@ -175,7 +175,8 @@ class LoopKernel:
     appended: list = field(default_factory=list)         # (name, Scalar) per list the loop appends to (loop_lists)
     unbound_after: frozenset = frozenset()               # live-outs read back as UNBOUND where not bound
     # the kernel may stop after writing arrays where Python goes on (an int beyond int64): the runner
-    # copies the arrays it writes before each call and puts them back before running the loop's Python
+    # copies the arrays it writes before a call (runtime/loop_fragment) and puts them back before running
+    # the loop's Python
     restores: bool = False
     bails: bool = False             # it may stop where Python goes on (then the loop's Python runs instead)
 
@@ -623,12 +624,13 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return
         self.sites.append(ErrorSite(getattr(node, "lineno", self.loop.lineno), raise_,
                                     getattr(node, "astjit_file", None), getattr(node, "astjit_function", None)))
-        # where Python goes on (an int beyond int64: Python's is exact), the kernel stops and the runner
-        # runs the loop's Python from the start, with the arrays the loop wrote put back as they were
-        # (LoopKernel.restores)
-        stop = BAIL if getattr(raise_, "python_goes_on", False) else len(self.sites)
-        self.bails = self.bails or stop == BAIL
-        self.restores = self.restores or stop == BAIL and not self.effect_free
+        # where Python goes on (an int beyond int64: Python's is exact), the loop's Python runs from the
+        # start instead: straight away for a loop without effects (BAIL); for one that writes arrays,
+        # where the runner copied them before the call (LoopKernel.restores), after putting them back
+        goes_on = getattr(raise_, "python_goes_on", False)
+        stop = BAIL if self.effect_free and goes_on else len(self.sites)
+        self.bails = self.bails or goes_on
+        self.restores = self.restores or goes_on and not self.effect_free
         with T.If(cond):
             with T.Then():
                 T.buffer_store(self.status, tirx.const(stop, I64), [0])

@@ -82,12 +82,15 @@ from .loops import (
     ISINSTANCE_NAME,
     LEN_NAME,
     NDARRAY_NAME,
+    NOT_PLAIN_ERROR_NAME,
     NUMBERS_NAME,
     NUMPY_SCALAR_NAME,
+    PLAIN_VALUE_NAME,
     RANGE_NAME,
     appended_lists,
     assigned_names,
     constant_value,
+    copied_work,
     iteration_work,
     plain_attribute_read,
     position_work,
@@ -290,7 +293,9 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     sequence = _sequence_test(block)
     if sequence is not None:
         small = gast.BoolOp(op=gast.Or(), values=[small, sequence])
-    work = _weighed(TINY_NAME, _readable(small, block), True)
+    # (an attribute the estimate cannot read as the call does, a property: the Fragment runs the loop's
+    # Python, with the blocks and loops inside it compiled, where the loop as written has none)
+    work = _weighed(TINY_NAME, _readable(small, block), True, if_not_plain=False)
     choose = gast.If(test=_load(TINY_NAME), body=[loop], orelse=call)
     setattr(work, SHOWN, [])
     setattr(choose, SHOWN, call)
@@ -441,27 +446,36 @@ def _readable(expr, block):
     frontend/loops.hoist_attribute_reads) read as the region's call reads it (``self.n`` where it is a
     plain attribute, runtime/plain_attribute): the name is not bound there, and an estimate that raised
     NameError ran every such loop one way whatever its size. A property or ``__getattr__`` is not read
-    (a counting property counted one read more than Python's): the estimate then raises, and the loop
-    runs as written."""
+    (a counting property counted one read more than Python's): the estimate raises NotPlainInEstimate
+    (``_weighed``)."""
     if not block.hoisted:
         return expr
-    return substituted(expr, {n: plain_attribute_read(e) if n in block.hoisted_locals else e
+    return substituted(expr, {n: _plain_value(plain_attribute_read(e)) if n in block.hoisted_locals else e
                               for n, e in block.hoisted.items()})
 
 
-def _weighed(name, test, if_raised: bool):
+def _plain_value(read):
+    return gast.Call(func=_load(PLAIN_VALUE_NAME), args=[read], keywords=[])
+
+
+def _weighed(name, test, if_raised: bool, if_not_plain=None):
     """``name = True if <test> else False``, or ``if_raised`` where the estimate raises (a ``range()`` of
     something that is not an int, an array where a number was expected: the loop as written raises,
-    or the kernel's lowering refuses). The truth of the test is taken inside the ``try`` too."""
+    or the kernel's lowering refuses), ``if_not_plain`` (where given) where it reads an attribute that
+    is not a plain one (``_readable``). The truth of the test is taken inside the ``try`` too."""
+    handlers = [gast.ExceptHandler(type=_load("Exception"), name=None, body=[_assign(name, _const(if_raised))])]
+    if if_not_plain is not None:
+        handlers.insert(0, gast.ExceptHandler(type=_load(NOT_PLAIN_ERROR_NAME), name=None,
+                                              body=[_assign(name, _const(if_not_plain))]))
     return gast.Try(body=[_assign(name, gast.IfExp(test=test, body=_const(True), orelse=_const(False)))],
-                    handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
-                                                 body=[_assign(name, _const(if_raised))])],
-                    orelse=[], finalbody=[])
+                    handlers=handlers, orelse=[], finalbody=[])
 
 
 def _at_most(loop, live_in, tiny):
     """``work <= tiny`` for a loop's work estimate, as ``stop <= tiny // each + start`` where each
-    position's work is a constant (a few nanoseconds less on every call that weighs it)."""
+    position's work is a constant (a few nanoseconds less on every call that weighs it); the copies of
+    the arrays the loop rebinds (frontend/loops.copied_work) add to the kernel's price."""
+    copies = copied_work(loop, live_in)
     if isinstance(loop, gast.For) and not isinstance(loop.iter, gast.Tuple):
         positions, per_position = position_work(loop, live_in)
         each = constant_value(per_position)
@@ -470,8 +484,11 @@ def _at_most(loop, live_in, tiny):
             if (isinstance(positions, gast.BinOp) and isinstance(positions.op, gast.Sub)
                     and isinstance(positions.right, gast.Constant) and type(positions.right.value) is int):
                 positions, most = positions.left, most + positions.right.value     # stop - start
-            return gast.Compare(left=positions, ops=[gast.LtE()], comparators=[_const(most)])
-    return gast.Compare(left=work_expression(loop, live_in), ops=[gast.LtE()], comparators=[_const(tiny)])
+            bound = _const(most) if copies is None else gast.BinOp(
+                left=_const(most), op=gast.Add(), right=gast.BinOp(left=copies, op=gast.FloorDiv(), right=_const(each)))
+            return gast.Compare(left=positions, ops=[gast.LtE()], comparators=[bound])
+    bound = _const(tiny) if copies is None else gast.BinOp(left=_const(tiny), op=gast.Add(), right=copies)
+    return gast.Compare(left=work_expression(loop, live_in), ops=[gast.LtE()], comparators=[bound])
 
 
 def _handed_over_for(block, loop, call):

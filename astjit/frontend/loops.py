@@ -17,6 +17,7 @@ compiled (backends/tvm/loops.py).
 import ast
 import builtins
 import copy
+import functools
 import math
 import operator
 
@@ -24,6 +25,7 @@ import gast
 import numpy as np
 
 from ..runtime.plain_attribute import NAME as PLAIN_ATTRIBUTE_NAME
+from ..runtime.plain_attribute import NOT_PLAIN
 from .inline import (
     INLINE_DEPTH,
     Inlined,
@@ -705,17 +707,58 @@ def _statements(loop):
 
 UNKNOWN_TRIPS = 1 << 30            # a loop whose range depends on the loop's own variables: assume large
 SLICE_STATEMENT_WORK = 64          # a statement on slices (``u[1:-1] = ...``): several numpy calls
-# what each array a whole-array statement binds to a name (``v = v + dt * a``) adds to the kernel's call:
-# a buffer of the kernel's (np.empty, its conversion; a rebound argument copied in), about 0.5 us. Measured
-# on an oscillator of three such statements over 64 points: its Python 2.1 us a step, a kernel call 3.0 us
-# (priced 1.1 us without them, so one step called the kernel, 1.4x plain Python's time)
-LOCAL_ARRAY_WORK = 80
+# what each array argument a whole-array statement rebinds (``v = v + dt * a``) adds to the kernel's
+# call: buffers of the kernel's (np.empty, their conversion, the argument copied in; the temporaries
+# beside it, ``acc = -x - 0.1 * v``), about 0.7 us. Measured on an oscillator of three such statements
+# over 64 points (two rebound arguments): its Python 2.1 us a step, a kernel call 3.0 us (priced 1.1 us
+# without them, so one step called the kernel, 1.4x plain Python's time)
+LOCAL_ARRAY_WORK = 100
 LEN_NAME, RANGE_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL)
 ISINSTANCE_NAME, NDARRAY_NAME = "__astjit_isinstance", "__astjit_ndarray"    # cells: isinstance, np.ndarray
 NUMBERS_NAME = "__astjit_numbers"          # cell: the types of a list's items a kernel converts
 NUMPY_SCALAR_NAME = "__astjit_numpy_scalar"  # cell: np.generic (arithmetic on its items is slower)
+COPIED_UNITS_NAME = "__astjit_copied_units"  # cell: copied_units
+# bytes the kernel's runner copies per unit of work (7 ns): an array argument the loop rebinds is copied
+# into a buffer of the kernel's at each call (np.empty and np.copyto: 211 us for 8 MB, 38 GB/s)
+COPIED_BYTES_PER_UNIT = 256
+
+
+def copied_units(*values) -> int:
+    """What copying the arrays among ``values`` into new buffers costs, in units of work."""
+    return sum(v.nbytes for v in values if type(v) is np.ndarray) // COPIED_BYTES_PER_UNIT
+
+
+class NotPlainInEstimate(Exception):
+    """An attribute a work estimate reads is not a plain one (a property): Python must read it where the
+    loop does, and the loop's Fragment, which runs its Python with its inner blocks compiled, decides."""
+
+
+def plain_value(value):
+    """``value`` (runtime/plain_attribute's reading of an attribute), or NotPlainInEstimate."""
+    if value is NOT_PLAIN:
+        raise NotPlainInEstimate
+    return value
+
+
+PLAIN_VALUE_NAME, NOT_PLAIN_ERROR_NAME = "__astjit_plain_value", "__astjit_not_plain"   # cells
 ARRAY_WORK_CELLS = {ISINSTANCE_NAME: isinstance, NDARRAY_NAME: np.ndarray,
-                    NUMBERS_NAME: (int, float, complex, np.generic), NUMPY_SCALAR_NAME: np.generic}
+                    NUMBERS_NAME: (int, float, complex, np.generic), NUMPY_SCALAR_NAME: np.generic,
+                    COPIED_UNITS_NAME: copied_units, PLAIN_VALUE_NAME: plain_value,
+                    NOT_PLAIN_ERROR_NAME: NotPlainInEstimate}
+
+
+def copied_work(loop, live_in):
+    """The cost of the copies a kernel call makes of the live-in arrays the loop indexes and rebinds
+    (``x[i]``, then ``x = x * 0.5``: the kernel works on a copy of ``x``), as a Python expression of them
+    (``copied_units``), or None where it rebinds none. A loop of three positions that may rebind a
+    1,000,000-element argument copied 8 MB at each call: 211 us where its Python took 0.4 us. (Names
+    only rebound, ``s = s * r + c``, are left out: the test would cost a scalar loop's every call.)"""
+    indexed = {n.value.id for n in gast.walk(loop) if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)}
+    names = sorted({t.id for s in gast.walk(loop) if isinstance(s, gast.Assign) for t in s.targets
+                    if isinstance(t, gast.Name) and t.id in live_in and t.id in indexed})
+    if not names:
+        return None
+    return gast.Call(func=_name(COPIED_UNITS_NAME), args=[_name(n) for n in names], keywords=[])
 
 
 def _by_array_test(build):
@@ -790,20 +833,28 @@ def work_expression(loop, live_in=()):
     chooses between two correct paths: a negative length reads as tiny, as an empty range is."""
     if isinstance(loop, gast.While):
         return gast.Constant(value=UNKNOWN_TRIPS, kind=None)
-    return _by_array_test(lambda arrays, names: _less_local_arrays(loop, arrays,
-                                                                   _WorkEstimate(loop, live_in, arrays, names).statements([loop], {})))
+    return _by_array_test(lambda arrays, names: _less_local_arrays(
+        loop, live_in, arrays, _WorkEstimate(loop, live_in, arrays, names).statements([loop], {})))
 
 
-def _less_local_arrays(loop, arrays, work):
-    """``work`` less LOCAL_ARRAY_WORK for each name a whole-array statement binds (where ``arrays``: the
-    names such statements read hold arrays), the price of the kernel's buffer for it."""
+def _less_local_arrays(loop, live_in, arrays, work):
+    """``work`` less LOCAL_ARRAY_WORK for each live-in name a whole-array statement rebinds that holds
+    an array (where ``arrays``: the names such statements read hold arrays): the price of the kernel's
+    buffers for it and for the temporaries beside it. Each name is tested (``t = t + dt`` beside
+    ``x = x + dt * v`` rebinds a number: 24 such names priced as arrays ran 12 steps as Python, 8x
+    the kernel's time)."""
     if not arrays:
         return work
-    bound = {t.id for s in gast.walk(loop) if isinstance(s, gast.Assign) and not any(
-        isinstance(n, gast.Subscript | gast.Slice) for n in gast.walk(s)) for t in s.targets if isinstance(t, gast.Name)}
+    bound = sorted({t.id for s in gast.walk(loop) if isinstance(s, gast.Assign) and not any(
+        isinstance(n, gast.Subscript | gast.Slice) for n in gast.walk(s)) for t in s.targets
+        if isinstance(t, gast.Name) and t.id in live_in})
     if not bound:
         return work
-    return gast.BinOp(left=work, op=gast.Sub(), right=gast.Constant(value=LOCAL_ARRAY_WORK * len(bound), kind=None))
+    held = [_holds_array(n) for n in bound]
+    count = held[0] if len(held) == 1 else functools.reduce(
+        lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), held)
+    return gast.BinOp(left=work, op=gast.Sub(), right=gast.BinOp(
+        left=gast.Constant(value=LOCAL_ARRAY_WORK, kind=None), op=gast.Mult(), right=count))
 
 
 def row_test(loop, live_in=()):

@@ -28,6 +28,7 @@ from .new_extents import (
     WORTH_COUNTING,
     NewExtents,
 )
+from .plain_attribute import NOT_PLAIN
 from .records import Record
 
 
@@ -311,11 +312,13 @@ class Fragment:
         spec = self._specialize(key, args)
         spec.fragment = self
         if spec.runner is self.fallback and (self.block.in_loop or not spec.refused
-                                             or not any(type(a) is np.ndarray for a in args)):
+                                             or not any(type(a) is np.ndarray for a in args)
+                                             or any(a is NOT_PLAIN for a in args)):
             # (outside loops, a block that cannot compile for these types, a broadcast error among
             # them, keeps its Fragment call: the next call's types may compile; without an array
             # among them it settles too: ``x + kw["y"]`` with a dict made a Fragment call on every
-            # call, 0.2 us of a 0.13 us function)
+            # call, 0.2 us of a 0.13 us function; and so does one reading a property, which Python
+            # reads at each call: its plain-attribute test and Fragment call made a method 1.8x plain)
             spec.runner = self.python_runner
             if spec.scalar_work and spec.runner == self.settle_python:
                 spec.runner = self.settle_python_scalar_work

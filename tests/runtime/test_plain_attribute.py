@@ -331,3 +331,19 @@ def test_a_class_attribute_read_through_cls_reaches_the_kernel():
     assert plain_attribute(Model, "alpha") == 0.5 and plain_attribute(Tuned, "alpha") == 2.0
     for name in ("__name__", "__doc__", "scaled", "missing", "mro"):
         assert plain_attribute(Tuned, name) is NOT_PLAIN
+
+
+def test_a_block_reading_a_property_runs_inline_without_its_fragment_call():
+    """A block reading a property runs as Python at every call: it now settles, and runs its statements
+    inline (a plain-attribute test and a Fragment call at each call made a method 1.8x plain), looking at
+    its Fragment again now and then: an object with a plain attribute later still reaches the kernel."""
+    jf = jit(read_twice, backend="tvm")
+    a = rng.random(8)
+    for _ in range(40):
+        o_py, o_jit = Counting(), Counting()
+        assert np.array_equal(jf(a, o_jit), read_twice(a, o_py)) and o_jit.reads == o_py.reads == 2
+    fragment = next(f for f in jf.fragments if f.calls)
+    assert fragment.calls < 20
+    for _ in range(200):
+        assert np.array_equal(jf(a, Plain(2.5)), read_twice(a, Plain(2.5)))
+    assert "tvm" in {e.mode for e in fragment.entries}

@@ -43,7 +43,9 @@ class Returned:
         self.value = value
 
 
-RESTORE_BYTES = 1 << 18      # arrays a loop writes copied before its kernel's call where it may stop, at most
+# arrays a loop writes copied before its kernel's call where it may stop, at most (unless its other arrays
+# are larger): 0.5 us; 256 KiB cost a loop over ten positions 5 us, twice its Python
+RESTORE_BYTES = 1 << 14
 BAILED_RUN_MOST = 64          # calls of the loop's Python after a kernel bailed, at most, before it tries again
 
 
@@ -186,19 +188,30 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     shared = [p for p in arrays if p not in converters]          # (a new array shares nothing)
     written = {live_in.index(n) for n in lowered.stores}
     # the arrays copied before a call and put back where the kernel stops after writing them, at a check
-    # where Python goes on (an int beyond int64); not where copying them would cost more than reading
-    # the other arrays once (a histogram of 100 values into 1,000,000 bins: 284 us a call for 22 us of
-    # Python): there the kernel raises the documented OverflowError
+    # where Python goes on (an int beyond int64), with the lengths of the lists it appends to; not where
+    # copying them would cost more than reading the other arrays once (a histogram of 100 values into
+    # 1,000,000 bins: 284 us a call for 22 us of Python): there the kernel raises the documented
+    # OverflowError
     restored = sorted(written) if lowered.restores else []
     others = [p for p in arrays if p not in written]
+    lists = [live_in.index(name) for name, _ in lowered.appended]
 
     def snapshot(args):
-        """Copies of the arrays at ``restored``, or None where they are larger than RESTORE_BYTES and
-        than the other arrays together."""
+        """(copies of the arrays at ``restored``, lengths of the lists at ``lists``), or None where the
+        arrays are larger than RESTORE_BYTES and than the other arrays together."""
         size = sum(args[p].nbytes for p in restored)
         if size > RESTORE_BYTES and size > sum(getattr(args[p], "nbytes", 0) for p in others):
             return None
-        return tuple(args[p].copy("K") for p in restored)
+        return tuple(args[p].copy("K") for p in restored), [len(args[p]) for p in lists]
+
+    def put_back(args, saved):
+        """The arrays and lists as ``snapshot`` found them: the values the kernel appended (the runner
+        hands them over however it ended) go, as its writes do."""
+        copies, lengths = saved
+        for p, copy in zip(restored, copies):
+            np.copyto(args[p], copy)
+        for p, n in zip(lists, lengths):
+            del args[p][n:]
     # after the kernel bailed (an int beyond int64, the loop's Python ran instead) the next calls run the
     # loop's Python straight away, 1, 3, 7... up to BAILED_RUN_MOST calls, then the kernel tries again:
     # a Fibonacci of 100 ran the kernel and then its Python at every call, twice plain Python's time
@@ -326,8 +339,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
             return Returned(None if lowered.returns is None else values[0] if lowered.returns == 1 else tuple(values))
         site = lowered.sites[status[0] - 1]
         if saved is not None and getattr(site.raise_, "python_goes_on", False):
-            for p, copy in zip(restored, saved):
-                np.copyto(args[p], copy)
+            put_back(args, saved)
             return python_instead(args)
         raise_at(site.raise_([int(v) for v in status[1:STATUS_SIZE]]), site.filename or fragment.filename,
                  site.line, site.function or fragment.owner_name)

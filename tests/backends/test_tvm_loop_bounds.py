@@ -565,7 +565,7 @@ def test_after_the_kernel_bails_the_next_calls_run_the_loops_python(monkeypatch)
 
 def test_arrays_larger_than_the_loops_reads_are_not_copied_and_stop_as_documented():
     """Copying what the loop writes costs its size at every call: 100 values counted into 1,000,000 bins
-    ran 284 us a call for Python's 22 us. Arrays written that are larger than 256 KiB and than the
+    ran 284 us a call for Python's 22 us. Arrays written that are larger than 16 KiB and than the
     other arrays are not copied: where an int leaves int64 there, the kernel stops with the documented
     OverflowError; with the values as large as the bins, they are copied and the answer is Python's."""
     rng = np.random.default_rng(9)
@@ -577,3 +577,20 @@ def test_arrays_larger_than_the_loops_reads_are_not_copied_and_stop_as_documente
     many = rng.standard_normal(300_000)
     many[7] = -1e30
     check(binned, [(many, np.zeros(40_000, np.int64), -3.0, 1.5e-4, np.full(300_000, -1, np.int32))])
+
+
+def factorial_into(a, n, out):
+    p = 1
+    for i in range(1, n):
+        p = p * i
+        a[i % 5] += 1.0
+        out.append(i)
+    return p
+
+
+def test_values_appended_before_an_int_leaves_int64_are_not_appended_twice():
+    """The runner hands a kernel's appended values to their lists however it ended; where the loop then
+    runs again as Python (its arrays put back), the lists are cut back to their lengths before the call:
+    30! appended 1..19 from the kernel and then 1..29 again (49 items; Python 29)."""
+    check(factorial_into, [(np.zeros(5), n, []) for n in (10, 10, 30, 21, 10, 40)]
+          + [(np.zeros(5), 30, [7.5, "x"])])

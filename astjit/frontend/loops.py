@@ -711,21 +711,18 @@ SLICE_STATEMENT_WORK = 64          # a statement on slices (``u[1:-1] = ...``): 
 # call: buffers of the kernel's (np.empty, their conversion, the argument copied in; the temporaries
 # beside it, ``acc = -x - 0.1 * v``), about 0.7 us. Measured on an oscillator of three such statements
 # over 64 points (two rebound arguments): its Python 2.1 us a step, a kernel call 3.0 us (priced 1.1 us
-# without them, so one step called the kernel, 1.4x plain Python's time)
-LOCAL_ARRAY_WORK = 100
+# without them, so one step called the kernel, 1.4x plain Python's time). The price is set below
+# what was measured because SLICE_STATEMENT_WORK, one price per statement whatever its numpy calls
+# and lengths, undercounts longer statements and arrays: ``z = z * 0.9 + a`` over 1000 float32, 3
+# steps, takes 6 us as Python and 2.5 us as a kernel, and stays the kernel's at this price
+LOCAL_ARRAY_WORK = 30
 LEN_NAME, RANGE_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL)
 ISINSTANCE_NAME, NDARRAY_NAME = "__astjit_isinstance", "__astjit_ndarray"    # cells: isinstance, np.ndarray
 NUMBERS_NAME = "__astjit_numbers"          # cell: the types of a list's items a kernel converts
 NUMPY_SCALAR_NAME = "__astjit_numpy_scalar"  # cell: np.generic (arithmetic on its items is slower)
-COPIED_UNITS_NAME = "__astjit_copied_units"  # cell: copied_units
 # bytes the kernel's runner copies per unit of work (7 ns): an array argument the loop rebinds is copied
 # into a buffer of the kernel's at each call (np.empty and np.copyto: 211 us for 8 MB, 38 GB/s)
 COPIED_BYTES_PER_UNIT = 256
-
-
-def copied_units(*values) -> int:
-    """What copying the arrays among ``values`` into new buffers costs, in units of work."""
-    return sum(v.nbytes for v in values if type(v) is np.ndarray) // COPIED_BYTES_PER_UNIT
 
 
 class NotPlainInEstimate(Exception):
@@ -743,14 +740,15 @@ def plain_value(value):
 PLAIN_VALUE_NAME, NOT_PLAIN_ERROR_NAME = "__astjit_plain_value", "__astjit_not_plain"   # cells
 ARRAY_WORK_CELLS = {ISINSTANCE_NAME: isinstance, NDARRAY_NAME: np.ndarray,
                     NUMBERS_NAME: (int, float, complex, np.generic), NUMPY_SCALAR_NAME: np.generic,
-                    COPIED_UNITS_NAME: copied_units, PLAIN_VALUE_NAME: plain_value,
+                    PLAIN_VALUE_NAME: plain_value,
                     NOT_PLAIN_ERROR_NAME: NotPlainInEstimate}
 
 
 def copied_work(loop, live_in):
     """The cost of the copies a kernel call makes of the live-in arrays the loop indexes and rebinds
     (``x[i]``, then ``x = x * 0.5``: the kernel works on a copy of ``x``), as a Python expression of them
-    (``copied_units``), or None where it rebinds none. A loop of three positions that may rebind a
+    (``(x.nbytes // COPIED_BYTES_PER_UNIT if isinstance(x, ndarray) else 0) + ...``: inline, as a
+    function's call cost 0.26 us a call), or None where it rebinds none. A loop of three positions that may rebind a
     1,000,000-element argument copied 8 MB at each call: 211 us where its Python took 0.4 us. (Names
     only rebound, ``s = s * r + c``, are left out: the test would cost a scalar loop's every call.)"""
     indexed = {n.value.id for n in gast.walk(loop) if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)}
@@ -758,7 +756,11 @@ def copied_work(loop, live_in):
                     if isinstance(t, gast.Name) and t.id in live_in and t.id in indexed})
     if not names:
         return None
-    return gast.Call(func=_name(COPIED_UNITS_NAME), args=[_name(n) for n in names], keywords=[])
+    terms = [gast.IfExp(test=_holds_array(n), body=gast.BinOp(
+        left=gast.Attribute(value=_name(n), attr="nbytes", ctx=gast.Load()), op=gast.FloorDiv(),
+        right=gast.Constant(value=COPIED_BYTES_PER_UNIT, kind=None)), orelse=gast.Constant(value=0, kind=None))
+        for n in names]
+    return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), terms)
 
 
 def _by_array_test(build):

@@ -174,8 +174,8 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     (the kernel runs; by default ``checked``'s result); ``big_ints``: a one-item list that ``checked`` sets True
     once an int argument was beyond int64, which the kernel's conversion refuses with an exception
     costing about 20 us: from then on the runner tests the int arguments' range first; ``snapshot``:
-    None, or ``snapshot(args)``, copies of the arrays the loop writes (or None) made before the call and
-    handed to ``stopped`` with the status;
+    None, or ``snapshot(args)``, what the loop writes as it was before the call (copies of its arrays,
+    the lengths of its lists; or None), handed to ``stopped`` with the status;
     ``bailed``: None, or (a two-item list whose first item counts the calls left that run
     ``python(*args)``, the loop's Python, instead of the kernel; the loop's Python) for a kernel that
     may bail where Python goes on (runtime/loop_fragment). The status

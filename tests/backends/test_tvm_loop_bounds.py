@@ -565,7 +565,7 @@ def test_after_the_kernel_bails_the_next_calls_run_the_loops_python(monkeypatch)
 
 def test_arrays_larger_than_the_loops_reads_are_not_copied_and_stop_as_documented():
     """Copying what the loop writes costs its size at every call: 100 values counted into 1,000,000 bins
-    ran 284 us a call for Python's 22 us. Arrays written that are larger than 16 KiB and than the
+    ran 284 us a call for Python's 22 us. Arrays written that are larger than 64 KiB and than the
     other arrays are not copied: where an int leaves int64 there, the kernel stops with the documented
     OverflowError; with the values as large as the bins, they are copied and the answer is Python's."""
     rng = np.random.default_rng(9)

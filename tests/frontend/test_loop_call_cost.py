@@ -511,3 +511,23 @@ def test_numbers_rebound_beside_a_whole_array_statement_are_not_priced_as_arrays
     before = loop.calls
     jitted(np.zeros(4), np.ones(4), 12)
     assert loop.calls == before + 1
+
+
+class Counted(np.ndarray):
+    reads = 0
+
+    @property
+    def nbytes(self):
+        Counted.reads += 1
+        return super().nbytes
+
+
+def test_the_copy_price_reads_nothing_of_an_ndarray_subclass():
+    """The price of copying an array the loop rebinds reads its ``nbytes``, only of an ndarray itself:
+    a subclass's may be a property, which Python would not read."""
+    x = np.linspace(0.0, 1.0, 50).view(Counted)
+    jitted = jit(halve_past)
+    for n in (1, 5, 40):
+        s, _ = jitted(x, n, 1e9)
+        assert s == halve_past(x, n, 1e9)[0]
+    assert Counted.reads == 0

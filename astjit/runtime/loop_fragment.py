@@ -197,13 +197,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     others = [p for p in arrays if p not in written]
     lists = [live_in.index(name) for name, _ in lowered.appended]
 
-    def snapshot(args):
-        """(copies of the arrays at ``restored``, lengths of the lists at ``lists``), or None where the
-        arrays are larger than RESTORE_BYTES and than the other arrays together."""
-        size = sum(args[p].nbytes for p in restored)
-        if size > RESTORE_BYTES and size > sum(getattr(args[p], "nbytes", 0) for p in others):
-            return None
-        return tuple(args[p].copy("K") for p in restored), [len(args[p]) for p in lists]
+    snapshot = make_snapshot(restored, others, lists)
 
     def put_back(args, saved):
         """The arrays and lists as ``snapshot`` found them: the values the kernel appended (the runner
@@ -431,6 +425,23 @@ class AppendedValues:
         namespace = {f"c{j}": c for j, c in enumerate(self.converters)}
         exec(compile("\n".join(lines) + "\n", "<astjit list appends>", "exec"), namespace)
         return namespace["extend"]
+
+
+def make_snapshot(restored, others, lists):
+    """``snapshot(args)``: (copies of the arrays at ``restored``, lengths of the lists at ``lists``), or None
+    where the arrays are larger than RESTORE_BYTES and than the arrays at ``others`` together (a list
+    there counts nothing). Generated straight-line: the generic loops over positions cost 0.8 us a
+    call, a third of a small sieve's kernel call; this, 0.2 us."""
+    size = " + ".join(f"args[{p}].nbytes" for p in restored) or "0"
+    other = " + ".join(f"getattr(args[{p}], 'nbytes', 0)" for p in others) or "0"
+    copies = "".join(f"args[{p}].copy('K'), " for p in restored)
+    lengths = "".join(f"len(args[{p}]), " for p in lists)
+    lines = ["def snapshot(args):", f"    size = {size}",
+             f"    if size > {RESTORE_BYTES} and size > {other}:", "        return None",
+             f"    return ({copies}), ({lengths})"]
+    namespace = {}
+    exec(compile("\n".join(lines) + "\n", "<astjit loop snapshot>", "exec"), namespace)
+    return namespace["snapshot"]
 
 
 def local_array_allocator(lowered, live_in):

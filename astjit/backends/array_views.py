@@ -36,6 +36,7 @@ def writeable_view(a: np.ndarray) -> np.ndarray:
 
 
 VIEWS_KEPT = 8
+_views: dict = {}   # id(array) -> (a weak reference to it, (shape, strides), dtype, view)
 
 
 def readable_by_kernel(a: np.ndarray):
@@ -50,7 +51,6 @@ def readable_by_kernel(a: np.ndarray):
     import tvm_ffi
 
     return tvm_ffi.from_dlpack(capsule)
-_views: dict = {}   # id(array) -> (a weak reference to it, (shape, strides), dtype, view)
 
 
 def compact(a: np.ndarray) -> np.ndarray:

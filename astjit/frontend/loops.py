@@ -749,8 +749,9 @@ def copied_work(loop, live_in):
     """The cost of the copies a kernel call makes of the live-in arrays the loop indexes and rebinds
     (``x[i]``, then ``x = x * 0.5``: the kernel works on a copy of ``x``), as a Python expression of them
     (``(x.nbytes // COPIED_BYTES_PER_UNIT if type(x) is ndarray else 0) + ...``: inline, as a
-    function's call cost 0.26 us a call), or None where it rebinds none. A loop of three positions that may rebind a
-    1,000,000-element argument copied 8 MB at each call: 211 us where its Python took 0.4 us. (Names
+    function's call cost 0.26 us a call), or None where it rebinds none. A loop of three positions that
+    may rebind a 1,000,000-element argument copied 8 MB at each call: 211 us where its Python took
+    0.4 us. (Names
     only rebound, ``s = s * r + c``, are left out: the test would cost a scalar loop's every call.)"""
     indexed = {n.value.id for n in gast.walk(loop) if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)}
     names = sorted({t.id for s in gast.walk(loop) if isinstance(s, gast.Assign) for t in s.targets
@@ -763,6 +764,11 @@ def copied_work(loop, live_in):
         left=gast.Attribute(value=_name(n), attr="nbytes", ctx=gast.Load()), op=gast.FloorDiv(),
         right=gast.Constant(value=COPIED_BYTES_PER_UNIT, kind=None)), orelse=gast.Constant(value=0, kind=None))
         for n in names]
+    return _sum(terms)
+
+
+def _sum(terms):
+    """``terms[0] + terms[1] + ...`` as an expression."""
     return functools.reduce(lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), terms)
 
 
@@ -855,11 +861,9 @@ def _less_local_arrays(loop, live_in, arrays, work):
         if isinstance(t, gast.Name) and t.id in live_in})
     if not bound:
         return work
-    held = [_holds_array(n) for n in bound]
-    count = held[0] if len(held) == 1 else functools.reduce(
-        lambda a, b: gast.BinOp(left=a, op=gast.Add(), right=b), held)
+    arrays_bound = _sum([_holds_array(n) for n in bound])
     return gast.BinOp(left=work, op=gast.Sub(), right=gast.BinOp(
-        left=gast.Constant(value=LOCAL_ARRAY_WORK, kind=None), op=gast.Mult(), right=count))
+        left=gast.Constant(value=LOCAL_ARRAY_WORK, kind=None), op=gast.Mult(), right=arrays_bound))
 
 
 def row_test(loop, live_in=()):

@@ -237,7 +237,8 @@ class BlockLowering:
             op_name = ops.lookup_callable(obj)
             if op_name is None:
                 spelled = ".".join(chain)
-                if callee_function(obj) is not None and not installed_library_function(callee_function(obj)):
+                function = callee_function(obj)
+                if function is not None and not installed_library_function(function):
                     # (a function of the user's: a compiled loop inlines it, a block does not)
                     raise NotTraceable(f"{spelled} is your function: its call {USER_CALL_REASON}", func)
                 resolved = describe(obj)

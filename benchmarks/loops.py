@@ -25,6 +25,12 @@ except ImportError:
 PROGRAMS = load_example("loop_programs")
 
 
+def with_outlier(values):
+    """``values`` with a fill value (1e30) halfway: its bin leaves int64, so the loop's Python runs."""
+    values[len(values) // 2] = 1e30
+    return values
+
+
 def cases():
     p = PROGRAMS
     rng = np.random.default_rng(0)
@@ -36,6 +42,8 @@ def cases():
         ("jacobi 200x200", p.jacobi, (rng.random((200, 200)), np.zeros((200, 200)))),
         ("pairwise 200x3", p.pairwise, (rng.random((200, 3)), np.zeros((200, 200)))),
         ("histogram 100k", p.histogram, (rng.random(100_000), np.zeros(64, np.int64), 0.0, 1 / 64)),
+        ("outlier: histogram 100k", p.histogram, (with_outlier(rng.random(100_000)), np.zeros(64, np.int64), 0.0,
+                                                  1 / 64)),
         ("forward subst 300", p.forward_substitution, (lower, rng.random(300), np.zeros(300))),
         ("convolve 10k x 16", p.convolve, (rng.random(10_000), rng.random(16), np.zeros(10_000))),
         ("life 128x128", p.life, ((rng.random((128, 128)) < 0.3).astype(np.int64), np.zeros((128, 128), np.int64))),
@@ -130,6 +138,7 @@ def cases():
         ("jacobi 8x8", p.jacobi, (rng.random((8, 8)), np.zeros((8, 8)))),
         ("histogram 8", p.histogram, (rng.random(8), np.zeros(4, np.int64), 0.0, 0.25)),
         ("histogram 20", p.histogram, (rng.random(20), np.zeros(4, np.int64), 0.0, 0.25)),
+        ("outlier: histogram 8", p.histogram, (with_outlier(rng.random(8)), np.zeros(4, np.int64), 0.0, 0.25)),
         ("convolve 8 x 3", p.convolve, (rng.random(8), rng.random(3), np.zeros(8))),
         ("forward subst 4", p.forward_substitution, (np.tril(rng.random((4, 4))) + np.eye(4), rng.random(4),
                                                    np.zeros(4))),

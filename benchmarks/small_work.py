@@ -16,7 +16,11 @@ point is the cost of that choice on every later call.
 ``star_args_*``, ``default_*``: ``f(x, *offsets)`` and ``f(x, scale=2.0)`` on a float and 100k float64;
 ``list_loop_*``: a loop with a heavy position over a list of 3 and 10k floats; ``collatz_*``: a
 ``while`` loop on a small int and on one beyond int64; ``exp_*``: ``np.exp`` of 100 and 1M float64;
-``jit_at_each_call_16``: ``jit(lambda y: y * k + 1.0)(x)`` made at each call.
+``jit_at_each_call_16``: ``jit(lambda y: y * k + 1.0)(x)`` made at each call;
+``read_only_block_*``: an elementwise block of four arrays locked with ``setflags(write=False)``, 16 and 100k
+float64; ``read_only_loop_*``: a loop of dot products over two locked arrays of 16 and 10k float64;
+``tuple_200``: ``a * t[0] + t[1]`` with the same tuple of 200 floats at each call (its value is guarded);
+``property_method``: a method whose block reads a property of ``self``.
 
 Then ``new lengths``: a short chain called on 60 arrays of random lengths (1,000 to 200,000), each length
 once per pass, three passes; the total time of each pass, numpy's and astjit's (each new length once
@@ -119,6 +123,40 @@ def centered_energy(x):
     return (y * y).sum() / len(x)
 
 
+def blend(a, b, c, d):
+    return np.sqrt(a * b + c * d + 1.0) * 0.5 - a
+
+
+def dot_steps(a, b, k):
+    s = 0.0
+    for _ in range(k):
+        for i in range(len(a)):
+            s += a[i] * b[i]
+    return s
+
+
+def weighted_by(a, t):
+    return a * t[0] + t[1]
+
+
+class Scaled:
+    def __init__(self, w):
+        self._w = w
+
+    @property
+    def w(self):
+        return self._w
+
+    def forward(self, x):
+        return x * self.w + 1.0
+
+
+def locked(*arrays):
+    for a in arrays:
+        a.setflags(write=False)
+    return arrays
+
+
 def new_lengths(passes=3, calls=60):
     """Each pass's total time, plain and jitted, over ``calls`` arrays of random lengths."""
     rng = np.random.default_rng(1)
@@ -177,6 +215,12 @@ def cases():
         ("exp_100", exp_of, jit(exp_of), (rng.random(100),)),
         ("exp_1M", exp_of, jit(exp_of), (rng.random(1_000_000),)),
         ("jit_at_each_call_16", plain_at_each_call, jitted_at_each_call, (rng.random(16), 3.0)),
+        ("read_only_block_16", blend, jit(blend), locked(*(rng.random(16) for _ in range(4)))),
+        ("read_only_block_100k", blend, jit(blend), locked(*(rng.random(100_000) for _ in range(4)))),
+        ("read_only_loop_16", dot_steps, jit(dot_steps), (*locked(rng.random(16), rng.random(16)), 16)),
+        ("read_only_loop_10k", dot_steps, jit(dot_steps), (*locked(rng.random(10_000), rng.random(10_000)), 4)),
+        ("tuple_200", weighted_by, jit(weighted_by), (rng.random(4), tuple(rng.random(200).tolist()))),
+        ("property_method", Scaled.forward, jit(Scaled.forward), (Scaled(2.5), rng.random(4))),
     ]
 
 

@@ -115,7 +115,7 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
     return namespace["dispatch"]
 
 
-def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, slow):
+def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, slow, arrays=()):
     """``run(a0, .., an)`` for a fragment that is one kernel over its live-ins, generated as straight-line
     code. ``kernel_args``: a Python expression per kernel input (``a2``, ``a0.item()``); ``allocs``:
     (shape, dtype) per kernel output ``o0``, ``o1``...; ``result``: the expression returned (``o0``,
@@ -124,7 +124,7 @@ def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, 
     ``run.checked_by_kernel``: the positions of the arguments the kernel takes as arrays, whose dtype
     and shape (the key's parts) it tests itself as it converts them; ``run.refused(refused)``: the same
     code calling ``refused(*args)`` instead of ``slow`` (``make_hot_dispatch``)."""
-    build = functools.partial(_kernel_runner, kernel, n, kernel_args, allocs, result)
+    build = functools.partial(_kernel_runner, kernel, n, kernel_args, allocs, result, list(arrays), [False])
     run = build("slow", slow, packed=True)
     names = _names(n)
     run.checked_by_kernel = frozenset(names.index(a) for a in kernel_args if a in names)
@@ -132,19 +132,38 @@ def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, 
     return run
 
 
-def _kernel_runner(kernel, n, kernel_args, allocs, result, on_failure, failed, packed):
+def _kernel_runner(kernel, n, kernel_args, allocs, result, arrays, read_only, on_failure, failed, packed):
     """The runner's code, calling ``failed`` (named ``on_failure`` in it) where the kernel refuses its
-    arguments: with the arguments as one tuple where ``packed``, else one by one."""
+    arguments: with the arguments as one tuple where ``packed``, else one by one.
+
+    ``arrays``: the kernel arguments that are arrays (``a0``); ``read_only``: a one-item list set True
+    once the kernel refused a read-only array (plain DLPack
+    cannot carry one): from then on the runner passes each array argument that is not writeable as
+    ``readable_by_kernel`` makes it, a test of each one's flag (the refusal, an exception, cost 5 us a
+    call, and the slower path more: a block over 100 read-only floats ran 4x plain numpy's time)."""
+    from ..backends.array_views import readable_by_kernel
+
     params = ", ".join(_names(n))
-    namespace = {"empty": np.empty, "kernel": kernel, on_failure: failed}
+    namespace = {"empty": np.empty, "kernel": kernel, on_failure: failed, "read_only": read_only,
+                 "readable": readable_by_kernel}
     lines = [f"def run({params}):"]
     for k, (shape, dtype) in enumerate(allocs):
         namespace[f"s{k}"], namespace[f"d{k}"] = shape, dtype
         lines.append(f"    o{k} = empty(s{k}, d{k})")
+    readable = {a: f"({a} if {a}.flags.writeable else readable({a}))" for a in arrays}
     call_args = ", ".join(list(kernel_args) + [f"o{k}" for k in range(len(allocs))])
+    locked_args = ", ".join([readable.get(a, a) for a in kernel_args] + [f"o{k}" for k in range(len(allocs))])
     failed_args = f"({params}{',' if n else ''})" if packed else params
-    lines += ["    try:", f"        kernel({call_args})", "        return " + result,
-              "    except Exception:", "        pass"]
+    lines += ["    try:"]
+    if arrays:
+        lines += ["        if read_only[0]:", f"            kernel({locked_args})", "        else:",
+                  f"            kernel({call_args})"]
+    else:
+        lines += [f"        kernel({call_args})"]
+    lines += ["        return " + result, "    except Exception:", "        pass"]
+    if arrays:
+        writeable = " and ".join(f"{a}.flags.writeable" for a in arrays)
+        lines += [f"    if not read_only[0] and not ({writeable}):", "        read_only[0] = True"]
     # the outputs freed before the slower path allocates its own: with both alive, a large output
     # came from fresh pages on every call (a block on read-only 1000x1000 arrays, which the kernel
     # refuses, ran 4x its kernel's time)

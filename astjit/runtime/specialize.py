@@ -270,5 +270,6 @@ def _direct_runner(ctx, graph, segments, plan):
         result = outs[0]
     else:
         result = "(" + ", ".join(outs) + ")"
+    arrays = [f"a{position[n]}" for n, kind in zip(seg.inputs, call.input_kinds) if kind == "array"]
     return make_kernel_runner(call.function, len(graph.inputs), args, call.allocations, result,
-                              lambda a: plan(*a))
+                              lambda a: plan(*a), arrays)

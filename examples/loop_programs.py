@@ -198,6 +198,13 @@ def row_sums(a, out):
     return out
 
 
+def row_peaks(a, at, top):
+    for i in range(a.shape[0]):
+        at[i] = np.argmax(a[i])
+        top[i] = a[i].max()
+    return at, top
+
+
 def first_above(a, v):
     """A search that returns from inside the loop."""
     for i in range(len(a)):

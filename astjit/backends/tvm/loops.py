@@ -1933,6 +1933,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         if name == "append":
             return self.append(e)
         if isinstance(name, str) and name.startswith("reduce."):
+            # (a loop over the row's elements inside the position: checks first would reduce each row
+            # twice, and there is no position loop to vectorize)
+            self.note_access("other")
             return self.reduction(name.removeprefix("reduce."), reduction_operand(e), e)
         if name == "conjugate":
             return self.conjugate(e)

@@ -71,6 +71,7 @@ def switch_local_name(block) -> str:
     return f"__astjit_py_{block.index}"
 
 
+PRELUDE = "astjit_prelude"      # attribute of a statement first in the body, before the switches' reads
 SWITCH_LOCAL = "astjit_switch_local"     # attribute of a block's ``if next(switch):``: the local it reads
 
 
@@ -352,7 +353,8 @@ class _WithoutSwitches(gast.NodeTransformer):
 
     def visit_If(self, node):
         test = node.test
-        if isinstance(test, gast.Call) and isinstance(test.func, gast.Name) and test.func.id == NEXT_NAME:
+        if getattr(node, SWITCH_LOCAL, None) or (
+                isinstance(test, gast.Call) and isinstance(test.func, gast.Name) and test.func.id == NEXT_NAME):
             return self.visit_all(node.orelse)
         return self.generic_visit(node)
 
@@ -429,6 +431,8 @@ def _read_switches_before_loops(fndef) -> None:
     fndef.body = visit(fndef.body, outside)
     # (a switch outside any loop of this function: read at its start, after its docstring)
     first = 1 if fndef.body and is_docstring(fndef.body[0]) else 0
+    while first < len(fndef.body) and getattr(fndef.body[first], PRELUDE, False):
+        first += 1                # (after what the switch tests read: frontend/suspensions)
     fndef.body[first:first] = [read(local, test, fndef.body[0]) for local, test in dict(outside).items()]
 
 

@@ -45,6 +45,7 @@ from .nesting import nesting_depth, room_for_nesting
 from .prepare import expression_checker, hoist_tests_and_returns
 from .resolve import Resolver, assigned_attribute_chains
 from .source import parse_function
+from .suspensions import guard_after_suspensions, resumes
 
 
 @dataclass
@@ -171,6 +172,7 @@ def _transform(fn, strict, backend, parsed, rewrites, fastmath, device, guard_fa
     fragments = {fragment_name(b): (LoopFragment if b.kind == "loop" else Fragment)(
         b, filename, fn.__qualname__, strict, backend, rules, device) for b in blocks}
     rewrite(finder.placements)
+    resuming = guard_after_suspensions(fndef, resolver) if resumes(fn) else None
     text = to_source(fndef)
     source_name = register_source(fn.__qualname__, text)
     cells = {name: f.dispatch_cell for name, f in fragments.items()}
@@ -185,6 +187,8 @@ def _transform(fn, strict, backend, parsed, rewrites, fastmath, device, guard_fa
                       TYPE_NAME: type})
     if any(b.hoisted_locals for b in blocks):
         cells[PLAIN_ATTRIBUTE_NAME] = plain_attribute
+    if resuming:
+        cells.update(resuming)
     guarded = guard_failed is not None and takes_prologue(fn)
     if guarded:
         prologue, guard_cells = guard_prologue(resolver, fndef, guard_failed, missing_arguments, fn)

@@ -1,0 +1,120 @@
+"""Generators: the guard tested again where the function resumes (async functions run as Python).
+
+A jitted function tests at each call that the globals it resolved (a function a loop kernel inlines,
+a module, a dtype) still hold their objects (api.JitFunction). A generator's body runs later, one
+piece per ``next()``: between two, its caller may rebind such a global (``ACT = np.negative``), and
+a compiled loop would go on with the function it inlined while the generator's Python reads the new
+one. So after each statement that suspends (a ``yield``, ``yield from``, ``await``), the rewritten
+generator tests the guard's names again, inline (a call of the guard cost a fine-grained generator
+0.07 us a resumption, 1.7x its plain time); where one changed, every block runs its own statements (as
+written, reading the names anew) for the rest of that generator::
+
+    __astjit_stale = False                      # first in the body, then the test below
+    ...
+    yield out
+    try:                                        # after each suspending statement
+        __astjit_resume_ok = ACT is __astjit_resume_o0 and ...
+    except (ValueError, AttributeError, NameError):
+        __astjit_resume_ok = False
+    if not __astjit_resume_ok:
+        __astjit_stale = __astjit_py_0 = True   # (each block's switch local too)
+    ...
+    if __astjit_stale or next(__astjit_as_python_0):     # each block's switch (emit.fragment_call)
+        <the block's statements>
+    else:
+        __astjit_fragment_0(...)
+
+A function that resolved no names (its guard is ``True``) is left as it is.
+"""
+
+import inspect
+
+import gast
+
+from .blocks import is_docstring
+from .emit import PRELUDE, SWITCH_LOCAL, load
+from .loop_guard import SHOWN
+from .resolve import GUARD_ERRORS
+
+STALE_NAME = "__astjit_stale"
+PREFIX = "__astjit_resume_"
+SUSPENDING = (gast.Yield, gast.YieldFrom, gast.Await)
+_NESTED = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+
+def resumes(fn) -> bool:
+    """Whether ``fn``'s body runs in pieces (a generator, a coroutine)."""
+    return bool(fn.__code__.co_flags & _RESUMABLE)
+
+
+def guard_after_suspensions(fndef, resolver):
+    """Rewrite ``fndef`` (after emit.rewrite placed the blocks; ``resolver``: the names they resolved)
+    as the module's docstring shows; returns the cells the rechecks read, or None where nothing
+    changed."""
+    switches = [n for n in gast.walk(fndef) if isinstance(n, gast.If) and getattr(n, SWITCH_LOCAL, None)]
+    if not switches or not resolver.guards:
+        return None
+    expression, cells = resolver.guard_expression(prefix=PREFIX)
+    for s in switches:
+        s.test = gast.copy_location(gast.BoolOp(op=gast.Or(), values=[load(STALE_NAME), s.test]), s.test)
+    locals_ = sorted({getattr(s, SWITCH_LOCAL) for s in switches})
+    stale = " = ".join([STALE_NAME] + locals_)
+    recheck = (f"try:\n    {PREFIX}ok = {expression}\nexcept {GUARD_ERRORS}:\n    {PREFIX}ok = False\n"
+               f"if not {PREFIX}ok:\n    {stale} = True\n")
+    _after_suspensions(fndef.body, recheck)
+    # (and first: the body starts at the first ``next()``, not at the call the guard tested)
+    first = _parsed(f"{STALE_NAME} = False\n" + recheck, fndef.body[0])
+    for stmt in first:
+        setattr(stmt, PRELUDE, True)
+    at = 1 if is_docstring(fndef.body[0]) else 0
+    fndef.body[at:at] = first
+    cells.pop(f"{PREFIX}fn", None)
+    return cells
+
+
+def _after_suspensions(stmts, recheck: str) -> None:
+    k = 0
+    while k < len(stmts):
+        s = stmts[k]
+        if isinstance(s, _NESTED):
+            k += 1
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                _after_suspensions(inner, recheck)
+        for handler in getattr(s, "handlers", None) or []:
+            _after_suspensions(handler.body, recheck)
+        for case in getattr(s, "cases", None) or []:
+            _after_suspensions(case.body, recheck)
+        if _suspends(s):
+            added = _parsed(recheck, s)
+            stmts[k + 1:k + 1] = added
+            k += len(added)
+        k += 1
+
+
+def _suspends(stmt) -> bool:
+    """Whether ``stmt``'s own expressions (not the statements it holds) suspend."""
+    todo = [v for name, v in gast.iter_fields(stmt) if name not in ("body", "orelse", "finalbody", "handlers",
+                                                                    "cases")]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, list):
+            todo.extend(v)
+        elif isinstance(v, SUSPENDING):
+            return True
+        elif isinstance(v, gast.AST) and not isinstance(v, _NESTED):
+            todo.extend(value for _, value in gast.iter_fields(v))
+    return False
+
+
+def _parsed(text: str, at) -> list:
+    """The statements of ``text``, at ``at``'s position, which ``show`` leaves out."""
+    stmts = gast.parse(text).body
+    for stmt in stmts:
+        for n in gast.walk(stmt):
+            gast.copy_location(n, at)
+        setattr(stmt, SHOWN, [])
+    return stmts

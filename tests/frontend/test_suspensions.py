@@ -1,0 +1,86 @@
+"""Generators test their guard again where they resume (frontend/suspensions): a global rebound between
+two ``next()`` calls reaches the compiled code after it as it reaches the plain generator's Python.
+(Async functions run as Python: nothing to test there.)"""
+
+import numpy as np
+from loop_checks import same
+
+from astjit import jit
+
+# (functions numpy and the kernels compute exactly: transcendental ones may differ by an ulp)
+ACT = np.square
+SCALE = 2.0
+
+
+def scaled_steps(x, n):
+    for _ in range(n):
+        out = np.empty_like(x)
+        for i in range(len(x)):            # a loop kernel that inlines ACT
+            out[i] = ACT(x[i]) * SCALE
+        yield out
+        y = ACT(x) + SCALE                 # a block that resolved ACT
+        yield y
+
+
+def drive(gen_fn, x, rebinds):
+    """The values a generator of ``gen_fn`` yields, with module globals rebound before each ``next``
+    as ``rebinds`` says (one (ACT, SCALE) per value)."""
+    global ACT, SCALE
+    values = []
+    try:
+        g = gen_fn(x, len(rebinds) // 2)
+        for act, scale in rebinds:
+            ACT, SCALE = act, scale
+            values.append(next(g))
+    finally:
+        ACT, SCALE = np.square, 2.0
+    return values
+
+
+def test_a_global_rebound_between_resumptions_reaches_compiled_loops_and_blocks():
+    jitted = jit(scaled_steps)
+    rng = np.random.default_rng(0)
+    schedules = [
+        [(np.square, 2.0)] * 4,                                            # the guard holds throughout
+        [(np.square, 2.0), (np.negative, 3.0), (np.negative, 3.0), (np.floor, 0.5)],
+        [(np.floor, 1.0), (np.floor, 1.0), (np.square, -1.0), (np.abs, 2.0)],
+        [(np.square, 2.0)] * 6,
+    ]
+    for n, schedule in zip((300, 64, 1000, 17), schedules):
+        x = rng.standard_normal(n)
+        assert same(drive(jitted, x, schedule), drive(scaled_steps, x, schedule))
+    assert jitted.fragments[0].entries and all(e.runs == "compiled" for e in jitted.fragments[0].entries)
+
+
+def closure_steps(fn):
+    def steps(x, n):
+        for _ in range(n):
+            out = np.empty_like(x)
+            for i in range(len(x)):
+                out[i] = fn(x[i]) + 1.0
+            yield out
+
+    def rebind(new):
+        nonlocal fn
+        fn = new
+
+    return steps, rebind
+
+
+def test_a_closure_variable_rebound_between_resumptions():
+    x = np.linspace(-2.0, 2.0, 200)
+    results = []
+    for wrap in (lambda f: f, jit):
+        steps, rebind = closure_steps(np.square)
+        g = wrap(steps)(x, 3)
+        first = next(g)
+        rebind(np.floor)
+        second = next(g)
+        rebind(np.abs)
+        results.append([first, second, next(g)])
+    assert same(results[1], results[0])
+
+
+def test_show_prints_no_rechecks():
+    jitted = jit(scaled_steps)
+    assert "resume" not in jitted.source and "stale" not in jitted.source

@@ -108,9 +108,10 @@ class JitFunction:
     def _slow_call(self, args, kwargs):
         """First call, numpy's error state asks for errors (np.errstate(all="raise")), or a resolved global
         was rebound since: run the original, or transform (again) and call."""
-        if self._disabled or not fpstate.kernels_allowed() or getattr(_slow_path, "active", None) is self:
+        allowed = self._disabled or fpstate.kernels_allowed()
+        if self._disabled or not allowed or getattr(_slow_path, "active", None) is self:
             # (the last: called back from a guard that failed although the slow path found it holds)
-            if not self._disabled and not self._noted_error_state and not fpstate.kernels_allowed():
+            if not self._disabled and not self._noted_error_state and not allowed:
                 self._noted_error_state = True
                 self._note_function(fpstate.RUNS_AS_PYTHON)
             return self.original(*args, **kwargs)

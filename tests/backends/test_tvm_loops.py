@@ -1139,3 +1139,12 @@ def test_a_float32_result_keeps_its_bits_a_signaling_nan_too():
         for _ in range(3):
             got = jitted(a)
             assert type(got) is np.float32 and np.array(got).view(np.uint32) == bits
+    # (long enough for the kernel, whose runner reads the slot through a float32 or float16 view)
+    for dtype, ints, bits in ((np.float32, np.uint32, (0x7F800001, 0xFF800001, 0x80000000, 0x00000001)),
+                              (np.float16, np.uint16, (0x7C01, 0xFC01, 0x8000, 0x0001, 0x7BFF))):
+        for b in bits:
+            a = np.full(300, 0x3C00 if dtype is np.float16 else 0x3F800000, ints)
+            a[-1] = b
+            got = jitted(a.view(dtype))
+            assert type(got) is dtype and np.array(got).view(ints) == b
+    assert any(e.runs == "compiled" for f in jitted.fragments for e in f.entries)

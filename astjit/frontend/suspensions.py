@@ -73,26 +73,53 @@ def guard_after_suspensions(fndef, resolver):
     return cells
 
 
-def _after_suspensions(stmts, recheck: str) -> None:
+_LOOPS = (gast.For, gast.AsyncFor, gast.While)
+
+
+def _after_suspensions(stmts, recheck: str, blocks_after=False) -> None:
+    """The rechecks into ``stmts`` where a block may run after a resumption (``blocks_after``: one may
+    run after ``stmts`` end): after a statement that suspends; first in the bodies of a compound
+    statement whose header suspends (``if (yield x):``, ``while (yield out) is None:``, whose test runs
+    again before each trip); first in the handlers and ``finally`` of a ``try`` whose body suspends
+    (``g.throw()``, ``g.close()`` resume there). Where no block can run after it, a suspension costs
+    no test (a ``for v in c: yield v`` after the function's last block)."""
     k = 0
     while k < len(stmts):
         s = stmts[k]
         if isinstance(s, _NESTED):
             k += 1
             continue
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(s, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
-                _after_suspensions(inner, recheck)
-        for handler in getattr(s, "handlers", None) or []:
-            _after_suspensions(handler.body, recheck)
-        for case in getattr(s, "cases", None) or []:
-            _after_suspensions(case.body, recheck)
-        if _suspends(s):
+        later = blocks_after or _has_switch(stmts[k + 1:])
+        inside = later or isinstance(s, _LOOPS) and _has_switch([s])        # (a loop's next trip)
+        bodies = [getattr(s, f) for f in ("body", "orelse") if isinstance(getattr(s, f, None), list)]
+        bodies = [b for b in bodies if b and isinstance(b[0], gast.stmt)]
+        bodies += [case.body for case in getattr(s, "cases", None) or []]
+        ends = [h.body for h in getattr(s, "handlers", None) or []]
+        if getattr(s, "finalbody", None):
+            ends.append(s.finalbody)
+        for body in bodies:
+            _after_suspensions(body, recheck, inside)
+        for body in ends:
+            _after_suspensions(body, recheck, later)
+        header = _suspends(s)
+        if header:
+            for body in bodies:
+                if inside or _has_switch(body):
+                    body[:0] = _parsed(recheck, body[0])
+        if ends and any(isinstance(n, SUSPENDING) for b in bodies for st in b for n in gast.walk(st)):
+            for body in ends:
+                if later or _has_switch(body):
+                    body[:0] = _parsed(recheck, body[0])
+        if header and later:       # (after it too: an ``if`` whose test was false, a ``while`` that ended)
             added = _parsed(recheck, s)
             stmts[k + 1:k + 1] = added
             k += len(added)
         k += 1
+
+
+def _has_switch(stmts) -> bool:
+    """Whether a block's switch (emit.fragment_call) is among ``stmts``, at any depth."""
+    return any(isinstance(n, gast.If) and getattr(n, SWITCH_LOCAL, None) for s in stmts for n in gast.walk(s))
 
 
 def _suspends(stmt) -> bool:

@@ -81,6 +81,49 @@ def test_a_closure_variable_rebound_between_resumptions():
     assert same(results[1], results[0])
 
 
+def yield_in_headers(x):
+    out = np.zeros_like(x)
+    while (yield out.copy()) is None:          # a suspension in a loop's test
+        if (yield 0) is None:                  # and in an ``if``'s
+            for i in range(len(x)):
+                out[i] = ACT(x[i]) * SCALE
+        try:
+            yield out.copy()
+        except KeyError:                       # resumed by ``throw``
+            for i in range(len(x)):
+                out[i] = ACT(x[i]) + SCALE
+            yield out.copy()
+
+
+def test_suspensions_in_headers_and_a_throw_recheck_where_they_resume():
+    global ACT
+    x = np.linspace(-1.0, 1.0, 300)
+    results = []
+    for fn in (yield_in_headers, jit(yield_in_headers)):
+        values = []
+        try:
+            for _ in range(2):                  # (the second time through, the kernels are compiled)
+                ACT = np.square
+                g = fn(x)
+                values.append(next(g))
+                ACT = np.negative               # rebound before the loop's test resumes
+                values.append(g.send(None))
+                ACT = np.floor                  # before the if's test resumes: its loop's function
+                values.append(g.send(None))
+                ACT = np.abs                    # before the throw: the handler's loop's
+                values.append(g.throw(KeyError))
+                ACT = np.square
+                values.append(next(g))
+                try:
+                    g.send(1)
+                except StopIteration:
+                    values.append("done")
+        finally:
+            ACT = np.square
+        results.append(values)
+    assert results[0][-1] == "done" and same(results[1], results[0])
+
+
 def test_show_prints_no_rechecks():
     jitted = jit(scaled_steps)
     assert "resume" not in jitted.source and "stale" not in jitted.source

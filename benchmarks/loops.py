@@ -56,6 +56,8 @@ def cases():
         ("rows 500x200", p.affine_rows, (rng.random((500, 200)), np.zeros((500, 200)))),
         ("row sums 100x10k", p.row_sums, (rng.random((100, 10_000)), np.zeros(100))),
         ("row peaks 100x10k", p.row_peaks, (rng.random((100, 10_000)), np.zeros(100, np.int64), np.zeros(100))),
+        ("np.exp rows 20x10k", p.exp_rows, (rng.random((20, 10_000)), np.zeros((20, 10_000)))),
+        ("np.exp rows 200x100", p.exp_rows, (rng.random((200, 100)), np.zeros((200, 100)))),
         ("row peaks 5000x40", p.row_peaks, (rng.random((5000, 40)), np.zeros(5000, np.int64), np.zeros(5000))),
         ("rows += 2000x64", p.scatter_rows, (rng.random((2000, 64)), rng.random(2000), np.zeros((8, 64)))),
         ("helper calls 300", p.total_distance, (rng.random(300), rng.random(300))),

@@ -198,6 +198,12 @@ def row_sums(a, out):
     return out
 
 
+def exp_rows(a, out):
+    for i in range(a.shape[0]):
+        out[i] = np.exp(a[i])
+    return out
+
+
 def row_peaks(a, at, top):
     for i in range(a.shape[0]):
         at[i] = np.argmax(a[i])

@@ -24,9 +24,11 @@ MEASURED = "measured.json"           # the first call's timing of compiled code 
 # A stored choice is reused only when one side won by this factor: a near tie measured once on a
 # loaded machine (1% apart) would otherwise decide for every later process; those time it again.
 CLEAR_WIN = 1.25
-# A win of the block's Python measured while the machine ran more than this many processes per core
-# (the 1-minute load average, this process's own run included) is not reused: other work had the
-# cores the kernel's threads needed, and the choice, stored, kept Python for every later process.
+# A win measured while the machine ran more than this many processes per core (the 1-minute load
+# average, this process's own run included) is not reused: other work had the cores the kernel's
+# threads needed, and the choice, stored, kept Python for every later process; either side's time may
+# be a burst's (a block of np.tanh(a @ b) over 447x447 stored its kernel at 13.9 ms against 48 ms, where
+# both take 45-50 ms and the kernel's float64 tanh is the slower: 0.8x numpy in every later process).
 BUSY_LOAD_PER_CORE = 0.75
 # A kernel measured this many times slower than the block's Python is measured again in each process
 # rather than the loss reused: a kernel computing what numpy computes is rarely more than a few times
@@ -161,7 +163,7 @@ def apply_measured(fragment, spec, measured) -> None:
     if not (min(compiled, python) > 0 and max(compiled, python) >= CLEAR_WIN * min(compiled, python)):
         return
     load = measured.get("load_per_core")
-    if runs == "python" and isinstance(load, int | float) and load > BUSY_LOAD_PER_CORE:
+    if isinstance(load, int | float) and load > BUSY_LOAD_PER_CORE:
         return
     if runs == "python" and compiled > SUSPECT_LOSS * python:
         return

@@ -375,16 +375,17 @@ def measured_after_storing(folder, x, y, times, runs, load):
     return second.fragments[0].entries[0].measured
 
 
-def test_a_python_win_measured_on_a_busy_machine_is_timed_again(cache_dir):
-    """Python's clear win, stored while other work held the cores, is not reused; on a quiet machine
-    it is; a compiled win is reused either way."""
+def test_a_win_measured_on_a_busy_machine_is_timed_again(cache_dir):
+    """A clear win, stored while other work held the cores, is not reused, Python's or the kernel's
+    (a burst of load can make either side look faster); on a quiet machine it is."""
     x, y = np.linspace(-1, 1, 5000), np.ones(5000)
     jit(chain)(x, y)
     disk_cache.wait()
     (folder,) = entries(cache_dir)
     stored = json.loads((folder / "measured.json").read_text())
     assert "load_per_core" in stored
-    for runs, load, reused in (("python", 3.0, False), ("python", 0.2, True), ("compiled", 3.0, True)):
+    for runs, load, reused in (("python", 3.0, False), ("python", 0.2, True), ("compiled", 3.0, False),
+                               ("compiled", 0.2, True)):
         times = (3e-5, 1e-5) if runs == "python" else (1e-5, 3e-5)
         measured = measured_after_storing(folder, x, y, times, runs, load)
         assert (measured == times) is reused, (runs, load, measured)

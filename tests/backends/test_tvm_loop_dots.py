@@ -145,3 +145,18 @@ def test_numpys_blas_dot_is_found_and_checked():
     for dtype in ("float64", "float32"):
         found = blas.dot_function(dtype)
         assert found is not None and found.library in blas._loaded_libraries()
+
+
+def matmul_rows(a, b, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] @ b[i]
+    return out
+
+
+def test_each_dot_is_one_call_of_blas_per_position():
+    """``x @ y`` of rows calls BLAS once per position: with the checks run first, a first pass called
+    it at every position too (rows of 20,000 floats took 1.6x plain Python's time)."""
+    calls = [(rng.random((n, m)), rng.random((n, m)), np.zeros(n)) for n, m in ((20, 3000), (3, 40), (7, 1))]
+    jitted = check(matmul_rows, calls)
+    tir = jitted.fragments[0].entries[0].segments[0].compiled.artifacts["tir"]()
+    assert tir.count("ddot") <= 2, tir      # (one in each of two loops the kernel picks between)

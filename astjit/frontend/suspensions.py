@@ -80,9 +80,11 @@ def _after_suspensions(stmts, recheck: str, blocks_after=False) -> None:
     """The rechecks into ``stmts`` where a block may run after a resumption (``blocks_after``: one may
     run after ``stmts`` end): after a statement that suspends; first in the bodies of a compound
     statement whose header suspends (``if (yield x):``, ``while (yield out) is None:``, whose test runs
-    again before each trip); first in the handlers and ``finally`` of a ``try`` whose body suspends
-    (``g.throw()``, ``g.close()`` resume there). Where no block can run after it, a suspension costs
-    no test (a ``for v in c: yield v`` after the function's last block)."""
+    again before each trip); first in the handlers and ``finally`` of a ``try`` that suspends before
+    them (``g.throw()``, ``g.close()`` resume there). A block in a ``try``'s ``else``, handlers or
+    ``finally`` may run after a suspension in its body, one in its ``finally`` after one in its
+    handlers. Where no block can run after it, a suspension costs no test (a ``for v in c: yield v``
+    after the function's last block)."""
     k = 0
     while k < len(stmts):
         s = stmts[k]
@@ -90,31 +92,50 @@ def _after_suspensions(stmts, recheck: str, blocks_after=False) -> None:
             k += 1
             continue
         later = blocks_after or _has_switch(stmts[k + 1:])
+        if isinstance(s, gast.Try | getattr(gast, "TryStar", gast.Try)):
+            _in_try(s, recheck, later)
+            k += 1
+            continue
         inside = later or isinstance(s, _LOOPS) and _has_switch([s])        # (a loop's next trip)
         bodies = [getattr(s, f) for f in ("body", "orelse") if isinstance(getattr(s, f, None), list)]
         bodies = [b for b in bodies if b and isinstance(b[0], gast.stmt)]
         bodies += [case.body for case in getattr(s, "cases", None) or []]
-        ends = [h.body for h in getattr(s, "handlers", None) or []]
-        if getattr(s, "finalbody", None):
-            ends.append(s.finalbody)
         for body in bodies:
             _after_suspensions(body, recheck, inside)
-        for body in ends:
-            _after_suspensions(body, recheck, later)
         header = _suspends(s)
         if header:
             for body in bodies:
                 if inside or _has_switch(body):
-                    body[:0] = _parsed(recheck, body[0])
-        if ends and any(isinstance(n, SUSPENDING) for b in bodies for st in b for n in gast.walk(st)):
-            for body in ends:
-                if later or _has_switch(body):
                     body[:0] = _parsed(recheck, body[0])
         if header and later:       # (after it too: an ``if`` whose test was false, a ``while`` that ended)
             added = _parsed(recheck, s)
             stmts[k + 1:k + 1] = added
             k += len(added)
         k += 1
+
+
+def _in_try(s, recheck, later) -> None:
+    """The rechecks of a ``try`` statement ``s`` (``later``: a block may run after it)."""
+    handlers = [h.body for h in s.handlers]
+    final = _has_switch(s.finalbody)
+    _after_suspensions(s.body, recheck, later or final or _has_switch(s.orelse) or
+                       any(_has_switch(h) for h in handlers))
+    _after_suspensions(s.orelse, recheck, later or final)
+    for body in handlers:
+        _after_suspensions(body, recheck, later or final)
+    _after_suspensions(s.finalbody, recheck, later)
+    # where ``throw`` or ``close`` resume it: its handlers after a suspension in its body, its
+    # ``finally`` after one anywhere before it
+    if _has_suspension(s.body):
+        for body in handlers:
+            if later or final or _has_switch(body):
+                body[:0] = _parsed(recheck, body[0])
+    if s.finalbody and (later or final) and _has_suspension(s.body + s.orelse + [st for h in handlers for st in h]):
+        s.finalbody[:0] = _parsed(recheck, s.finalbody[0])
+
+
+def _has_suspension(stmts) -> bool:
+    return any(isinstance(n, SUSPENDING) for st in stmts for n in gast.walk(st))
 
 
 def _has_switch(stmts) -> bool:

@@ -124,6 +124,52 @@ def test_suspensions_in_headers_and_a_throw_recheck_where_they_resume():
     assert results[0][-1] == "done" and same(results[1], results[0])
 
 
+def double(x):
+    return x * 2.0
+
+
+def triple(x):
+    return x * 3.0
+
+
+def yield_in_try_block_in_else(a):
+    try:
+        yield 1
+    except KeyError:
+        pass
+    else:
+        for i in range(a.shape[0]):
+            a[i] = ACT(a[i])
+    yield a.copy()
+
+
+def yield_in_handler_block_in_finally(a):
+    try:
+        raise ValueError
+    except ValueError:
+        yield 1
+    finally:
+        for i in range(a.shape[0]):
+            a[i] = ACT(a[i])
+    yield a.copy()
+
+
+def test_a_block_in_a_trys_else_or_finally_after_a_suspension_sees_the_rebinding():
+    global ACT
+    for gen in (yield_in_try_block_in_else, yield_in_handler_block_in_finally):
+        results = []
+        for fn in (gen, jit(gen), jit(gen)):
+            try:
+                ACT = double
+                g = fn(np.arange(3000.0))
+                next(g)
+                ACT = triple                    # rebound while the generator is suspended
+                results.append(next(g))
+            finally:
+                ACT = np.square
+        assert same(results[1], results[0]) and same(results[2], results[0]), gen.__name__
+
+
 def test_show_prints_no_rechecks():
     jitted = jit(scaled_steps)
     assert "resume" not in jitted.source and "stale" not in jitted.source

@@ -176,7 +176,7 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, arrays, read_only, on
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                             stopped, result, allocate, aligned=(), converted=None, compacting=None,
-                            overlapping=None, big_ints=None, snapshot=None, bailed=None, numpy_first=None):
+                            overlapping=None, big_ints=None, snapshot=None, bailed=None):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
@@ -197,9 +197,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     the lengths of its lists; or None), handed to ``stopped`` with the status;
     ``bailed``: None, or (a two-item list whose first item counts the calls left that run
     ``python(*args)``, the loop's Python, instead of the kernel; the loop's Python) for a kernel that
-    may bail where Python goes on (runtime/loop_fragment); ``numpy_first``: None, or (a Python
-    expression over the arguments that holds where the loop's Python is faster, that Python: rows
-    long enough for numpy's vectorized ufuncs, runtime/loop_fragment.long_rows_test). The status
+    may bail where Python goes on (runtime/loop_fragment). The status
     buffer comes from a pool (a new numpy array and its conversion cost about 0.3 us a call) and is
     read through memoryviews before it goes back: ``stopped`` gets it as a list where the kernel
     stopped; otherwise the runner returns ``result``: (a Python expression over the views ``q`` and
@@ -218,7 +216,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
                               appends, checked, stopped, result, allocate, aligned, converted or {},
                               [False] if compacting is None else compacting,
                               overlapping or (lambda args: checked(*args)),
-                              [False] if big_ints is None else big_ints, snapshot, bailed, numpy_first)
+                              [False] if big_ints is None else big_ints, snapshot, bailed)
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
@@ -236,7 +234,7 @@ def _python_number(value) -> str:
 
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                         stopped, result, allocate, aligned, converted, compacting, overlapping, big_ints,
-                        snapshot, bailed, numpy_first, on_refusal, refused=None):
+                        snapshot, bailed, on_refusal, refused=None):
     from ..backends.array_views import compact, readable_by_kernel
     from ..backends.tvm.loop_lists import NEED_ROOM
 
@@ -246,8 +244,6 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     lines = [f"def run({params}):"]
     if bailed is not None:        # (the kernel bailed lately: the loop's Python runs for a few calls)
         lines += ["    if bailed[0]:", "        bailed[0] -= 1", f"        return python({params})"]
-    if numpy_first is not None:   # (rows long enough for numpy's vectorized ufuncs: the loop's Python)
-        lines += [f"    if {numpy_first[0]}:", f"        return numpy_python({params})"]
     for p in converted:
         lines += [f"    q{p} = convert{p}({names[p]})", f"    if q{p} is None:", f"        return {on_refusal}({params})"]
     if aligned:
@@ -332,7 +328,6 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
                  "compact": compact, "readable_by_kernel": readable_by_kernel, "overlapping": overlapping,
                  "DISJOINT": DISJOINT, "big_ints": big_ints, "snapshot": snapshot,
                  **({"bailed": bailed[0], "python": bailed[1]} if bailed is not None else {}),
-                 **({"numpy_python": numpy_first[1]} if numpy_first is not None else {}),
                  **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)
     return namespace["run"]

@@ -47,12 +47,6 @@ class Returned:
 # are larger): about 2 us; 256 KiB cost a loop over ten positions 5 us, twice its Python, and 16 KiB
 # left 1000 values counted into 5000 bins with the documented OverflowError
 RESTORE_BYTES = 1 << 16
-# elements of a row from which numpy's vectorized ufuncs (exp, log, float32 tanh with AVX-512) beat the
-# kernel's element loop (backends/tvm/loop_rows): 20 rows of 10,000 floats' np.exp ran 0.5x plain
-# Python in the kernel, 200 of 1,000 0.9-1.3x, 20 of 100 2.8-4.9x; ten steps of ``x = np.exp(-x)``
-# over 100,000 floats 0.6x, 1,000 0.73x, 500 0.9x (the kernel 2 ns an element, numpy's calls about
-# 0.5 us each and 0.85 ns an element)
-NUMPY_FIRST_ELEMENTS = 400
 BAILED_RUN_MOST = 64          # calls of the loop's Python after a kernel bailed, at most, before it tries again
 
 
@@ -232,8 +226,6 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     rebound = [(k, local_index.get(var.name), live_in.index(var.name))
                for k, var in enumerate(lowered.outputs[:n_out]) if isinstance(var, LocalArray)]
 
-    numpy_first = long_rows_test(lowered, live_in)
-
     compacting = [False]       # (set once an empty or size-1 axis came: make_loop_kernel_runner)
     big_ints = [False]         # (set once an int beyond int64 came: make_loop_kernel_runner)
 
@@ -260,16 +252,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
                 return fallback(*args)
         return DISJOINT
 
-    long_rows = None
-    if numpy_first is not None:
-        namespace = {}
-        exec(compile(f"def long_rows({', '.join(f'a{p}' for p in range(len(live_in)))}):\n"
-                     f"    return {numpy_first}\n", "<astjit long rows>", "exec"), namespace)
-        long_rows = namespace["long_rows"]
-
     def run(*args):                # (a tiny loop never gets here: frontend/loop_guard runs it as written)
-        if not all(args[p].flags.aligned for p in aligned) or not appends.distinct(args) or (
-                long_rows is not None and long_rows(*args)):
+        if not all(args[p].flags.aligned for p in aligned) or not appends.distinct(args):
             return fallback(*args)
         for p, q in pairs:
             if _overlap(args[p], args[q]):
@@ -378,8 +362,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
                                    appends, run, stopped, result_expression(True), allocate, aligned,
                                    converters, compacting, overlapping, big_ints, snapshot if restored else None,
-                                   (bailed, fallback) if lowered.bails else None,
-                                   (numpy_first, fallback) if numpy_first is not None else None)
+                                   (bailed, fallback) if lowered.bails else None)
 
 
 class AppendedValues:
@@ -459,30 +442,6 @@ def make_snapshot(restored, others, lists):
     namespace = {}
     exec(compile("\n".join(lines) + "\n", "<astjit loop snapshot>", "exec"), namespace)
     return namespace["snapshot"]
-
-
-def long_rows_test(lowered, live_in):
-    """A Python expression over the arguments ``a0``, ``a1``... that holds where an element loop of the
-    kernel numpy computes faster (``LoopKernel.numpy_first``) has NUMPY_FIRST_ELEMENTS elements or more,
-    or None: each extent read from an argument's shape (a local array's from the arguments of its
-    group); a loop whose extents are not all so read (a slice's length) is not tested."""
-    group_of = {n: [m for m in members if m in live_in] for members in lowered.groups for n in members}
-    tests = []
-    for shape in lowered.numpy_first:
-        terms = []
-        for extent in shape:
-            if hasattr(extent, "value"):                        # (a constant extent)
-                terms.append(str(int(extent.value)))
-                continue
-            name, _, axis = str(getattr(extent, "name", "")).rpartition("_n")
-            source = name if name in live_in else (group_of.get(name) or [None])[0]
-            if not axis.isdigit() or source is None:
-                terms = None
-                break
-            terms.append(f"a{live_in.index(source)}.shape[{axis}]")
-        if terms:
-            tests.append(f"{' * '.join(terms)} >= {NUMPY_FIRST_ELEMENTS}")
-    return " or ".join(dict.fromkeys(tests)) if tests else None
 
 
 def local_array_allocator(lowered, live_in):

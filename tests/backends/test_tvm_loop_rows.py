@@ -6,7 +6,7 @@ import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
 from loop_programs import affine_rows, scatter_rows
 
-from astjit import explain, jit
+from astjit import explain
 
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 
@@ -150,41 +150,3 @@ def test_clip_of_rows_with_bounds_that_are_arrays_runs_as_python():
     jitted = check(clip_rows_by_rows, [(a, np.ones_like(a), lo), (rng.standard_normal((3, 4)), np.zeros((3, 4)),
                                                                   rng.standard_normal((3, 4)))], compiled=False)
     assert "np.clip of rows with a bound that is an array" in str(explain(jitted))
-
-
-def exp_rows(a, out):
-    for i in range(a.shape[0]):
-        out[i] = np.exp(a[i])
-    return out
-
-
-def exp_steps(x, steps):
-    for _ in range(steps):
-        x = np.exp(-x) + x * x * 0.5 - 1.0 + x * 0.25
-    return x
-
-
-def test_long_rows_of_functions_numpy_vectorizes_faster_run_as_python(monkeypatch):
-    """With AVX-512 numpy's exp, log and float32 tanh beat the kernel's per element: a loop applying
-    one to rows of NUMPY_FIRST_ELEMENTS or more runs its Python (20 rows of 10,000 floats ran 0.5x plain
-    Python in the kernel), shorter rows the kernel; a row of many other ops stays in the kernel."""
-    from astjit.backends.tvm import support
-    from astjit.runtime.loop_fragment import NUMPY_FIRST_ELEMENTS, long_rows_test
-
-    monkeypatch.setattr(support, "_cpu_features", lambda: {"AVX512_SKX": True})
-    long, short = NUMPY_FIRST_ELEMENTS, NUMPY_FIRST_ELEMENTS // 4
-    jitted = jit(exp_rows)
-    for shape in ((30, short), (5, long), (30, short + 1), (3, 2 * long)):
-        a = rng.standard_normal(shape)
-        got, want = jitted(a, np.zeros(shape)), exp_rows(a, np.zeros(shape))
-        np.testing.assert_allclose(got, want, rtol=4e-16 * 4, atol=0)
-        if shape[1] >= long:                      # (numpy's own calls: its bits)
-            assert np.array_equal(got, want)
-    loop = next(f for f in jitted.fragments if f.block.kind == "loop")
-    assert long_rows_test(loop.entries[0].loop, loop.live_in) in (
-        f"a{loop.live_in.index(name)}.shape[1] >= {NUMPY_FIRST_ELEMENTS}" for name in ("a", "out"))
-    fused = jit(exp_steps)
-    x = rng.random(2 * long)
-    np.testing.assert_allclose(fused(x, 3), exp_steps(x, 3), rtol=1e-13, atol=1e-13)
-    lowered = next(e for f in fused.fragments if f.block.kind == "loop" for e in f.entries).loop
-    assert lowered.numpy_first == []                # (seven other ops: the kernel's single pass wins)

@@ -356,18 +356,8 @@ class RowStatements:
             with self.scope():
                 emit(list(ks))
             return
-        before = list(self.element_counts)
         with T.serial(ZERO, shape[len(ks)]) as k:
             self.each_element(shape, emit, (*ks, k))
-        if not ks:
-            # numpy's faster functions (support.numpy_vectorized_faster) beside fewer than seven other
-            # ops each: numpy's calls (0.85 ns an element for such a function, about 0.2 ns for another
-            # op, over 100,000 float64) beat the kernel's pass (1.9 ns for the function, 0.05 ns for an
-            # op) over long rows, which the runner tests (runtime/loop_fragment)
-            rivals = self.element_counts[1] - before[1]
-            others = self.element_counts[0] - before[0] - rivals
-            if rivals and others < 7 * rivals:
-                self.numpy_first.append(list(shape))
 
     def scratch(self, buf):
         """A buffer of ``buf``'s dtype that holds any view of it: one per array and kernel call,
@@ -407,7 +397,6 @@ class RowStatements:
         if isinstance(node, RowLeaf):
             return self.load(node.buf, node.at(ks[ndim - len(node.shape):]))
         args = [self.row_element(o, ks, ndim) for o in node.operands]
-        self.element_counts[0] += 1
         if node.kind == "binary":
             return self.binary(node.name, args[0], args[1], node.node)
         if node.kind == "compare":

@@ -88,7 +88,7 @@ from .loop_types import (
     type_of_value,
 )
 from .runtime import tvm_module
-from .support import UFUNC_RULES, numpy_loop_faster, numpy_vectorized_faster
+from .support import UFUNC_RULES, numpy_loop_faster
 
 tvm = tvm_module()
 from tvm import tirx  # noqa: E402
@@ -179,9 +179,6 @@ class LoopKernel:
     # the loop's Python
     restores: bool = False
     bails: bool = False             # it may stop where Python goes on (then the loop's Python runs instead)
-    # shapes (TIR extents) of element loops that numpy's vectorized ufuncs compute faster once long:
-    # the runner runs the loop's Python where one has NUMPY_FIRST_ELEMENTS elements or more (loop_rows)
-    numpy_first: list = field(default_factory=list)
 
 
 class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedArrays, NamedRows, AppendedLists,
@@ -409,8 +406,6 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.stores = set()
         self.restores = False                  # (fail: a site where Python goes on, after effects)
         self.bails = False                     # (fail: a site where Python goes on)
-        self.element_counts = [0, 0]           # ops lowered over a row's elements, those of them numpy's faster
-        self.numpy_first = []                  # shapes of element loops numpy computes faster when long (loop_rows)
         self.array_origin = {}                 # an inlined function's array parameter -> the loop's array
         self.unchecked = set()                 # (access node id, axis) proven in bounds
         self.wrapped = set()                   # those of them proven in -extent ... extent - 1: wrapped
@@ -522,8 +517,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
                           self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
                           sorted(self.blas_checked), dict(self.sequences), self.appended_types(),
-                          frozenset(self.unbound_after), self.restores and bool(self.stores), self.bails,
-                          list(self.numpy_first))
+                          frozenset(self.unbound_after), self.restores and bool(self.stores), self.bails)
 
     def store_slot(self, k, value) -> None:
         """``value`` into the status slot of live-out value ``k``."""
@@ -2261,8 +2255,6 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             if r.kind in "iu":           # (NEP 50: a Python int beside np.uint8(3) must fit uint8)
                 for v in args:
                     self.check_int_fits(v, r.dtype, e)
-        if over_arrays and numpy_vectorized_faster(name, loop):
-            self.element_counts[1] += 1
         if over_arrays and numpy_loop_faster(name, loop):
             raise _no(f"np.{name} over {loop} arrays: numpy's vectorized loop is faster than the kernel's "
                       "call of the C library per element", e)

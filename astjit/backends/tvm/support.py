@@ -647,17 +647,6 @@ _KERNEL_VECTORIZED = {("exp", "float32"), ("tanh", "float32"), ("exp", "float64"
                       ("copysign", "float64")}
 
 
-# kernel-vectorized functions whose numpy loop is faster still with AVX512_SKX (SVML: float64 exp 0.85 ns
-# an element against the kernel's 1.4 ns, float64 log, float32 tanh likewise)
-_SVML_FASTER = {("exp", "float32"), ("tanh", "float32"), ("exp", "float64"), ("log", "float64")}
-
-
-def numpy_vectorized_faster(name: str, dtype: str) -> bool:
-    """Whether numpy's loop of ufunc ``name`` over ``dtype`` is faster per element than the kernel's own
-    vectorized code on this CPU: over long rows, numpy's call then wins (backends/tvm/loop_rows)."""
-    return (name, dtype) in _SVML_FASTER and bool(_cpu_features().get("AVX512_SKX"))
-
-
 def numpy_loop_faster(name: str, dtype: str) -> bool:
     """Whether numpy's loop of ufunc ``name`` over ``dtype`` is vectorized on this CPU where a kernel
     calls the C library per element: over whole arrays, numpy's own call is then the faster one."""

@@ -396,7 +396,10 @@ class JitFunction:
     def explain(self) -> "Explanation":
         """Every statement and block that runs as Python, and why; and every recompile (same as
         ``astjit.explain(self)``)."""
-        return Explanation(self.__qualname__, self.records())
+        # (blocks whose every specialization runs its Python, numbers only or measured faster so, with
+        # no record: explain() would otherwise call them compiled)
+        settled = sum(1 for f in self.fragments if f.entries and all(e.runs == "python" for e in f.entries))
+        return Explanation(self.__qualname__, self.records(), settled)
 
     def show(self, file=None, fragments: bool = False) -> None:
         """Print the transformed source, then each Fragment's lines, live-ins, live-outs and cache
@@ -415,9 +418,10 @@ class JitFunction:
 class Explanation:
     """What ``explain`` reports; prints as text, iterates as Records."""
 
-    def __init__(self, name, records):
+    def __init__(self, name, records, settled=0):
         self.name = name
         self.records = records
+        self.settled = settled          # blocks that run their Python with nothing to report
 
     def __iter__(self):
         return iter(self.records)
@@ -426,6 +430,10 @@ class Explanation:
         return len(self.records)
 
     def __str__(self):
+        if not self.records and self.settled:
+            blocks = "a block runs" if self.settled == 1 else f"{self.settled} blocks run"
+            return (f"{self.name}: nothing fell back; {blocks} as Python, the faster there (work on "
+                    "numbers, or measured).")
         if not self.records:
             return f"{self.name}: every block compiled; nothing fell back."
         lines = [f"{self.name}:"]

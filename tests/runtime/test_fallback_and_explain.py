@@ -396,3 +396,17 @@ def test_a_function_of_an_installed_library_is_not_called_the_users():
     messages = [r.message for r in explain(jf)]
     assert any("np.seterr (numpy.seterr) is not supported yet" in m for m in messages), messages
     assert not any("your function" in m for m in messages), messages
+
+
+def affine_numbers(x, w, b):
+    return w * x + b
+
+
+def test_explain_says_a_block_on_numbers_runs_as_python():
+    """A block that only ever computes numbers runs its Python (faster than any kernel call) with
+    nothing recorded: explain() says so rather than calling it compiled."""
+    jf = jit(affine_numbers)
+    for x in (1.0, 2.5, -3.0):
+        assert jf(x, 2.0, 3.0) == affine_numbers(x, 2.0, 3.0)
+    text = str(explain(jf))
+    assert "a block runs as Python" in text and "every block compiled" not in text

@@ -101,12 +101,10 @@ class RowReductions:
         if isinstance(row, RowLeaf) and elem.kind in "fiu":
             lanes = max(16, 64 // np.dtype(elem.dtype).itemsize)
             element = lambda k: row.buf[tuple(row.at([k]))]          # noqa: E731
-            unsure = T.alloc_buffer((1,), "bool", scope="global")
-            T.buffer_store(unsure, tirx.const(True, "bool"), [0])
             with T.If(n >= tirx.const(lanes, I64)):
                 with T.Then():
-                    lane_extreme(kind, element, n, elem.dtype, lanes, best, at, unsure)
-            scan = tirx.And(scan, unsure[0])
+                    lane_extreme(kind, element, n, elem.dtype, lanes, best, at)
+            scan = tirx.And(scan, n < tirx.const(lanes, I64))      # (a row shorter than the lanes)
         with T.If(scan):
             with T.Then(), self.scope():
                 T.buffer_store(best, x(ZERO), [0])
@@ -142,7 +140,7 @@ def reduction_operand(e):
     return e.func.value if isinstance(e.func, gast.Attribute) and not e.args else e.args[0]
 
 
-def lane_extreme(kind, element, n, dtype, lanes, best, at, unsure) -> None:
+def lane_extreme(kind, element, n, dtype, lanes, best, at) -> None:
     """``max``/``min``/``argmax``/``argmin`` of ``element(0) ... element(n - 1)`` (``n`` at least one
     lane's worth) into ``best[0]`` and ``at[0]``, over ``lanes`` running extremes updated in one
     vectorized loop; the scan element by element took 1 ns an element, five times numpy's vectorized
@@ -150,7 +148,7 @@ def lane_extreme(kind, element, n, dtype, lanes, best, at, unsure) -> None:
     first extreme (a strict comparison), and of equal extremes the lowest index wins, so the index is
     numpy's first one. Where the lanes saw a NaN, the first NaN wins (its value, its index); a float
     max or min of zero is the last zero (-0.0 or 0.0), as numpy's scalar loop keeps it: each found by
-    a scan that stops there. ``unsure[0]``: set False (the caller's element scan is not needed)."""
+    a scan that stops there."""
     is_float = np.dtype(dtype).kind == "f"
     wins = (lambda v, m: v > m) if kind.endswith("max") else (lambda v, m: v < m)
     lane_best = T.alloc_buffer((lanes,), dtype, scope="global")
@@ -198,7 +196,6 @@ def lane_extreme(kind, element, n, dtype, lanes, best, at, unsure) -> None:
         v = element(k)
         take(v, k, wins(v, best[0]))
         T.buffer_store(nan, nan[0] | nan_of(v), [0])
-    T.buffer_store(unsure, tirx.const(False, "bool"), [0])
     if not is_float:
         return
     # a NaN: the first one wins (its value, its index), found by a scan that stops there; a max or min

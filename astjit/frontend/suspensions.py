@@ -85,16 +85,18 @@ def _after_suspensions(stmts, recheck: str, blocks_after=False) -> None:
     ``finally`` may run after a suspension in its body, one in its ``finally`` after one in its
     handlers. Where no block can run after it, a suspension costs no test (a ``for v in c: yield v``
     after the function's last block)."""
-    k = 0
-    while k < len(stmts):
-        s = stmts[k]
+    # (whether a block follows each statement, from the end: one walk of each, not of every suffix)
+    follows, seen = [], blocks_after
+    for s in reversed(stmts):
+        follows.append(seen)
+        seen = seen or _has_switch([s])
+    out = []
+    for s, later in zip(list(stmts), reversed(follows)):
+        out.append(s)
         if isinstance(s, _NESTED):
-            k += 1
             continue
-        later = blocks_after or _has_switch(stmts[k + 1:])
         if isinstance(s, gast.Try | getattr(gast, "TryStar", gast.Try)):
             _in_try(s, recheck, later)
-            k += 1
             continue
         inside = later or isinstance(s, _LOOPS) and _has_switch([s])        # (a loop's next trip)
         bodies = [getattr(s, f) for f in ("body", "orelse") if isinstance(getattr(s, f, None), list)]
@@ -108,10 +110,8 @@ def _after_suspensions(stmts, recheck: str, blocks_after=False) -> None:
                 if inside or _has_switch(body):
                     body[:0] = _parsed(recheck, body[0])
         if header and later:       # (after it too: an ``if`` whose test was false, a ``while`` that ended)
-            added = _parsed(recheck, s)
-            stmts[k + 1:k + 1] = added
-            k += len(added)
-        k += 1
+            out += _parsed(recheck, s)
+    stmts[:] = out
 
 
 def _in_try(s, recheck, later) -> None:
@@ -135,7 +135,15 @@ def _in_try(s, recheck, later) -> None:
 
 
 def _has_suspension(stmts) -> bool:
-    return any(isinstance(n, SUSPENDING) for st in stmts for n in gast.walk(st))
+    """Whether ``stmts`` suspend anywhere in them (not in a function they define)."""
+    return any(_suspends(s) or _has_suspension(_inner_statements(s)) for s in stmts if not isinstance(s, _NESTED))
+
+
+def _inner_statements(stmt) -> list:
+    inner = [st for f in ("body", "orelse", "finalbody") for st in getattr(stmt, f, None) or []
+             if isinstance(st, gast.stmt)]
+    inner += [st for h in getattr(stmt, "handlers", None) or [] for st in h.body]
+    return inner + [st for case in getattr(stmt, "cases", None) or [] for st in case.body]
 
 
 def _has_switch(stmts) -> bool:

@@ -417,3 +417,27 @@ def test_sums_of_negative_zeros_are_numpys_positive_zero(fn, shape, dtype):
     jf = jit(fn, backend="tvm")
     for a in (np.full(shape, -0.0, dtype), np.full(shape, 0.0, dtype), exact_values(dtype, shape, 3)):
         assert_same_as_numpy(fn, a, jitted=jf)
+
+
+def pair_moments(m, x):
+    s = (m[None, :] * (x[:, None] - x[None, :])).sum(axis=0)
+    v = np.var(m[None, :] - x[:, None], axis=0)
+    return s, s * s - s, np.mean(x[:, None] * m[None, :], axis=0), v, v * v + v, np.std(x[None, :] * 2.0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_reductions_of_one_element_of_a_broadcast_expression_compile(dtype):
+    """A reduction over an axis of length 1 of a compound value, read twice: TVM's LLVM code generator
+    rejected the kernel (a Let variable bound twice) and the block ran on numpy, printing TVM's
+    warnings."""
+    jf = jit(pair_moments, backend="tvm")
+    rng = np.random.default_rng(5)
+    for n in (1, 1, 3, 1, 1):
+        m, x = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+        if n == 1:
+            x[0] = -0.0
+        assert_same_as_numpy(pair_moments, m, x, jitted=jf)
+    for special in (np.nan, np.inf, -np.inf, -0.0):
+        m, x = np.array([1.5], dtype), np.array([special], dtype)
+        assert_same_as_numpy(pair_moments, m, x, jitted=jf)
+    assert_compiled(jf)

@@ -384,8 +384,11 @@ class SegmentLowering:
                                name=f"mean{n.id}")
             body = functools.partial(reduce_body, what="squares")
             buffered = ""                                 # (the deviations are of the sum's type)
+        # one element per result: a stage the schedules keep (inlined into its reader, the shielded load
+        # then held the element's Let bindings, and LLVM's code generator rejected a second binding)
         tensor = te.compute(out_shape, _plain(body),
-                            name=column + (f"red{n.id}" if means is None else f"var{n.id}") + runs + buffered)
+                            name=f"stage{n.id}" if count == 1 else
+                            column + (f"red{n.id}" if means is None else f"var{n.id}") + runs + buffered)
         nans = None
         if split_nan and count != 1:
             nans = te.compute(out_shape, _plain(lambda *i: reduce_body(*i, what="nan_count")),

@@ -144,6 +144,11 @@ def specialize_loop(fragment, key, args) -> Specialization:
 
         inner = make_loop_runner(main, lowered, fragment, kernel_args, live_in, live_out, fall_back)
         runner = tuple_runner(tuples, fragment.live_in, fragment.live_out, inner, fragment.fallback)
+    if lowered.weigh and not (block.resume_at or block.declines_inline):
+        # (a handed-over loop's Python goes on in the rewritten function, where it cannot be timed)
+        from .loop_weighing import weighed
+
+        runner = weighed(runner, fragment.fallback, fragment, args)
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
     spec.segments = [loop_segment(lowered.func, None if stored is not None else module)]

@@ -676,6 +676,12 @@ _SVML_FASTER = {("exp", "float32"), ("tanh", "float32"), ("exp", "float64"), ("l
 SVML_FASTER_OPS = 7
 
 
+def svml_faster(name: str, dtype: str) -> bool:
+    """Whether numpy's SVML loop of ``name`` over ``dtype`` runs faster than the kernel's own vectorized
+    code on this CPU (``_SVML_FASTER``, with AVX512_SKX)."""
+    return (name, dtype) in _SVML_FASTER and bool(_cpu_features().get("AVX512_SKX"))
+
+
 def numpy_loop_faster_in(ctx, nodes) -> bool:
     """Whether a kernel of these nodes applies a function over arrays that numpy's loop runs
     vectorized (``numpy_loop_faster``), or one numpy's SVML loop runs faster than the kernel's own

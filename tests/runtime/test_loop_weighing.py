@@ -1,0 +1,131 @@
+"""Loops over rows of functions numpy's SVML loop runs faster (runtime/loop_weighing): the kernel and
+the loop's Python are timed on the program's own calls, per size class, and the faster runs on. The
+choice is timing: the tests drive it with a fake clock, and check values and effects either way."""
+
+import numpy as np
+import pytest
+
+from astjit import explain, jit
+from astjit.backends.tvm.support import svml_faster
+from astjit.runtime import loop_weighing
+
+
+class Clock:
+    """``time.perf_counter`` advancing by what the runs below say they cost."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class Fragment:
+    def __init__(self):
+        self.records = []
+        self.owner_name, self.block = "f", type("Block", (), {"lineno": 3})()
+
+    def _record(self, kind, message):
+        self.records.append((kind, message))
+
+
+def runs(clock, costs, log, name):
+    def run(*args):
+        log.append((name, args))
+        clock.now += costs[name](*args)
+        return name
+    return run
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    c = Clock()
+    monkeypatch.setattr(loop_weighing.time, "perf_counter", c)
+    return c
+
+
+def weighed(clock, kernel_cost, python_cost, first_args):
+    log, fragment = [], Fragment()
+    costs = {"kernel": kernel_cost, "python": python_cost}
+    run = loop_weighing.weighed(runs(clock, costs, log, "kernel"), runs(clock, costs, log, "python"), fragment,
+                                first_args)
+    return run, log, fragment
+
+
+def test_python_faster_on_long_rows_and_the_kernel_on_short_ones(clock):
+    """Each call runs one of the two, once: kernel, Python (not timed: it compiles its blocks), then
+    alternating, then the faster for that size class."""
+    run, log, fragment = weighed(clock, lambda a, n: a.size * 2e-9, lambda a, n: 1e-6 * n + a.size * 1e-9,
+                                 (np.zeros(4), 4))
+    long_rows, short_rows = np.zeros(200_000), np.zeros(2_000)
+    weighing = ["kernel", "python", "python", "kernel", "python", "kernel"]
+    chosen = [run(long_rows, 20) for _ in range(8)]
+    assert chosen == weighing + ["python", "python"]
+    assert len(log) == 8
+    chosen = [run(short_rows, 20) for _ in range(8)]      # (another class: 2e-9 * 2000 < 2e-5 + 2e-6)
+    assert chosen == weighing + ["kernel", "kernel"]
+    assert [kind for kind, _ in fragment.records] == ["measured"]
+    assert "beat its kernel" in fragment.records[0][1]
+    assert run.weighed[(long_rows.size.bit_length(), (20).bit_length())] is False
+
+
+def test_a_tie_and_the_first_python_run_keep_the_kernel(clock):
+    """The first run of the loop's Python (its blocks compile then) is not timed; a tie goes to the
+    kernel."""
+    python_runs = []
+
+    def python_cost(a):
+        python_runs.append(1)
+        return 1.0 if len(python_runs) == 1 else 1e-3
+
+    run, log, fragment = weighed(clock, lambda a: 1e-3, python_cost, (np.zeros(3),))
+    assert [run(np.zeros(3)) for _ in range(8)] == ["kernel", "python", "python", "kernel", "python"] + ["kernel"] * 3
+    assert not fragment.records
+
+
+def test_size_classes_are_bounded(clock):
+    run, log, fragment = weighed(clock, lambda a: 1.0, lambda a: 1e-3, (np.zeros(1),))
+    for k in range(loop_weighing.CLASSES_AT_MOST):
+        run(np.zeros(2**k))
+    assert [run(np.zeros(1)) for _ in range(6)] == ["python", "python", "kernel", "python", "kernel", "python"]
+    assert [run(np.zeros(2**20)) for _ in range(4)] == ["kernel"] * 4     # (a class beyond the bound)
+    assert len(run.weighed) == loop_weighing.CLASSES_AT_MOST
+
+
+def exp_rows(a, out):
+    for i in range(a.shape[0]):
+        out[i] = np.exp(a[i]) * 0.5
+    return out
+
+
+def log_steps(x, n):
+    for _ in range(n):
+        x = np.log(x + 1.0)
+    return x
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_weighed_loops_agree_with_numpy_whichever_runs(dtype):
+    """Values and effects on every call, through the timed calls and after the choice, for rows long
+    and short (numpy's exp and log against the kernel's: a few ulp apart)."""
+    rng = np.random.default_rng(4)
+    jf, jg = jit(exp_rows), jit(log_steps)
+    tol = {"rtol": 4e-7 if dtype == "float32" else 4e-16, "atol": 0}
+    for shape in [(20, 5000)] * 8 + [(50, 40)] * 8 + [(3, 5000), (0, 7), (20, 5000)]:
+        a = rng.normal(0, 3, shape).astype(dtype)
+        out, expected = np.full(shape, np.nan, dtype), np.full(shape, np.nan, dtype)
+        result = jf(a, out)
+        assert result is out
+        np.testing.assert_allclose(out, exp_rows(a, expected), **tol)
+        x = rng.random(shape[1]).astype(dtype)
+        got = jg(x, shape[0] % 7)
+        assert got.dtype == x.dtype and got.shape == x.shape
+        # (a few steps, each a few ulp apart: an ulp of x moves x + 1.0 by an ulp of 1.0)
+        np.testing.assert_allclose(got, log_steps(x, shape[0] % 7), rtol=20 * tol["rtol"],
+                                   atol=4 * np.finfo(dtype).eps)
+    spec = next(e for f in jf.fragments if f.block.kind == "loop" for e in f.entries)
+    assert spec.mode == "tvm"
+    assert hasattr(spec.runner, "weighed") == svml_faster("exp", dtype)
+    if svml_faster("exp", dtype):
+        assert len(spec.runner.weighed) >= 3           # three size classes of ``a``
+    assert "could not" not in explain(jf)

@@ -129,3 +129,28 @@ def test_weighed_loops_agree_with_numpy_whichever_runs(dtype):
     if svml_faster("exp", dtype):
         assert len(spec.runner.weighed) >= 3           # three size classes of ``a``
     assert "could not" not in explain(jf)
+
+
+def int_quotients(a, k, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] // k + a[i] % k
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint16"])
+def test_rows_of_ints_divided_by_one_number_are_weighed_and_exact(dtype):
+    """numpy divides a row by one number with SIMD, faster than the kernel over long rows: such loops
+    are weighed too, and give numpy's values (floor division, the divisor's sign, by zero: 0) either way."""
+    from loop_checks import check
+
+    rng = np.random.default_rng(2)
+    info = np.iinfo(dtype)
+    calls = []
+    for shape, k in [((20, 3000), 7)] * 7 + [((30, 20), -3 if info.min else 3)] * 7 + [((4, 5), 0), ((0, 3), 5)]:
+        a = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+        # (a numpy scalar of the rows' type: a Python int beside a small int type needs checks per element)
+        calls.append((a, k if dtype == "int64" else np.dtype(dtype).type(k), np.zeros(shape, dtype)))
+    with np.errstate(divide="ignore"):
+        jitted = check(int_quotients, calls)
+    spec = next(e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries)
+    assert len(spec.runner.weighed) >= 3

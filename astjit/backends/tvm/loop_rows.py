@@ -397,6 +397,9 @@ class RowStatements:
         if isinstance(node, RowLeaf):
             return self.load(node.buf, node.at(ks[ndim - len(node.shape):]))
         args = [self.row_element(o, ks, ndim) for o in node.operands]
+        if node.kind == "binary" and node.name in ("FloorDiv", "Mod") and isinstance(node.operands[1], ScalarLeaf) \
+                and np.dtype(args[0].dtype).kind in "iu" and np.dtype(args[1].dtype).kind in "iu":
+            self.numpy_faster_rows = True        # (numpy divides by one number with SIMD: LoopKernel.weigh)
         if node.kind == "binary":
             return self.binary(node.name, args[0], args[1], node.node)
         if node.kind == "compare":

@@ -204,6 +204,12 @@ def exp_rows(a, out):
     return out
 
 
+def bucket_rows(a, width, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] // width
+    return out
+
+
 def row_peaks(a, at, top):
     for i in range(a.shape[0]):
         at[i] = np.argmax(a[i])

@@ -154,3 +154,27 @@ def test_rows_of_ints_divided_by_one_number_are_weighed_and_exact(dtype):
         jitted = check(int_quotients, calls)
     spec = next(e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries)
     assert len(spec.runner.weighed) >= 3
+
+
+def test_a_call_nested_in_the_loops_python_does_not_break_the_schedule(clock):
+    """The loop's Python may call the function again (recursion): the inner calls weigh the same
+    class while the outer one runs; every call still runs one of the two, and the class settles."""
+    depth = []
+
+    def python(a):
+        if not depth:
+            depth.append(1)
+            for _ in range(7):
+                run(a)
+            depth.pop()
+        clock.now += 1e-3
+        return "python"
+
+    def kernel(a):
+        clock.now += 1.0
+        return "kernel"
+
+    run = loop_weighing.weighed(kernel, python, Fragment(), (np.zeros(2),))
+    results = [run(np.zeros(2)) for _ in range(8)]
+    assert set(results) <= {"kernel", "python"}
+    assert run.weighed[(2,)] is False

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from .fpstate import current_state, last_quiet
-from .keys import TupleOfLength
+from .keys import TupleOfLength, tuple_key
 
 try:           # numpy's C functions themselves: np.may_share_memory's dispatch layer doubles its cost
     from numpy._core._multiarray_umath import may_share_memory, shares_memory
@@ -85,11 +85,12 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
 
         runner = runner.refused(refused)
     namespace = {"ndarray": np.ndarray, "runner": runner, "generic": generic, "counter": counter,
-                 "fp_state": current_state, "fp_quiet": last_quiet}
+                 "fp_state": current_state, "fp_quiet": last_quiet, "tuple_key": tuple_key}
     terms = []
     for i, (x, part) in enumerate(zip(names, key)):
         if isinstance(part, TupleOfLength):
-            terms.append(f"type({x}) is tuple and len({x}) == {part.length:d}")
+            namespace[f"t{i}"] = part
+            terms.append(f"type({x}) is tuple and tuple_key({x}) is t{i}")
             continue
         if not isinstance(part, tuple):
             namespace[f"t{i}"] = part

@@ -10,32 +10,41 @@ SHORT_TUPLE = 8      # items: a tuple up to this long keys a loop by its length
 
 
 class TupleOfLength:
-    """The key part of a tuple argument of a compiled loop, at most SHORT_TUPLE items: the kernel knows
-    its length, so a loop over it (``for c in coeffs``) has a constant trip count LLVM can unroll
-    (then the loop around it vectorizes). A longer tuple keys as ``tuple``, its length a parameter."""
+    """The key part of a tuple argument of a compiled loop: its length, where at most SHORT_TUPLE items
+    (the kernel knows it, so a loop over it, ``for c in coeffs``, has a constant trip count LLVM can
+    unroll; then the loop around it vectorizes), else None (the length is a parameter); and the type
+    its items share (None where they do not: a kernel takes each item at the type it was compiled for,
+    so a tuple of numpy floats after one of Python floats is a specialization of its own, not the
+    first one's Python)."""
 
-    __slots__ = ("length", "__name__")
+    __slots__ = ("length", "item", "__name__")
 
-    def __init__(self, length):
-        self.length = length
-        self.__name__ = f"tuple of {length}"
+    def __init__(self, length, item):
+        self.length, self.item = length, item
+        items = f" {item.__name__}" if item is not None else " mixed"
+        self.__name__ = f"tuple of {length}{items}" if length is not None else f"tuple of{items}"
 
     def __eq__(self, other):
-        return type(other) is TupleOfLength and other.length == self.length
+        return type(other) is TupleOfLength and other.length == self.length and other.item is self.item
 
     def __hash__(self):
-        return hash((TupleOfLength, self.length))
+        return hash((TupleOfLength, self.length, self.item))
 
     def __repr__(self):
         return f"<{self.__name__}>"
 
 
-_TUPLE_KEYS = [TupleOfLength(n) for n in range(SHORT_TUPLE + 1)]
+_TUPLE_KEYS = {}
 
 
 def tuple_key(value: tuple):
-    """A tuple's key part for a compiled loop: its length, where short."""
-    return _TUPLE_KEYS[len(value)] if len(value) <= SHORT_TUPLE else tuple
+    """A tuple's key part for a compiled loop: its length where short, and its items' one type."""
+    types = set(map(type, value))
+    part = (len(value) if len(value) <= SHORT_TUPLE else None, types.pop() if len(types) == 1 else None)
+    key = _TUPLE_KEYS.get(part)
+    if key is None:
+        key = _TUPLE_KEYS[part] = TupleOfLength(*part)
+    return key
 
 
 def make_key(args) -> tuple:
@@ -48,8 +57,8 @@ def make_key(args) -> tuple:
 
 
 def make_rank_key(args) -> tuple:
-    """(dtype, ndim, C-contiguous) for each ndarray, the exact type for anything else (a short tuple:
-    its length, TupleOfLength): compiled loops take extents as parameters, so a new length reuses the
+    """(dtype, ndim, C-contiguous) for each ndarray, the exact type for anything else (a tuple: its
+    length where short and its items' type, TupleOfLength): compiled loops take extents as parameters, so a new length reuses the
     kernel; a C-contiguous array gets a kernel that knows its strides."""
     return tuple([(a.dtype, a.ndim, a.flags.c_contiguous) if type(a) is _ndarray else
                   (tuple_key(a) if type(a) is tuple else type(a)) for a in args])

@@ -44,7 +44,7 @@ from ...frontend.loops import (
 )
 from ...frontend.lower import attribute_of
 from ...runtime.fragment import UNBOUND
-from ...runtime.keys import TupleOfLength, tuple_key
+from ...runtime.keys import tuple_key
 from ...runtime.plain_attribute import NOT_PLAIN
 from . import loop_complex as cx
 from . import loop_spans as spans
@@ -221,7 +221,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             seq = type_of_sequence(value)
             if seq is not None:
                 self.sequences[name] = seq
-                if type(value) is tuple and isinstance(tuple_key(value), TupleOfLength):
+                if type(value) is tuple and tuple_key(value).length is not None:
                     self.sequence_lengths[name] = len(value)      # (the kernel's key holds it)
                 self.array_types[name] = Array(seq.dtype, 1, True)
                 continue

@@ -26,8 +26,13 @@ QUIET = ("ignore", "warn")
 RUNS_AS_PYTHON = ("numpy's floating-point error state asked for errors at a call (np.errstate or np.seterr "
                   "with 'raise', 'call', 'print' or 'log'): calls under such a state run as Python, where "
                   "numpy raises, calls, prints or logs as it would")
-last_quiet = [None]          # the last state seen in which kernels may run
-last_loud = [None]           # the last state seen in which they may not (np.geterr per call cost 0.5 us)
+last_quiet = [None]          # the state in which kernels may run that the dispatch tests first
+last_loud = [None]           # one in which they may not (np.geterr per call cost 0.5 us)
+# states seen lately, by identity: whether kernels may run in each. ``np.errstate`` makes a new state
+# at each entry, and leaving restores the one before: with one slot per answer, a function entering
+# ``np.errstate`` made every call work out both states' modes (about 1 us each)
+RECENT_STATES = 8
+_recent = {}
 
 
 def kernels_allowed() -> bool:
@@ -36,9 +41,14 @@ def kernels_allowed() -> bool:
         return True
     if state is last_loud[0]:
         return False
-    modes = _error_modes()
-    if state == last_quiet[0] or all(modes[k] in QUIET for k in ("divide", "over", "under", "invalid")):
-        last_quiet[0] = state
-        return True
-    last_loud[0] = state
-    return False
+    allowed = _recent.get(state)
+    if allowed is None:                  # (first seen: it takes no slot, so a state used once keeps none)
+        modes = _error_modes()
+        allowed = (modes["divide"] in QUIET and modes["over"] in QUIET and modes["under"] in QUIET
+                   and modes["invalid"] in QUIET)
+        if len(_recent) >= RECENT_STATES:
+            _recent.clear()
+        _recent[state] = allowed
+        return allowed
+    (last_quiet if allowed else last_loud)[0] = state
+    return allowed

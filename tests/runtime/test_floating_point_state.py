@@ -101,3 +101,33 @@ def test_errstate_raise_reaches_a_compiled_loop():
             assert np.count_nonzero(got) == 150
     with np.errstate(divide="ignore"):
         assert_same_as_numpy(scaled_ratios, a, b, np.zeros(300), jitted=jf)
+
+
+def quiet_ratio(a, b):
+    s = a * 2.0 - b
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = s / b
+        r = r * 2.0 + 1.0
+    return r * a - s
+
+
+def test_a_state_entered_at_each_call_is_worked_out_once_per_call(monkeypatch):
+    """``np.errstate`` makes a new state at each entry and restores the one before on leaving: the
+    modes of each new state are read once, and the restored state is still known (with a block before
+    and after the ``with``, three states were read per call, about 1 us each)."""
+    from astjit.runtime import fpstate
+
+    jf = jit(quiet_ratio)
+    a, b = np.array([1.0, 0.0, -1.0, 0.0, 3.0]), np.array([0.0, 0.0, 2.0, -0.0, 4.0])
+    for _ in range(5):
+        assert_same_as_numpy(quiet_ratio, a, b, jitted=jf)
+    reads = []
+    modes = fpstate._error_modes
+    monkeypatch.setattr(fpstate, "_error_modes", lambda: reads.append(1) or modes())
+    for k in range(10):
+        assert_same_as_numpy(quiet_ratio, a * k, b, jitted=jf)
+        assert len(reads) <= k + 1, reads
+    with np.errstate(over="raise"):            # a loud state seen again is known too
+        for _ in range(3):
+            assert_same_as_numpy(quiet_ratio, a, b, jitted=jf)
+    assert np.seterr()["over"] == "warn"

@@ -215,6 +215,32 @@ def test_powers_of_floats_call_pow_and_raise_as_python():
     assert "a power whose exponent is not an int" in str(jitted.explain())
 
 
+def constant_float_powers(a, n):
+    """Python floats and ints to constant float exponents, CPython's float power: ``n ** 0.5`` bounds a
+    sieve's loop, ``x ** -0.5`` normalizes."""
+    s = 0.0
+    for i in range(int(n ** 0.5) + 1):
+        x = float(a[i % len(a)])
+        s += x ** 1.5 + i ** 0.5 + x ** -0.5 + x ** 2.0 + (i + 1) ** -1.25 + x ** 1e400
+    return s
+
+
+def test_python_numbers_to_a_constant_float_exponent_are_cpythons_float_power():
+    """The C library's pow of the base as a float; 0.0 (or an int 0) to a negative power raises
+    ZeroDivisionError, a finite base to an infinity OverflowError, at the line; a negative base to a
+    power that is not an integer is complex in Python: the loop's Python runs instead."""
+    finite = np.array([1.5, 2.0, 0.25, 3.0, 0.5, 7.0])
+    calls = [(finite, n) for n in (0, 1, 3, 30, 2**40)] + [
+        (np.array([1.5, 0.0]), 4),                       # ZeroDivisionError: 0.0 ** -0.5
+        (np.array([1.5, -0.0]), 4),
+        (np.array([2.0, 1e300]), 4),                     # OverflowError: 1e300 ** 1.5
+        (np.array([np.inf, np.nan]), 4),                 # inf ** -0.5 is 0.0; no errors from them
+        (np.array([2.0, -4.0]), 4),                      # (-4.0) ** 1.5: complex, the loop's Python
+        (finite, 9)]
+    jitted = check(constant_float_powers, calls)
+    assert "a power" not in str(jitted.explain())
+
+
 def python_float_to_numpy_ints(a, n, out):
     for i in range(len(a)):
         out[i] = float(a[i]) ** n[i]

@@ -17,6 +17,7 @@ would have gone on with a larger int).
 import ast
 import copy
 import functools
+import math
 import operator
 import os
 import struct
@@ -1727,10 +1728,14 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         power both call. A Python float's power raises as CPython's: ZeroDivisionError for 0.0 to a
         negative power, OverflowError where a finite base gives an infinity. (A Python float to a
         power that is not an integer gives a complex where the base is negative: not compiled.)"""
+        constant = isinstance(node, gast.BinOp) and isinstance(node.right, gast.Constant)
+        exponent = _float_constant(node.right) if isinstance(node, gast.BinOp) else None
+        if exponent is not None and a.types and all(t.python and (t.dtype == "float64" or t.kind == "i")
+                                                    for t in a.types):
+            return self.python_float_power(a, exponent, node)
         if not a.types or any(t.dtype != "float64" for t in a.types):
             raise _no(f"a power of {'/'.join(map(str, a.types))} (only float64 bases, other than x ** 2)", node)
         ints = all(t.kind in "iu" and t.dtype != "uint64" for t in b.types)
-        constant = isinstance(node, gast.BinOp) and isinstance(node.right, gast.Constant)
         if not ints and not (constant and type(node.right.value) is float and not any(t.python for t in a.types)):
             raise _no("a power whose exponent is not an int (a Python float's power may be complex)", node)
         if any(t.python for t in a.types) and not all(t.python for t in b.types):
@@ -1748,6 +1753,28 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             self.fail(tirx.And(tirx.EQ(x, tirx.const(0.0, "float64")), exponent < tirx.const(0, I64)), node,
                       raise_, (x, exponent))
             self.fail(tirx.And(sm.te.isinf(result), sm.te.isfinite(x)), node, raise_, (x, exponent))
+        return Val(result, (r,))
+
+    def python_float_power(self, a, exponent: float, node) -> Val:
+        """``x ** 0.5`` of a Python float or int and a constant float: CPython's float power, which is
+        the C library's ``pow`` of the base as a float (an int converted as ``float()`` converts it,
+        rounded to nearest) with CPython's errors: ZeroDivisionError for 0.0 to a negative power,
+        OverflowError where a finite base to a finite power gives an infinity. A negative base to a power that is not an
+        integer gives a complex number in Python: there the loop's Python runs instead."""
+        r = Scalar("float64", True)
+        x = self.bind(_cast(a.expr, a.dtype, "float64"), "float64")
+        e = tirx.const(exponent, "float64")
+        result = self.bind(sm.libm("pow", "float64", x, e), "float64")
+
+        def raise_(vals):
+            return _raised(pow, _float_of_bits(vals[0]), exponent)
+
+        if exponent < 0:
+            self.fail(tirx.EQ(x, tirx.const(0.0, "float64")), node, raise_, (x,))
+        if math.isfinite(exponent):     # (to an infinite exponent CPython gives inf or 0.0 without error)
+            self.fail(tirx.And(sm.te.isinf(result), sm.te.isfinite(x)), node, raise_, (x,))
+        if math.isfinite(exponent) and exponent != math.floor(exponent):
+            self.fail(x < tirx.const(0.0, "float64"), node, _complex_power(node.lineno))
         return Val(result, (r,))
 
     def unary(self, e) -> Val:
@@ -2532,6 +2559,25 @@ def _int_overflow(line, what="an int result beyond the int64 range"):
                              "loops as int64, where plain Python computes with a larger int (and raises "
                              "only where such an int reaches an array of a fixed-size type); run this "
                              "function with @jit(backend='python') for such values")
+    make.python_goes_on = True      # (so the loop runs as Python instead, from its start: LoopLowering.fail)
+    return make
+
+
+def _float_constant(node):
+    """The value of a float constant written ``0.5`` or ``-0.5``, else None."""
+    sign = 1.0
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub | gast.UAdd):
+        sign, node = (-1.0 if isinstance(node.op, gast.USub) else 1.0), node.operand
+    if isinstance(node, gast.Constant) and type(node.value) is float:
+        return sign * node.value
+    return None
+
+
+def _complex_power(line):
+    def make(values):
+        return TypeError(f"a negative number to a power that is not an integer in a compiled loop (line "
+                         f"{line}): plain Python gives a complex number there, which astjit's kernel does not "
+                         "compute; run this function with @jit(backend='python') for such values")
     make.python_goes_on = True      # (so the loop runs as Python instead, from its start: LoopLowering.fail)
     return make
 

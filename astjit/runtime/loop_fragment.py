@@ -341,7 +341,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
         if saved is not None and getattr(site.raise_, "python_goes_on", False):
             put_back(args, saved)
             return python_instead(args)
-        raise_at(site.raise_([int(v) for v in status[1:STATUS_SIZE]]), site.filename or fragment.filename,
+        raise_at(site.raise_(status[1:STATUS_SIZE]), site.filename or fragment.filename,      # (ints: a list's)
                  site.line, site.function or fragment.owner_name)
 
     # what the loop leaves, as an expression over the status list ``s``, the local buffers ``local``

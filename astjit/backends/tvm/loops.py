@@ -814,10 +814,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 slots.append(v.tag.astype(I64))
         if len(slots) > STATUS_SIZE - 1:
             raise _no(f"a raise of more than {STATUS_SIZE - 1} computed values and types", s)
-        kinds = [(v.types, np.dtype(v.dtype).kind == "f") for v in computed]
+        read = _raised_values_reader([(v.types, np.dtype(v.dtype).kind == "f") for v in computed])
         made = python_function([f"__astjit_v{k}" for k in range(len(computed))], args)
-        self.fail(tirx.const(True, "bool"), s, lambda vals: _made_exception(cls, made, _raised_values(kinds, vals)),
-                  slots)
+        self.fail(tirx.const(True, "bool"), s, lambda vals: _made_exception(cls, made, read(vals)), slots)
 
     def loop_return(self, s) -> None:
         """``return`` out of the loop: its values into the return variables (every value first, as a
@@ -2488,17 +2487,23 @@ def python_function(params, exprs):
     return eval(compile(ast.fix_missing_locations(ast.Expression(body=lam)), "<astjit raise>", "eval"))
 
 
-def _raised_values(kinds, slots) -> list:
-    """The values a ``raise`` computed, from the status slots (raise_statement): per value its
-    ``(types, stored as float64)``, a slot of its bits, and one of its type's index where it has several
-    (an int held in a float64 local is exact there)."""
-    values, at = [], 0
-    for types, as_float in kinds:
-        stored = _float_of_bits(slots[at]) if as_float else slots[at]
-        t = types[slots[at + 1]] if len(types) > 1 else types[0]
-        at += 1 + (len(types) > 1)
-        values.append(t.type(int(stored) if t.kind in "iu" and as_float else stored))
-    return values
+def _raised_values_reader(kinds):
+    """``read(slots)``: the values a ``raise`` computed, from the status slots (raise_statement): per
+    value its ``(types, stored as float64)``, a slot of its bits, and one of its type's index where it
+    has several (an int held in a float64 local is exact there). The types' Python classes are looked
+    up once: at each raise they cost half a microsecond."""
+    plan = [([(t.type, as_float and t.kind in "iu") for t in types], as_float) for types, as_float in kinds]
+
+    def read(slots) -> list:
+        values, at = [], 0
+        for options, as_float in plan:
+            stored = _float_of_bits(slots[at]) if as_float else slots[at]
+            make, via_int = options[slots[at + 1]] if len(options) > 1 else options[0]
+            at += 1 + (len(options) > 1)
+            values.append(make(int(stored) if via_int else stored))
+        return values
+
+    return read
 
 
 def _made_exception(cls, made, values) -> BaseException:

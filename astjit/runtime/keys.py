@@ -21,7 +21,7 @@ class TupleOfLength:
 
     def __init__(self, length, item):
         self.length, self.item = length, item
-        items = f" {item.__name__}" if item is not None else " mixed"
+        items = f" {item.__name__}" if item is not None else " mixed" if length != 0 else ""
         self.__name__ = f"tuple of {length}{items}" if length is not None else f"tuple of{items}"
 
     def __eq__(self, other):
@@ -35,15 +35,21 @@ class TupleOfLength:
 
 
 _TUPLE_KEYS = {}
+_LAST_TUPLE = [(object(), None)]  # (the last tuple keyed, its key): one item, replaced whole (threads)
 
 
 def tuple_key(value: tuple):
-    """A tuple's key part for a compiled loop: its length where short, and its items' one type."""
+    """A tuple's key part for a compiled loop: its length where short, and its items' one type. The
+    same tuple again (a module's constant, a literal of the caller's code) is one identity test."""
+    last = _LAST_TUPLE[0]
+    if value is last[0]:           # (a tuple's items never change)
+        return last[1]
     types = set(map(type, value))
     part = (len(value) if len(value) <= SHORT_TUPLE else None, types.pop() if len(types) == 1 else None)
     key = _TUPLE_KEYS.get(part)
     if key is None:
         key = _TUPLE_KEYS[part] = TupleOfLength(*part)
+    _LAST_TUPLE[0] = (value, key)
     return key
 
 

@@ -159,3 +159,16 @@ def test_items_of_another_type_than_the_first_calls_get_a_kernel_of_their_own():
     assert "runs as Python" not in str(jitted.explain())
     mixed = check(horner, [((1, -0.5, 2, 0.25), x, np.zeros(20)), ((1.0, 2), x, np.zeros(20))], compiled=False)
     assert "mixed" in str(mixed.explain()) or "items" in str(mixed.explain()), str(mixed.explain())
+
+
+def test_a_tuple_key_is_its_length_and_item_type_whichever_tuple_came_before():
+    """The key of the tuple keyed last is remembered by identity (the same constant tuple at each
+    call); any other tuple is keyed from its items."""
+    from astjit.runtime.keys import tuple_key
+
+    coeffs = (1.0, 2.0)
+    for value, length, item in [(coeffs, 2, float), (coeffs, 2, float), ((), 0, None), ((1, 2), 2, int),
+                                (tuple(np.arange(3.0)), 3, np.float64), ((1, 2.0), 2, None), (coeffs, 2, float),
+                                ((True,) * 9, None, bool), ((), 0, None)]:
+        key = tuple_key(value)
+        assert (key.length, key.item) == (length, item), value

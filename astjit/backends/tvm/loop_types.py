@@ -82,7 +82,8 @@ def sequence_converter(seq: Sequence):
     expected, dtype = {seq.item.type}, np.dtype(seq.item.dtype)
 
     def convert(value):
-        if set(map(type, value)) != expected:
+        # (a tuple's key holds its items' one type, runtime/keys.tuple_key: a list's does not)
+        if type(value) is not tuple and set(map(type, value)) != expected:
             return None
         try:
             return np.array(value, dtype)

@@ -66,6 +66,26 @@ def test_integer_rows_wrap_as_numpy(dtype):
           compiled=dtype not in ("int64", "uint8"))          # (int64 - int64 and uint8 - int64 need checks)
 
 
+def scaled_rows(a, k, out):
+    for i in range(a.shape[0]):
+        out[i] = a[i] * (k * i) + 3          # a Python int beside the row: numpy checks it fits
+        out[i] //= k
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int16", "int8", "uint8", "uint16"])
+def test_python_ints_beside_rows_of_small_int_types_are_checked_once_per_statement(dtype):
+    """NEP 50: a Python int that does not fit the rows' type raises numpy's OverflowError, after the
+    rows before it were written; one that fits computes in the rows' type (wrapping). Such loops ran
+    as Python whole."""
+    info = np.iinfo(dtype)
+    a = rng.integers(max(info.min, -50), 50, (6, 4), dtype=dtype, endpoint=True)
+    calls = [(a, k, np.zeros_like(a)) for k in (1, 3, -2 if info.min else 2, 25, info.max // 5 + 1)]
+    calls += [(a[:0], 7, np.zeros_like(a[:0])), (a, info.max, np.zeros_like(a)), (a, 1, np.zeros_like(a))]
+    with np.errstate(all="ignore"):
+        check(scaled_rows, calls)
+
+
 def rows_of(a, b, i):
     for _ in range(2):
         a[i] = b[i] + a[i]

@@ -17,7 +17,7 @@ treats arrays too: a Python number is weak, a numpy scalar or an array is not.
 """
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import gast
 import numpy as np
@@ -29,6 +29,8 @@ from ...frontend.inline import Inlined
 from ...frontend.loops import index_items
 from .loop_types import BINARY, COMPARE, Scalar, possible_results
 
+# operators whose result of an int row and a Python int has the row's int type (numpy checks the int)
+INT_RESULT_OPS = ("Add", "Sub", "Mult", "FloorDiv", "Mod", "BitAnd", "BitOr", "BitXor", "LShift", "RShift")
 ROW_AXES = 3            # rows of at most this many axes (the broadcast error carries their extents)
 I64 = "int64"
 ZERO, ONE = tirx.const(0, I64), tirx.const(1, I64)
@@ -260,8 +262,30 @@ class RowStatements:
         shape = list(operands[0].shape)
         for o in operands[1:]:
             shape = self.check_broadcast(shape, o.shape, node)
+        if kind == "binary" and name in INT_RESULT_OPS:
+            self.check_python_ints_fit(operands, node)
         self.row_op_nodes.add(id(node))
         return RowOp(kind, name, operands, shape, node)
+
+    def check_python_ints_fit(self, operands, node) -> None:
+        """numpy raises OverflowError where a Python int beside a row of a smaller int type does not fit
+        that type (NEP 50: ``a[i] * k`` of int32 rows). Checked here, as the operation is evaluated
+        (Python's order), once for the statement: the elements' loop takes no checks, and without it
+        every row statement of int32, int16 or uint8 rows with a Python int ran the loop as Python.
+        The value's span says it fits from then on, so the elements need no check of their own."""
+        rows = {o.dtype for o in operands if isinstance(o, RowLeaf)}
+        if len(rows) != 1 or not all(isinstance(o, RowLeaf | ScalarLeaf) for o in operands):
+            return
+        dtype = rows.pop()
+        if np.dtype(dtype).kind not in "iu" or dtype in ("int64", "uint64"):
+            return
+        info = np.iinfo(dtype)
+        for o in operands:
+            if isinstance(o, ScalarLeaf) and o.value.types and all(t.python and t.kind == "i" for t in o.value.types):
+                self.check_int_fits(o.value, dtype, node)
+                span = o.value.span
+                o.value = replace(o.value, span=(int(info.min), int(info.max)) if span is None else
+                                  (max(span[0], int(info.min)), min(span[1], int(info.max))))
 
     # -- shapes ----------------------------------------------------------------------------------------
     def check_broadcast(self, a, b, node, into=None) -> list:

@@ -1583,8 +1583,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             if t.kind not in "iu":
                 continue
             if t.python:
-                if dtype == I64:
-                    continue
+                if dtype == I64 or v.span is not None and info.min <= v.span[0] and v.span[1] <= info.max:
+                    continue                 # (known to fit: a constant, a value checked already)
                 now = self.combination_holds((v,), (t,))     # (a numpy int on other iterations wraps)
                 x = _cast(v.expr, v.dtype, I64)
             else:

@@ -67,11 +67,12 @@ NUMPY_CASTS = {getattr(np, name): f"cast.{name}" for name in (
 SCALAR_CALLS = {**SCALAR_BUILTINS, operator.index: "index", **MATH_FUNCTIONS, **MATH_BINARY, **MATH_TO_INT, **MATH_PREDICATES,
                 **NUMPY_CASTS, np.clip: "np.clip", **{getattr(np, name): f"np.{name}" for name in NUMPY_UFUNCS}}
 # reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``, ``a[i].max()``,
-# ``np.argmin(d[i])``; and the dot product of two (``np.dot(a[i, :j], x[:j])``, ``a[i].dot(x)``, ``a[i] @ x``)
+# ``np.argmin(d[i])``; the dot product of two (``np.dot(a[i, :j], x[:j])``, ``a[i].dot(x)``, ``a[i] @ x``);
+# and a row's Euclidean norm (``np.linalg.norm(x[i] - x[j])``)
 REDUCTIONS = ("sum", "mean", "max", "min", "argmax", "argmin")
 REDUCTION_FUNCTIONS = {**{getattr(np, name): f"reduce.{name}" for name in REDUCTIONS}, np.dot: "reduce.dot",
-                       np.amax: "reduce.max", np.amin: "reduce.min"}
-REDUCTION_ARITY = {**{f"reduce.{name}": 1 for name in REDUCTIONS}, "reduce.dot": 2}
+                       np.amax: "reduce.max", np.amin: "reduce.min", np.linalg.norm: "reduce.norm"}
+REDUCTION_ARITY = {**{f"reduce.{name}": 1 for name in REDUCTIONS}, "reduce.dot": 2, "reduce.norm": 1}
 
 # what a global or a global's attribute read in a loop may hold to be passed in as an argument (the
 # kernel takes numbers, arrays, and tuples and lists of numbers; anything else fails its types)

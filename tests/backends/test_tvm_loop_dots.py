@@ -65,6 +65,41 @@ def test_float_dots_equal_numpys_bit_for_bit(dtype):
     check(rows_dot, [(special, np.array([1.0, -1.0, 2.0], dtype), np.zeros(3, dtype))])
 
 
+def pairwise_distances(x, out):
+    for i in range(x.shape[0]):
+        for j in range(i + 1, x.shape[0]):
+            out[i, j] = np.linalg.norm(x[i] - x[j])
+    return out
+
+
+def row_and_column_norms(a, out):
+    for i in range(a.shape[0]):
+        out[i] = np.linalg.norm(a[i]) - np.linalg.norm(a[:, i % a.shape[1]]) * 0.5   # a strided column
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_norms_of_rows_are_numpys_bit_for_bit(dtype):
+    """numpy's norm is ``sqrt(x.dot(x))`` of the row raveled (a strided view copied first): the same
+    BLAS call on the same contiguous values, then a correctly rounded square root."""
+    calls = [(rng.standard_normal((n, 3 + n % 5)).astype(dtype), np.zeros((n, n), dtype)) for n in (1, 2, 7, 30)]
+    calls.append((np.array([[np.inf, 0.0], [1.0, np.nan], [1e200, 1e-200], [-0.0, 0.0]], dtype), np.zeros((4, 4), dtype)))
+    check(pairwise_distances, calls)
+    check(row_and_column_norms, [(rng.standard_normal((n, 4)).astype(dtype) * 10.0 ** (n % 30), np.zeros(n, dtype))
+                                 for n in LENGTHS if n])
+
+
+def test_norms_numpy_computes_otherwise_stay_python():
+    jitted = check(int_norms, [(np.arange(12).reshape(3, 4), np.zeros(3))], compiled=False)
+    assert "converts other types to float64 first" in str(jitted.explain())
+
+
+def int_norms(a, out):
+    for i in range(a.shape[0]):
+        out[i] = np.linalg.norm(a[i])
+    return out
+
+
 def test_a_dot_of_one_element_keeps_numpys_sign_of_zero():
     """``np.dot`` of one element is the product (-0.0 stays), ``@`` adds it to 0.0 (+0.0)."""
     a, x = np.full((3, 1), -0.0), np.ones(1)

@@ -1,5 +1,6 @@
 """Dot products of two 1-d rows inside a compiled loop: ``np.dot(a[i, :j], a[j, :j])``, ``a[i].dot(x)``,
-``L[i, :i] @ x[:i]`` (Cholesky, LU, triangular solves, Gauss-Seidel sweeps).
+``L[i, :i] @ x[:i]`` (Cholesky, LU, triangular solves, Gauss-Seidel sweeps), and the Euclidean norm of a
+row, ``np.linalg.norm(x[i] - x[j])`` (pairwise distances), numpy's square root of the row's dot with itself.
 
 For float64 and float32 rows the kernel calls numpy's own BLAS function with the pointers and strides
 numpy would pass (backends/tvm/blas), so the sum comes out in BLAS's order, bit for bit: ``0.0 +
@@ -76,6 +77,26 @@ class RowDots:
                 T.buffer_store(total, _wrapping_int64("Add", total[0], product), [0])
             return Val(self.bind(total[0], I64), (Scalar(I64, False),))
         return Val(self.blas_dot(x, y, n, dtype, matmul, e), (Scalar(dtype, False),))
+
+    def norm(self, e) -> object:
+        """``np.linalg.norm(x)`` of a 1-d float row: numpy's ``sqrt(x.dot(x))`` of ``x.ravel()``, a
+        contiguous array (a copy where the view is strided). The row is computed into a contiguous
+        buffer of the kernel's (a strided view passed to BLAS as it is could be summed in another
+        order than its copy), the dot is BLAS's, as ``dot`` calls it, and the square root correctly
+        rounded, as numpy's."""
+        from .loops import Val
+
+        row = self.row(e.args[0], e)
+        if not isinstance(row, RowLeaf | RowOp) or len(row.shape) != 1:
+            raise self.refusal("np.linalg.norm of other than a 1-d row", e)
+        types = self.row_types(row)
+        if len(types) != 1 or types[0].dtype not in ("float64", "float32"):
+            raise self.refusal(f"np.linalg.norm of {'/'.join(map(str, types))} elements (numpy converts "
+                               "other types to float64 first)", e)
+        dtype = types[0].dtype
+        x = self.materialized(row, (id(e), 0), e)
+        squares = self.blas_dot(x, x, x.shape[0], dtype, False, e)
+        return Val(self.bind(tirx.sqrt(squares), dtype), (Scalar(dtype, False),))
 
     def blas_dot(self, x, y, n, dtype, matmul, e):
         from .blas import dot_function

@@ -1959,10 +1959,12 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         name = self.calls.get(e)
         if isinstance(name, Inlined):
             return self.inlined(name, e)
-        if name in ("reduce.dot", "append"):
+        if name in ("reduce.dot", "reduce.norm", "append"):
             self.note_access("other")
         if name == "reduce.dot":
             return self.dot(e)
+        if name == "reduce.norm":
+            return self.norm(e)
         if name == "append":
             return self.append(e)
         if isinstance(name, str) and name.startswith("reduce."):

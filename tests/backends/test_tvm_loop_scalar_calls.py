@@ -236,6 +236,7 @@ def test_python_numbers_to_a_constant_float_exponent_are_cpythons_float_power():
         (np.array([2.0, 1e300]), 4),                     # OverflowError: 1e300 ** 1.5
         (np.array([np.inf, np.nan]), 4),                 # inf ** -0.5 is 0.0; no errors from them
         (np.array([2.0, -4.0]), 4),                      # (-4.0) ** 1.5: complex, the loop's Python
+        (np.array([0.0, -np.inf, -0.0]), 4),             # 0.0 ** -1e400 is inf, (-inf) ** 1.5 is inf
         (finite, 9)]
     jitted = check(constant_float_powers, calls)
     assert "a power" not in str(jitted.explain())

@@ -1768,12 +1768,14 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         def raise_(vals):
             return _raised(pow, _float_of_bits(vals[0]), exponent)
 
+        if not math.isfinite(exponent):  # (to an infinite exponent CPython gives inf, 1.0 or 0.0, no error)
+            return Val(result, (r,))
         if exponent < 0:
             self.fail(tirx.EQ(x, tirx.const(0.0, "float64")), node, raise_, (x,))
-        if math.isfinite(exponent):     # (to an infinite exponent CPython gives inf or 0.0 without error)
-            self.fail(tirx.And(sm.te.isinf(result), sm.te.isfinite(x)), node, raise_, (x,))
-        if math.isfinite(exponent) and exponent != math.floor(exponent):
-            self.fail(x < tirx.const(0.0, "float64"), node, _complex_power(node.lineno))
+        self.fail(tirx.And(sm.te.isinf(result), sm.te.isfinite(x)), node, raise_, (x,))
+        if exponent != math.floor(exponent):       # (CPython takes an infinite base apart first)
+            negative = tirx.And(x < tirx.const(0.0, "float64"), sm.te.isfinite(x))
+            self.fail(negative, node, _complex_power(node.lineno))
         return Val(result, (r,))
 
     def unary(self, e) -> Val:

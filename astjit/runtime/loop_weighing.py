@@ -7,7 +7,8 @@ calls, and the faster one runs the calls that follow.
 Which one wins depends on the rows' length, which a kernel does not fix: over rows of 100 the kernel
 ran 2.8x faster than the loop's Python, over rows of 10,000 2x slower. The choice is therefore kept per
 size class of the arguments: the bit length of each array's size and of each Python int. In each class
-the first six calls alternate between the two (``SCHEDULE``), then the faster one runs. Nothing runs
+the first seven calls alternate between the two (``SCHEDULE``), then the faster one runs; arrays all
+shorter than WEIGHED_FROM elements run the kernel straight away. Nothing runs
 twice: each timed run is that call's own, so its effects happen once, and a run of the loop's Python
 costs what plain Python costs.
 """
@@ -19,38 +20,42 @@ import numpy as np
 from .. import config
 
 CLASSES_AT_MOST = 16       # size classes weighed per kernel; the kernel runs the others
-# which runs each of a class's first calls: the kernel, the loop's Python (its first run compiles the
-# blocks the loop holds: not timed), alternating so that a burst of load hits both; then the faster
-# (the best time of each), a tie going to the kernel
-SCHEDULE = ("kernel", "compiling", "python", "kernel", "python", "kernel")
+REMEMBERED = 256           # classes whose choice is kept (the kernel for the others, through ``weigh``)
+# arguments whose arrays all have fewer elements than this run the kernel unweighed: numpy's faster
+# loop cannot repay its call per row there, and a kernel's first calls after its compile (45, 21, 9 us,
+# then 1 us) made Python win the timing over rows of 4 to 64 elements, 0.5x plain Python for good
+WEIGHED_FROM = 1 << 12
+# which runs each of a class's first calls: the kernel (its first call not timed), the loop's Python
+# (its first run compiles the blocks the loop holds: not timed either), alternating so that a burst of
+# load hits both; then the faster (the best time of each), a tie going to the kernel
+SCHEDULE = ("warming", "compiling", "kernel", "python", "kernel", "python", "kernel")
 
 
 def weighed(runner, fallback, fragment, args):
     """``runner`` (the kernel's) and ``fallback`` (the loop's Python) behind one call that weighs them
-    per size class of the arguments (the module's docstring)."""
+    per size class of the arguments (the module's docstring). The call is generated code over the
+    arguments by position: a size class built in Python from lists of positions cost 1 us a call."""
+    n = len(args)
+    names = [f"a{p}" for p in range(n)]
+    parts = [f"{x}.size.bit_length()" for x, a in zip(names, args) if isinstance(a, np.ndarray)]
+    parts += [f"({x}.bit_length() if type({x}) is int else -1)" for x, a in zip(names, args) if type(a) is int]
     arrays = [p for p, a in enumerate(args) if isinstance(a, np.ndarray)]
-    ints = [p for p, a in enumerate(args) if type(a) is int]
     choices = {}                 # size class -> True (the kernel), False (the Python) or its timings
     recorded = []
+    weighing = [0]               # classes weighed
 
-    def size_class(args):
-        return (*(args[p].size.bit_length() for p in arrays),
-                *(args[p].bit_length() if type(args[p]) is int else -1 for p in ints))
-
-    def run(*args):
-        key = size_class(args)
+    def weigh(key, args):
         state = choices.get(key)
-        if state is True:
-            return runner(*args)
-        if state is False:
-            return fallback(*args)
         if state is None:
-            if len(choices) >= CLASSES_AT_MOST:
+            if weighing[0] >= CLASSES_AT_MOST or all(args[p].size < WEIGHED_FROM for p in arrays):
+                if len(choices) < REMEMBERED:
+                    choices[key] = True
                 return runner(*args)
-            state = choices[key] = {"kernel": [], "python": [], "compiling": []}
+            weighing[0] += 1
+            state = choices[key] = {"warming": [], "kernel": [], "python": [], "compiling": []}
         which = SCHEDULE[sum(map(len, state.values()))]
         start = time.perf_counter()
-        out = (fallback if which != "kernel" else runner)(*args)
+        out = (runner if which in ("warming", "kernel") else fallback)(*args)
         state[which].append(time.perf_counter() - start)
         # (>=: a call of the function inside the loop's Python may have weighed this class further)
         if choices.get(key) is state and sum(map(len, state.values())) >= len(SCHEDULE):
@@ -67,5 +72,18 @@ def weighed(runner, fallback, fragment, args):
             config.log("fallbacks", "loop at %s line %s: its Python beat its kernel", fragment.owner_name,
                        fragment.block.lineno)
 
+    params = ", ".join(names)
+    packed = f"({params}{',' if n == 1 else ''})"
+    src = (f"def run({params}):\n"
+           f"    key = ({', '.join(parts)}{',' if len(parts) == 1 else ''})\n"
+           f"    state = get(key)\n"
+           f"    if state is True:\n"
+           f"        return runner({params})\n"
+           f"    if state is False:\n"
+           f"        return fallback({params})\n"
+           f"    return weigh(key, {packed})\n")
+    namespace = {"get": choices.get, "runner": runner, "fallback": fallback, "weigh": weigh}
+    exec(compile(src, "<astjit weighed loop>", "exec"), namespace)
+    run = namespace["run"]
     run.weighed = choices
     return run

@@ -52,44 +52,63 @@ def weighed(clock, kernel_cost, python_cost, first_args):
     return run, log, fragment
 
 
+WEIGHING = ["kernel", "python", "kernel", "python", "kernel", "python", "kernel"]
+
+
 def test_python_faster_on_long_rows_and_the_kernel_on_short_ones(clock):
-    """Each call runs one of the two, once: kernel, Python (not timed: it compiles its blocks), then
-    alternating, then the faster for that size class."""
+    """Each call runs one of the two, once: the kernel (not timed: its first calls after the compile
+    are slow), the loop's Python (not timed: it compiles its blocks), then alternating, then the faster
+    for that size class."""
     run, log, fragment = weighed(clock, lambda a, n: a.size * 2e-9, lambda a, n: 1e-6 * n + a.size * 1e-9,
                                  (np.zeros(4), 4))
-    long_rows, short_rows = np.zeros(200_000), np.zeros(2_000)
-    weighing = ["kernel", "python", "python", "kernel", "python", "kernel"]
-    chosen = [run(long_rows, 20) for _ in range(8)]
-    assert chosen == weighing + ["python", "python"]
-    assert len(log) == 8
-    chosen = [run(short_rows, 20) for _ in range(8)]      # (another class: 2e-9 * 2000 < 2e-5 + 2e-6)
-    assert chosen == weighing + ["kernel", "kernel"]
+    long_rows, short_rows = np.zeros(200_000), np.zeros(5_000)
+    chosen = [run(long_rows, 20) for _ in range(9)]
+    assert chosen == WEIGHING + ["python", "python"]
+    assert len(log) == 9
+    chosen = [run(short_rows, 20) for _ in range(9)]      # (another class: 2e-9 * 5000 < 2e-5 + 5e-6)
+    assert chosen == WEIGHING + ["kernel", "kernel"]
     assert [kind for kind, _ in fragment.records] == ["measured"]
     assert "beat its kernel" in fragment.records[0][1]
     assert run.weighed[(long_rows.size.bit_length(), (20).bit_length())] is False
 
 
-def test_a_tie_and_the_first_python_run_keep_the_kernel(clock):
-    """The first run of the loop's Python (its blocks compile then) is not timed; a tie goes to the
-    kernel."""
-    python_runs = []
-
-    def python_cost(a):
-        python_runs.append(1)
-        return 1.0 if len(python_runs) == 1 else 1e-3
-
-    run, log, fragment = weighed(clock, lambda a: 1e-3, python_cost, (np.zeros(3),))
-    assert [run(np.zeros(3)) for _ in range(8)] == ["kernel", "python", "python", "kernel", "python"] + ["kernel"] * 3
+def test_small_arrays_run_the_kernel_unweighed(clock):
+    """Arrays all shorter than WEIGHED_FROM elements: numpy's faster loop cannot repay its calls."""
+    run, log, fragment = weighed(clock, lambda a, b: 1.0, lambda a, b: 1e-3, (np.zeros(4), np.zeros(4)))
+    small = np.zeros(loop_weighing.WEIGHED_FROM - 1)
+    assert [run(small, np.zeros(3)) for _ in range(5)] == ["kernel"] * 5
+    assert run(small, np.zeros(loop_weighing.WEIGHED_FROM)) == "kernel"       # (weighing starts)
     assert not fragment.records
 
 
-def test_size_classes_are_bounded(clock):
-    run, log, fragment = weighed(clock, lambda a: 1.0, lambda a: 1e-3, (np.zeros(1),))
+def test_a_tie_and_the_first_runs_keep_the_kernel(clock):
+    """The first run of each (the kernel's just compiled, the loop's Python compiling its blocks) is
+    not timed; a tie goes to the kernel."""
+    runs_of = {"kernel": [], "python": []}
+
+    def cost(which):
+        def run(a):
+            runs_of[which].append(1)
+            return 1.0 if len(runs_of[which]) == 1 else 1e-3
+        return run
+
+    run, log, fragment = weighed(clock, cost("kernel"), cost("python"), (np.zeros(5000),))
+    assert [run(np.zeros(5000)) for _ in range(9)] == WEIGHING + ["kernel"] * 2
+    assert not fragment.records
+
+
+def test_size_classes_are_bounded(clock, monkeypatch):
+    monkeypatch.setattr(loop_weighing, "REMEMBERED", 30)
+    run, log, fragment = weighed(clock, lambda a, n: 1.0, lambda a, n: 1e-3, (np.zeros(5000), 1))
+    a = np.zeros(5000)
     for k in range(loop_weighing.CLASSES_AT_MOST):
-        run(np.zeros(2**k))
-    assert [run(np.zeros(1)) for _ in range(6)] == ["python", "python", "kernel", "python", "kernel", "python"]
-    assert [run(np.zeros(2**20)) for _ in range(4)] == ["kernel"] * 4     # (a class beyond the bound)
-    assert len(run.weighed) == loop_weighing.CLASSES_AT_MOST
+        run(a, 2**k)
+    assert [run(a, 1) for _ in range(7)] == ["python", "kernel", "python", "kernel", "python", "kernel", "python"]
+    assert [run(a, 2**40) for _ in range(4)] == ["kernel"] * 4     # (a class beyond the bound)
+    assert sum(type(state) is not bool for state in run.weighed.values()) == loop_weighing.CLASSES_AT_MOST - 1
+    for k in range(40, 64):                                           # (what is remembered is bounded)
+        run(np.zeros(k), 2**k)
+    assert len(run.weighed) <= loop_weighing.REMEMBERED
 
 
 def exp_rows(a, out):
@@ -174,7 +193,7 @@ def test_a_call_nested_in_the_loops_python_does_not_break_the_schedule(clock):
         clock.now += 1.0
         return "kernel"
 
-    run = loop_weighing.weighed(kernel, python, Fragment(), (np.zeros(2),))
-    results = [run(np.zeros(2)) for _ in range(8)]
+    run = loop_weighing.weighed(kernel, python, Fragment(), (np.zeros(5000),))
+    results = [run(np.zeros(5000)) for _ in range(9)]
     assert set(results) <= {"kernel", "python"}
-    assert run.weighed[(2,)] is False
+    assert run.weighed[(13,)] is False

@@ -154,15 +154,13 @@ def saving_per_call(same, size: int, facts) -> float:
 
 def sightings_to_repay(same, size: int, facts) -> int:
     """How many calls with ``size`` elements repay its compile, judged by the specializations ``same``
-    of its pattern (``facts(key)``: its pattern and elements): their shortest compile time over the
-    time their first-call measurement saved per element, times ``size`` (at least SIGHTINGS_TO_COMPILE;
+    of its pattern (``facts(key)``: its pattern and elements): their mean compile time over the time
+    their first-call measurement saved per element, times ``size`` (at least SIGHTINGS_TO_COMPILE;
     that many where none was measured or none saved time: a longer array may be where a kernel starts
-    to win). The shortest: the first compile of a process pays for setting TVM up (817 ms against 165 ms
-    for the next length of a k-means step), and their mean kept a length 3x longer waiting for 220
-    calls where 75 repay its compile."""
+    to win)."""
     per_call = saving_per_call(same, size, facts)
     if per_call <= 0:
         return SIGHTINGS_TO_COMPILE
-    compile_seconds = min(e.compile_seconds for e in same)
+    compile_seconds = sum(e.compile_seconds for e in same) / len(same)
     return max(SIGHTINGS_TO_COMPILE, math.ceil(compile_seconds / per_call))
 

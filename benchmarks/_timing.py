@@ -19,7 +19,8 @@ import time
 MIN_BATCH_SECONDS = 0.02
 REPEATS = 11
 QUICK_REPEATS = 3
-WARMUP_CALLS = 3
+# calls before timing: a loop weighed against its Python (runtime/loop_weighing) settles on its 8th
+WARMUP_CALLS = 8
 
 
 def load_example(name):

@@ -12,7 +12,7 @@ import statistics
 import time
 
 import numpy as np
-from _timing import _batch, batch_size, format_time, load_example, parse_args, print_header
+from _timing import WARMUP_CALLS, _batch, batch_size, format_time, load_example, parse_args, print_header
 
 from astjit import jit
 
@@ -249,6 +249,8 @@ def main():
                 peers.remove((peer, f))
                 continue
             assert np.allclose(got, want, rtol=1e-12, atol=0), (name, peer)
+            for _ in range(WARMUP_CALLS):   # (steady state: a weighed loop settles within these calls)
+                f(*args)
         sizes = {peer: batch_size(f, args, 0.05) for peer, f in peers}
         times = {peer: [] for peer, _ in peers}
         for r in range(options.repeats):

@@ -250,7 +250,7 @@ def main():
                 continue
             assert np.allclose(got, want, rtol=1e-12, atol=0), (name, peer)
             for _ in range(WARMUP_CALLS):   # (steady state: a weighed loop settles within these calls)
-                f(*args)
+                f(*copies(args))            # (on copies: the next peer's result is checked against want)
         sizes = {peer: batch_size(f, args, 0.05) for peer, f in peers}
         times = {peer: [] for peer, _ in peers}
         for r in range(options.repeats):

@@ -479,6 +479,31 @@ def pairwise_rows(X, D):
     return D
 
 
+def pairwise_norms(X, D):
+    """np.linalg.norm of a difference of rows: numpy's BLAS dot of the row with itself, square-rooted."""
+    for i in range(X.shape[0]):
+        for j in range(i + 1, X.shape[0]):
+            D[i, j] = D[j, i] = np.linalg.norm(X[i] - X[j])
+    return D
+
+
+def slice_sieve(n):
+    """Crossing out multiples by slices, up to the square root of ``n`` (a Python int's float power)."""
+    is_prime = np.ones(n + 1, dtype=np.bool_)
+    is_prime[:2] = False
+    for i in range(2, int(n ** 0.5) + 1):
+        if is_prime[i]:
+            is_prime[i * i::i] = False
+    return is_prime
+
+
+def scaled_int32_rows(a, k, out):
+    """int32 rows beside a Python int: numpy checks the int fits int32, then computes in int32."""
+    for i in range(a.shape[0]):
+        out[i] = a[i] * k + 1
+    return out
+
+
 def nbody_step(pos, vel, mass, dt, steps):
     """Rows of positions, their differences and a power of a distance, in a time loop."""
     acc = np.zeros_like(pos)

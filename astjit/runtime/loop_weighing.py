@@ -21,10 +21,10 @@ from .. import config
 
 CLASSES_AT_MOST = 16       # size classes weighed per kernel; the kernel runs the others
 REMEMBERED = 256           # classes whose choice is kept (the kernel for the others, through ``weigh``)
-# arguments whose arrays all have fewer elements than this run the kernel unweighed: numpy's faster
-# loop cannot repay its call per row there, and a kernel's first calls after its compile (45, 21, 9 us,
-# then 1 us) made Python win the timing over rows of 4 to 64 elements, 0.5x plain Python for good
-WEIGHED_FROM = 1 << 12
+# arguments whose arrays all have fewer elements than this run the kernel unweighed, testing only the
+# arrays' sizes (the size class and its lookup cost 0.45 us): numpy's faster loop cannot repay its call
+# per row there. (Over 1,500 elements numpy's log already won: 0.55x plain for the kernel.)
+WEIGHED_FROM = 1 << 9
 # which runs each of a class's first calls: the kernel (its first call not timed), the loop's Python
 # (its first run compiles the blocks the loop holds: not timed either), alternating so that a burst of
 # load hits both; then the faster (the best time of each), a tie going to the kernel
@@ -39,21 +39,26 @@ def weighed(runner, fallback, fragment, args):
     names = [f"a{p}" for p in range(n)]
     parts = [f"{x}.size.bit_length()" for x, a in zip(names, args) if isinstance(a, np.ndarray)]
     parts += [f"({x}.bit_length() if type({x}) is int else -1)" for x, a in zip(names, args) if type(a) is int]
-    arrays = [p for p, a in enumerate(args) if isinstance(a, np.ndarray)]
     choices = {}                 # size class -> True (the kernel), False (the Python) or its timings
     recorded = []
     weighing = [0]               # classes weighed
 
     def weigh(key, args):
-        state = choices.get(key)
+        state = choices.get(key)         # (again: another thread may have decided it meanwhile)
+        if state is True or state is False:
+            return (runner if state else fallback)(*args)
         if state is None:
-            if weighing[0] >= CLASSES_AT_MOST or all(args[p].size < WEIGHED_FROM for p in arrays):
+            if weighing[0] >= CLASSES_AT_MOST:
                 if len(choices) < REMEMBERED:
                     choices[key] = True
                 return runner(*args)
             weighing[0] += 1
             state = choices[key] = {"warming": [], "kernel": [], "python": [], "compiling": []}
-        which = SCHEDULE[sum(map(len, state.values()))]
+        done = sum(map(len, state.values()))
+        if done >= len(SCHEDULE):        # (threads weighing one class together ran past its schedule)
+            decide(key, min(state["kernel"], default=0.0), min(state["python"], default=float("inf")))
+            return (runner if choices[key] else fallback)(*args)
+        which = SCHEDULE[done]
         start = time.perf_counter()
         out = (runner if which in ("warming", "kernel") else fallback)(*args)
         state[which].append(time.perf_counter() - start)
@@ -74,7 +79,11 @@ def weighed(runner, fallback, fragment, args):
 
     params = ", ".join(names)
     packed = f"({params}{',' if n == 1 else ''})"
+    small = " and ".join(f"{x}.size < {WEIGHED_FROM}" for x, a in zip(names, args) if isinstance(a, np.ndarray))
+    small = small or "False"
     src = (f"def run({params}):\n"
+           f"    if {small}:\n"
+           f"        return runner({params})\n"
            f"    key = ({', '.join(parts)}{',' if len(parts) == 1 else ''})\n"
            f"    state = get(key)\n"
            f"    if state is True:\n"

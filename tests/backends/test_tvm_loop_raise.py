@@ -235,6 +235,20 @@ def test_a_raise_of_a_value_of_either_type_gives_the_type_it_has():
                                (np.array([-3], np.int8),)])
 
 
+def raise_of_calls(a, limit):
+    for i in range(len(a)):
+        x = a[i] * 2
+        if x > limit:
+            raise ValueError(float(x), int(x), np.float32(x), f"{abs(x) + 1:.3f}")
+    return 0
+
+
+def test_a_raise_of_calls_of_the_values_compiles():
+    """Arguments that call functions the loop compiles (``float(x)``, ``np.float32(x)``, in an
+    f-string's field): lowering failed on them (their copies were looked up among the loop's calls)."""
+    check(raise_of_calls, [(np.arange(20.0), 5.0), (np.arange(3.0), 10.0), (np.array([-7.5, 9.25]), 1.0)])
+
+
 @pytest.mark.parametrize("fn, reason", [
     (raise_from, "a raise other than of an exception class called with values"),
     (raise_starred, "arguments are not values of the loop"),

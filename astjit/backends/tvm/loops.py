@@ -798,13 +798,15 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return gast.Name(id=f"__astjit_v{len(computed) - 1}", ctx=gast.Load(), annotation=None,
                              type_comment=None)
 
-        for k, a in enumerate(args):
+        # (the original nodes are evaluated: the loop's calls are known by them, not by their copies)
+        originals = s.exc.args if isinstance(s.exc, gast.Call) else []
+        for k, (a, original) in enumerate(zip(args, originals)):
             if isinstance(a, gast.JoinedStr):
-                for v in a.values:
+                for v, v_original in zip(a.values, original.values):
                     if isinstance(v, gast.FormattedValue):
-                        v.value = value_of(v.value)
+                        v.value = value_of(v_original.value)
             elif not isinstance(a, gast.Constant):
-                args[k] = value_of(a)
+                args[k] = value_of(original)
         # each value's bits in a slot (in its storage's dtype), then, where it may have several types
         # (``x = 1.0`` then ``x -= step`` of a numpy float), the index of the one it has
         slots = []

@@ -69,7 +69,7 @@ SCALAR_CALLS = {**SCALAR_BUILTINS, operator.index: "index", **MATH_FUNCTIONS, **
 # reductions of a 1-d row to a numpy scalar: ``a[i:i + w].sum()``, ``np.mean(x[i] * y)``, ``a[i].max()``,
 # ``np.argmin(d[i])``; the dot product of two (``np.dot(a[i, :j], x[:j])``, ``a[i].dot(x)``, ``a[i] @ x``);
 # and a row's Euclidean norm (``np.linalg.norm(x[i] - x[j])``)
-REDUCTIONS = ("sum", "mean", "max", "min", "argmax", "argmin")
+REDUCTIONS = ("sum", "mean", "max", "min", "argmax", "argmin", "any", "all")
 REDUCTION_FUNCTIONS = {**{getattr(np, name): f"reduce.{name}" for name in REDUCTIONS}, np.dot: "reduce.dot",
                        np.amax: "reduce.max", np.amin: "reduce.min", np.linalg.norm: "reduce.norm"}
 REDUCTION_ARITY = {**{f"reduce.{name}": 1 for name in REDUCTIONS}, "reduce.dot": 2, "reduce.norm": 1}

@@ -178,3 +178,38 @@ def test_argmax_pivots_and_an_empty_row():
     check(pivots, [(rng.random((5, 5)),), (rng.standard_normal((30, 30)),), (np.zeros((1, 1)),)])
     # X[3, 3:] is empty: numpy's ValueError at the line, after the rows before it
     check(shrinking_rows, [(rng.random((3, 3)),), (rng.random((3, 5)),), (rng.random((4, 3)),)])
+
+
+def rows_any(a, out, t):
+    for i in range(a.shape[0]):
+        out[i] = np.any(a[i] > t) ^ a[i].all()
+    return out
+
+
+def truth_counts(a):
+    c = 0
+    for i in range(a.shape[0]):
+        if a[i].all():
+            c += 1
+        if np.any(a[i]):
+            c += 10
+        if np.all(a[i, 1:] != a[i, :-1]):
+            c += 100
+    return c
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "uint8", "bool"])
+def test_any_and_all_of_rows_are_numpy_bools(dtype):
+    """``np.any``/``np.all`` and the methods, of rows and row expressions: an element is true where it
+    is not zero, NaN included (a float ``!=`` in TVM is false for NaN); an empty row's any is False,
+    its all True."""
+    rng = np.random.default_rng(8)
+    calls, counts = [], []
+    for shape in [(5, 7), (3, 0), (0, 4), (4, 1), (6, 40), (2, 3)]:
+        a = (rng.integers(-1, 3, shape) * 0.5).astype(dtype)
+        if dtype.startswith("float") and a.size:
+            a[0, 0], a[-1, -1] = np.nan, -0.0
+        calls.append((a, np.zeros(shape[0], bool), 0.5))
+        counts.append((a,))
+    check(rows_any, calls)
+    check(truth_counts, counts)

@@ -6,6 +6,7 @@ stride; an expression of rows is summed element by element as it is computed, as
 temporary array it would make. Integer sums are int64, wrapping as numpy's; unsigned ones (numpy sums
 them as uint64) stay Python.
 
+``any`` and ``all`` of a row are numpy bools (an element is true where it is not zero, NaN included).
 ``max``, ``min``, ``argmax`` and ``argmin`` of a row of at least one vector of lanes (16 elements of 4
 or 8 bytes, 32 of 2, 64 of 1) keep running extremes in vector lanes (``lane_extreme``); a shorter row
 is scanned element by element, as numpy's scalar loop does.
@@ -43,6 +44,8 @@ class RowReductions:
         elem = types[0]
         if kind in EXTREMES:
             return self.extreme(kind, tree, elem, e)
+        if kind in ("any", "all"):
+            return self.truth_reduction(kind, tree, elem, e)
         if elem.kind == "u":
             raise self.refusal(f"{kind}() of {elem.dtype} elements (numpy sums them as uint64)", e)
         if kind == "mean" or elem.kind == "f":
@@ -129,6 +132,27 @@ class RowReductions:
         if kind.startswith("arg"):
             return Val(self.bind(at[0], I64), (Scalar(I64, False),), span=(0, 2**48 - 1))
         return Val(self.bind(best[0], elem.dtype), (Scalar(elem.dtype, False),))
+
+    def truth_reduction(self, kind, tree, elem, e):
+        """``any``/``all`` of a row: a numpy bool, whether some (every) element is not zero (NaN is
+        not zero); of an empty row False (True), as numpy's."""
+        from .loops import Val
+
+        if elem.kind not in "biuf":
+            raise self.refusal(f"{kind}() of {elem.dtype} elements", e)
+        n = tree.shape[0]
+        tree = self.broadcast_steps(tree)
+        sites = len(self.sites)
+        seen = T.alloc_buffer((1,), "bool", scope="global")
+        T.buffer_store(seen, tirx.const(kind == "all", "bool"), [0])
+        with T.serial(ZERO, n) as k, self.scope():
+            v = self.row_element(tree, [k], 1).expr
+            # (not ``v != 0``: TVM's float NE is LLVM's ordered one, false for NaN, which is true here)
+            true = v if elem.dtype == "bool" else sm.logical_not(tirx.EQ(v, tirx.const(0, elem.dtype)))
+            T.buffer_store(seen, tirx.Or(seen[0], true) if kind == "any" else tirx.And(seen[0], true), [0])
+        if len(self.sites) != sites:
+            raise self.refusal(f"{kind}() of elements that need checks", e)
+        return Val(self.bind(seen[0], "bool"), (Scalar("bool", False),))
 
     def pairwise_sum(self, x, n, dtype, chunk=None):
         """numpy's sum of ``x(0) ... x(n - 1)`` (int64 indices) in ``dtype`` (pairwise.pairwise_sum)."""

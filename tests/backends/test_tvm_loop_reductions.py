@@ -213,3 +213,17 @@ def test_any_and_all_of_rows_are_numpy_bools(dtype):
         counts.append((a,))
     check(rows_any, calls)
     check(truth_counts, counts)
+
+
+def range_of_a_truth(a):
+    s = 0
+    for i in range(a.shape[0]):
+        for _ in range(np.any(a[i] > 0)):   # numpy's bool has no __index__: Python's TypeError
+            s += 1
+    return s
+
+
+def test_range_of_a_numpy_bool_raises_as_python():
+    jitted = check(range_of_a_truth, [(np.ones((3, 4)),), (np.zeros((0, 2)),)], compiled=False)
+    assert "range() of a numpy.bool" in str(jitted.explain()) or "range() of a bool" in str(jitted.explain()), \
+        str(jitted.explain())

@@ -838,7 +838,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         values = [self.expr(a) for a in loop.iter.args]
         for a in values:
             for t in a.types:
-                if t.kind not in "biu":
+                if t.kind not in "biu" or t.kind == "b" and not t.python:    # (numpy's bool: a TypeError)
                     raise _no(f"range() of a {t}", loop.iter)
             if isinstance(a.expr, tirx.IntImm) and abs(int(a.expr.value)) >= 2**SAFE_BITS:
                 raise _no(f"a range() argument of 2**{SAFE_BITS} or more", loop.iter)

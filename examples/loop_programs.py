@@ -483,7 +483,9 @@ def pairwise_norms(X, D):
     """np.linalg.norm of a difference of rows: numpy's BLAS dot of the row with itself, square-rooted."""
     for i in range(X.shape[0]):
         for j in range(i + 1, X.shape[0]):
-            D[i, j] = D[j, i] = np.linalg.norm(X[i] - X[j])
+            d = np.linalg.norm(X[i] - X[j])
+            D[i, j] = d
+            D[j, i] = d
     return D
 
 

@@ -56,7 +56,7 @@ def weighed(runner, fallback, fragment, args):
             state = choices[key] = {"warming": [], "kernel": [], "python": [], "compiling": []}
         done = sum(map(len, state.values()))
         if done >= len(SCHEDULE):        # (threads weighing one class together ran past its schedule)
-            decide(key, min(state["kernel"], default=0.0), min(state["python"], default=float("inf")))
+            decide(key, state)
             return (runner if choices[key] else fallback)(*args)
         which = SCHEDULE[done]
         start = time.perf_counter()
@@ -64,10 +64,12 @@ def weighed(runner, fallback, fragment, args):
         state[which].append(time.perf_counter() - start)
         # (>=: a call of the function inside the loop's Python may have weighed this class further)
         if choices.get(key) is state and sum(map(len, state.values())) >= len(SCHEDULE):
-            decide(key, min(state["kernel"], default=0.0), min(state["python"], default=float("inf")))
+            decide(key, state)
         return out
 
-    def decide(key, kernel, python):
+    def decide(key, state):
+        """The faster of the class's timings, best of each; a tie goes to the kernel."""
+        kernel, python = min(state["kernel"], default=0.0), min(state["python"], default=float("inf"))
         choices[key] = kernel <= python
         if not choices[key] and not recorded:
             recorded.append(key)

@@ -689,7 +689,6 @@ def numpy_loop_faster_in(ctx, nodes) -> bool:
     timed against its numpy (``out[i] = np.exp(a[i])`` writing a row of a 48 MB array: 11 us a call
     compiled, 3.5 us as Python)."""
     faster = others = 0
-    avx512 = bool(_cpu_features().get("AVX512_SKX"))
     for n in nodes:
         t = ctx.types.get(n)
         if not (getattr(t, "shape", None) and not getattr(t, "scalar", True)):
@@ -697,7 +696,7 @@ def numpy_loop_faster_in(ctx, nodes) -> bool:
         name = n.op[3:] if n.op.startswith("np.") else None
         if name is not None and numpy_loop_faster(name, str(t.dtype)):
             return True
-        if avx512 and (name, str(t.dtype)) in _SVML_FASTER:
+        if name is not None and svml_faster(name, str(t.dtype)):
             faster += 1
         elif n.op not in ("input", "const"):
             others += 1

@@ -506,6 +506,13 @@ def scaled_int32_rows(a, k, out):
     return out
 
 
+def rows_over(a, t, out):
+    """Which rows hold an element above ``t`` and which are all nonzero: numpy bools per row."""
+    for i in range(a.shape[0]):
+        out[i] = np.any(a[i] > t) and a[i].all()
+    return out
+
+
 def nbody_step(pos, vel, mass, dt, steps):
     """Rows of positions, their differences and a power of a distance, in a time loop."""
     acc = np.zeros_like(pos)

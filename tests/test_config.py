@@ -4,7 +4,7 @@ import logging
 
 import numpy as np
 import pytest
-from differential import assert_same_as_numpy
+from differential import assert_same_as_numpy, jit_unmeasured
 
 from astjit import config, explain, jit
 
@@ -75,7 +75,7 @@ def test_forced_backends_give_numpys_answer(monkeypatch, backend):
 
 
 def test_fragments_count_their_calls():
-    jf = jit(scaled)
+    jf = jit_unmeasured(scaled)
     for n in (4, 4, 4, 5):
         jf(np.ones(n), 1.5)
     (frag,) = jf.fragments

@@ -1,7 +1,7 @@
 """The README's example, end to end."""
 
 import numpy as np
-from differential import assert_same_as_numpy, modes
+from differential import assert_same_as_numpy, jit_unmeasured, modes
 
 
 def step(a, b, c, n):
@@ -19,7 +19,7 @@ def step(a, b, c, n):
 def test_step_matches_numpy_and_compiles_everything():
     rng = np.random.default_rng(0)
     a, b, c = (rng.standard_normal(1000).astype(np.float32) for _ in range(3))
-    jf = assert_same_as_numpy(step, a, b, c, 3)
+    jf = assert_same_as_numpy(step, a, b, c, 3, jitted=jit_unmeasured(step))
     assert modes(jf) <= {"tvm", "mixed"}
     entries = sum(len(f.entries) for f in jf.fragments)
     jf(a, b, c, 3)                                   # same shapes: nothing compiles

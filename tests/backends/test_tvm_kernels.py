@@ -10,7 +10,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from differential import assert_compiled, assert_same_as_numpy, assert_values_match
+from differential import assert_compiled, assert_same_as_numpy, assert_values_match, jit_unmeasured
 
 from astjit import RecompileLimitWarning, jit
 from astjit.backends.tvm import support
@@ -140,7 +140,7 @@ def test_each_layout_has_a_specialization_of_its_own():
     """The code chosen (and measured) for C-contiguous arrays never runs on another layout of the same
     shape: alternating calls each get their own, and the same results as numpy (an unaligned or
     read-only C-contiguous array shares the C-contiguous one's: the kernel takes a copy of it)."""
-    jf = jit(fused)
+    jf = jit_unmeasured(fused)
     for _ in range(2):
         for layout in ("contiguous", "unaligned", "strided", "read_only", "contiguous"):
             a, b = layouts("float32")[layout]
@@ -225,7 +225,7 @@ def saxpy(a, x, y):
 
 
 def test_specializations_are_reused_and_added_per_shape_and_dtype():
-    jf = jit(saxpy)
+    jf = jit_unmeasured(saxpy)
     x, y = values("float32", (100,)), values("float32", (100,), 1)
     assert_same_as_numpy(saxpy, 2.0, x, y, jitted=jf)
     assert_same_as_numpy(saxpy, -1.5, x, y, jitted=jf)            # same key: no new kernel

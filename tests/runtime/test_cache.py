@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from differential import assert_same_as_numpy, modes
+from differential import assert_same_as_numpy, jit_unmeasured, modes
 
 from astjit import RecompileLimitWarning, explain, jit
 from astjit.runtime import new_extents
@@ -75,7 +75,7 @@ def zeros_of(n, a):
 
 def test_python_int_as_shape_respects_value_guards(monkeypatch):
     monkeypatch.setattr(new_extents, "EXTENTS_AT_ONCE", 100)    # (each value compiles at its first call)
-    jf = jit(zeros_of)
+    jf = jit_unmeasured(zeros_of)
     a = RNG.standard_normal(4)
     for n in (3, 5, 3, 1, 5):
         assert_same_as_numpy(zeros_of, n, a, jitted=jf)
@@ -106,7 +106,7 @@ def scalar_kinds(a, s):
 
 
 def test_python_scalar_types_key_by_type_not_value():
-    jf = jit(scalar_kinds)
+    jf = jit_unmeasured(scalar_kinds)
     a = RNG.standard_normal(5)
     for s in (1.5, 2.5, -3.0):
         assert_same_as_numpy(scalar_kinds, a, s, jitted=jf)
@@ -217,7 +217,7 @@ def _calls(jf):
 def test_the_dispatch_for_the_key_in_use_gives_way_to_any_other_key():
     """After repeated calls with one key the Fragment dispatches through code for that key; calls with
     other shapes, dtypes, ranks and types, alternating, must still reach their own specializations."""
-    jf = jit(affine)
+    jf = jit_unmeasured(affine)
     args = [(RNG.standard_normal(20), RNG.standard_normal(20)),
             (RNG.standard_normal(7), RNG.standard_normal(7)),
             (RNG.standard_normal(7).astype(np.float32), RNG.standard_normal(7).astype(np.float32)),
@@ -226,7 +226,7 @@ def test_the_dispatch_for_the_key_in_use_gives_way_to_any_other_key():
             (RNG.standard_normal(20), np.float32(1.5))]
     for round_ in range(4):
         for a, b in args:
-            for _ in range(3 if round_ == 0 else 1):        # first: settle each key (measure, then hot)
+            for _ in range(3 if round_ == 0 else 1):        # first: settle each key (compile, then hot)
                 assert_same_as_numpy(affine, a.copy(), b, jitted=jf)
     frag = jf.fragments[0]
     assert len(frag.entries) == len(args)
@@ -236,7 +236,7 @@ def test_the_dispatch_for_the_key_in_use_gives_way_to_any_other_key():
 
 
 def test_calls_with_one_key_go_through_a_dispatch_for_that_key():
-    jf = jit(affine)
+    jf = jit_unmeasured(affine)
     a, b = RNG.standard_normal(20), RNG.standard_normal(20)
     for _ in range(3):
         assert_same_as_numpy(affine, a, b, jitted=jf)
@@ -248,7 +248,7 @@ def test_calls_with_one_key_go_through_a_dispatch_for_that_key():
 
 
 def test_an_equal_dtype_that_is_another_object_still_hits_its_specialization():
-    jf = jit(affine)
+    jf = jit_unmeasured(affine)
     a, b = RNG.standard_normal(9), RNG.standard_normal(9)
     for _ in range(4):
         assert_same_as_numpy(affine, a, b, jitted=jf)
@@ -335,7 +335,7 @@ def test_the_dispatch_for_a_kernel_tests_the_arrays_the_kernel_does_not_take():
     """The dispatch for the key in use leaves the dtype and shape of the arrays the kernel takes to the
     kernel's own checks; an array the block reads only for its shape is not the kernel's to check, so
     another shape of it still reaches its own specialization."""
-    jf = jit(filled_like)
+    jf = jit_unmeasured(filled_like)
     y = RNG.standard_normal(6)
     for _ in range(4):
         assert_same_as_numpy(filled_like, np.ones((4, 6)), y, jitted=jf)

@@ -53,7 +53,7 @@ def test_ever_new_lengths_compile_two_and_give_numpys_results(dtype):
     assert not [r for r in explain(jf) if r.kind == "limit"]
 
 
-def test_a_length_that_recurs_is_compiled(monkeypatch):
+def test_a_length_that_recurs_is_compiled(monkeypatch, kernels_measure_faster):
     # (how often depends on what the first lengths' measurement found: here, the minimum)
     monkeypatch.setattr(new_extents, "sightings_to_repay", lambda same, size, facts: SIGHTINGS_TO_COMPILE)
     jf = jit(centered_energy)
@@ -249,7 +249,7 @@ def test_a_length_run_as_python_for_good_is_cached_and_forced_backends_compile_e
     assert lengths(forced) == {(n,) for n in range(10, 16)}
 
 
-def test_a_length_met_again_is_counted_from_the_cache_and_compiles_once_repaid(monkeypatch):
+def test_a_length_met_again_is_counted_from_the_cache_and_compiles_once_repaid(monkeypatch, kernels_measure_faster):
     monkeypatch.setattr(new_extents, "sightings_to_repay", lambda same, size, facts: 12)
     jf = jit(centered_energy)
     for n in (100, 200):

@@ -112,7 +112,8 @@ class BlockLowering:
                     and value.op in ("tuple", "list"):
                 items = value.args
             else:
-                items = [self.graph.add("item", [value, self.graph.const(i)], lineno=target.lineno)
+                count = self.graph.const(len(target.elts))
+                items = [self.graph.add("item", [value, self.graph.const(i), count], lineno=target.lineno)
                          for i in range(len(target.elts))]
             for t, item in zip(target.elts, items):
                 self.assign(t, item, None)

@@ -4,7 +4,7 @@ import io
 import math
 
 import numpy as np
-from differential import assert_same_as_numpy, modes
+from differential import assert_same_as_numpy, jit_unmeasured, modes
 
 from astjit import explain, jit
 
@@ -219,6 +219,25 @@ def tuple_unpack_and_subscript(a):
 def test_tuple_unpacking_and_subscript_assignment_in_a_block():
     jf = assert_same_as_numpy(tuple_unpack_and_subscript, A)
     assert len(jf.fragments) == 1
+
+
+def scaled_by_its_dims(x, t):
+    n, m = x.shape
+    p, (q,) = t
+    return x * n + m * p - q
+
+
+def test_unpacking_a_shape_or_tuple_of_another_length_raises_as_python_does():
+    """``n, m = x.shape`` is how a function insists on 2-d input: a 3-d array (or a tuple of three)
+    raises Python's ValueError, at every call and whatever was compiled before, never unpacks its
+    first items; a number raises TypeError. (Unmeasured: every call reaches the compiled path.)"""
+    jf = jit_unmeasured(scaled_by_its_dims)
+    two_d = RNG.standard_normal((3, 4))
+    for x, t in [(two_d, (2.0, (1.5,))), (two_d[:2], (-1.0, [0.5])), (np.ones((2, 3, 4)), (2.0, (1.5,))),
+                 (two_d, (2.0, (1.5,), 3.0)), (two_d, (2.0, (1.5, 2.5))), (np.ones(5), (2.0, (1.5,))),
+                 (two_d, (2.0, ())), (two_d, (2.0, 7)), (two_d, (2.0, (1.5,))), (np.ones((2, 3, 4)), (1.0, (0.0,)))]:
+        assert_same_as_numpy(scaled_by_its_dims, x, t, jitted=jf)
+    assert "tvm" in modes(jf)
 
 
 def errstate_body(a):

@@ -1,6 +1,7 @@
 """Static attributes (shape, ndim, size, dtype, len), Python glue (tuples, slices, float()) and
 in-place effects (augmented assignment, item assignment)."""
 
+import functools
 import operator
 
 import numpy as np
@@ -137,4 +138,20 @@ def _build_list(*items):
 
 
 register("list", _build_list, "python")
-register("item", operator.getitem, "python")
+@functools.cache
+def _unpacker(count: int):
+    """``def unpack(value): t0, ..., t{count-1} = value``: Python's own unpacking, its ValueError
+    ("too many values to unpack", "not enough values") and TypeError (a number) included."""
+    names = ", ".join(f"t{i}" for i in range(count)) + ","
+    namespace: dict = {}
+    exec(f"def unpack(value):\n    {names} = value\n    return {names}\n", namespace)
+    return namespace["unpack"]
+
+
+def _unpacked_item(value, index, count):
+    """Target ``index`` of ``t0, ..., t{count-1} = value``: a value without exactly ``count`` items
+    raises as the assignment does (``n, m = x.shape`` of a 3-d array), where indexing would not."""
+    return _unpacker(count)(value)[index]
+
+
+register("item", _unpacked_item, "python")

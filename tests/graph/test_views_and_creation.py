@@ -6,9 +6,10 @@ function) and fused into arithmetic (the kernel reads through the view's index m
 
 import numpy as np
 import pytest
-from differential import assert_compiled, assert_same_as_numpy
+from differential import assert_compiled, assert_same_as_numpy, jit_unmeasured
 
 from astjit import jit
+from astjit.runtime import new_extents
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::numpy.exceptions.ComplexWarning")
 
@@ -354,6 +355,27 @@ def test_creation_with_sizes_from_arguments():
     assert_same_as_numpy(make_sized, 5, -2.0, jitted=jf)
     assert_same_as_numpy(make_sized, 0, 1.0, jitted=jf)
     assert_same_as_numpy(make_sized, -1, 1.0)                            # negative dimensions: ValueError
+
+
+def zeros_plus_sum(a, shape):
+    return np.zeros(shape) + a.sum()
+
+
+def full_like_times(a, shape):
+    return np.ones_like(a, shape=shape) * a[0]
+
+
+def test_a_shape_numpy_refuses_raises_its_error_and_is_never_truncated(monkeypatch):
+    """numpy takes a shape's extents through ``__index__``: a float, even a whole one, or a bool raises
+    TypeError (``int()`` took ``(2.7, 3)`` as ``(2, 3)``); a numpy integer or an array of ints is a shape.
+    (Unmeasured, each new shape compiled at once: every call reaches the specialization's typing.)"""
+    monkeypatch.setattr(new_extents, "EXTENTS_AT_ONCE", 100)
+    a = np.arange(1.0, 4.0)
+    for fn in (zeros_plus_sum, full_like_times):
+        jf = jit_unmeasured(fn)
+        for shape in [(2, 3), (2.0, 3.0), 4, (2.7, 3), True, (True, 2), 4.0, np.float64(2), (np.int8(2), 3),
+                      np.array([2, 3]), (2, -1), (2, 3), (np.True_,), [3]]:
+            assert_same_as_numpy(fn, a, shape, jitted=jf)
 
 
 def full_uint8(value):

@@ -7,10 +7,13 @@ from ..types import ArrayType, Static, WeakScalar
 from .registry import register
 
 
+_NO_BYTES = np.dtype([])          # a structured dtype without fields: itemsize 0
+
+
 def _shape_tuple(shape) -> tuple:
-    if isinstance(shape, int | np.integer):
-        return (int(shape),)
-    return tuple(int(d) for d in shape)
+    """numpy's own reading of a shape argument, without allocating: its TypeError for a float or a
+    bool (``int()`` took ``(2.7, 3)`` as ``(2, 3)``), its ValueError for a negative extent."""
+    return np.empty(shape, _NO_BYTES).shape
 
 
 def infer_creation(ctx, node):
@@ -36,8 +39,6 @@ def infer_creation(ctx, node):
             values[name] = ctx.static_value(operand, f"{name}= of {node.op}")
     if values.get("shape") is not None:
         shape = _shape_tuple(values["shape"])
-        if any(d < 0 for d in shape):
-            raise Unsupported("negative dimensions are not allowed")
         values["shape"] = ()
     else:
         shape = like_shape

@@ -14,6 +14,7 @@ from astjit.runtime import new_extents
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning", "ignore::numpy.exceptions.ComplexWarning")
 
 DTYPES = ["float32", "float64", "int32", "int64", "uint32", "bool"]
+RNG_VIEWS = np.random.default_rng(11)
 
 
 def values(dtype, shape, seed=0):
@@ -163,6 +164,23 @@ def test_reshape_that_copies_and_errors():
     assert_compiled(jf)
     assert_same_as_numpy(reshape, values("float32", (2, 3)), 4)            # cannot reshape ... into (4,)
     assert_same_as_numpy(reshape, values("float32", (2, 3)), (-1, -1))
+
+
+def memory_order_reads(x, w):
+    return (x.T.ravel("K") * w + np.ravel(x.T, "A") ** 2 + x[:, ::-1].T.ravel("K") * w[::-1],
+            x.T.reshape(-1, order="A") * 1.0, np.reshape(x.T, (x.size,), "A") + w, x.ravel("K") - w)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "reversed"])
+def test_ravel_and_reshape_in_memory_order_fused_into_arithmetic(layout):
+    """Order "K" and "A" read the elements as they lie in memory: ``x.T.ravel("K")`` of a C-ordered
+    ``x`` is ``x``'s rows, where a kernel's index map for the view read ``x.T``'s (the product with
+    ``w`` took its elements in another order). Several shapes, each on its own specialization."""
+    jf = jit_unmeasured(memory_order_reads)
+    for shape in [(3, 3), (2, 5), (4, 1), (3, 3)]:
+        x = RNG_VIEWS.standard_normal(shape)
+        x = np.asfortranarray(x) if layout == "F" else (x[::-1, ::-1].copy()[::-1, ::-1] if layout == "reversed" else x)
+        assert_same_as_numpy(memory_order_reads, x, np.arange(x.size) + 1.0, jitted=jf)
 
 
 def transposes(a):

@@ -89,7 +89,7 @@ def infer_view(ctx, node):
     result = impl(*args, **kwargs)
     if isinstance(result, np.ndarray) and result.dtype.kind not in "biufc":
         raise Unsupported(f"{node.op} gives dtype {result.dtype}")
-    if not base_t.scalar:
+    if not base_t.scalar and not _reads_memory_order(node.op, args, kwargs):
         probe = result
         if node.op == "getitem" and not isinstance(result, np.ndarray):
             index = args[1] if isinstance(args[1], tuple) else (args[1],)
@@ -98,6 +98,22 @@ def infer_view(ctx, node):
         if info is not None:
             ctx.info[node] = info
     return type_of_result(result)
+
+
+def _reads_memory_order(op, args, kwargs) -> bool:
+    """Whether the view takes the elements in their order in memory (``ravel``/``reshape`` with order
+    "K" or "A"): the base stood for by a C-contiguous array of its shape may be a transposed view
+    (``x.T.ravel("K")`` reads ``x`` row by row, not ``x.T``), so no index map fits every base; numpy
+    runs it."""
+    if op in ("ravel", "np.ravel"):
+        order = kwargs.get("order", args[1] if len(args) > 1 else "C")
+    elif op == "np.reshape":
+        order = kwargs.get("order", args[2] if len(args) > 2 else "C")
+    elif op == "reshape":
+        order = kwargs.get("order", "C")
+    else:
+        return False
+    return order in ("K", "A")
 
 
 def _getitem_sig(a, index, /):

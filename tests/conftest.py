@@ -24,12 +24,8 @@ def _forget_short_lived_jitted_functions():
     yield
 
 
-@pytest.fixture
-def kernels_measure_faster(monkeypatch):
-    """Every block's first-call measurement finds its compiled code faster than its Python (1 us against
-    2 us), whatever this machine's numpy and kernels run at: for tests of what follows a kernel's win
-    (new lengths compiled once they recur), which a block of a few elements measured slower than its
-    Python would not reach."""
+def _pin_measurements(monkeypatch, python_seconds, compiled_seconds):
+    """Every block's first-call measurement finds these times for its Python and its compiled code."""
     from astjit.runtime import measure
 
     fallbacks = weakref.WeakSet()
@@ -40,4 +36,22 @@ def kernels_measure_faster(monkeypatch):
         return measuring_runner(fragment, spec, key)
 
     monkeypatch.setattr(measure, "measuring_runner", noting_the_fallback)
-    monkeypatch.setattr(measure, "_best", lambda fn, *args, **kwargs: 2e-6 if fn in fallbacks else 1e-6)
+    monkeypatch.setattr(measure, "_best", lambda fn, *args, **kwargs: python_seconds if fn in fallbacks
+                        else compiled_seconds)
+
+
+@pytest.fixture
+def kernels_measure_faster(monkeypatch):
+    """Every block's first-call measurement finds its compiled code faster than its Python (1 us against
+    2 us), whatever this machine's numpy and kernels run at: for tests of what follows a kernel's win
+    (new lengths compiled once they recur), which a block of a few elements measured slower than its
+    Python would not reach."""
+    _pin_measurements(monkeypatch, 2e-6, 1e-6)
+
+
+@pytest.fixture
+def python_measures_faster(monkeypatch):
+    """Every block's first-call measurement finds its Python faster (1 us against 2 us): for tests of
+    what follows Python's win (a block settled on its Python), which a kernel that happens to win on
+    some machine would not reach."""
+    _pin_measurements(monkeypatch, 1e-6, 2e-6)

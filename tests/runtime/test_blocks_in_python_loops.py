@@ -137,7 +137,7 @@ def nested_kept_python(a, n):
     return total, len(seen)
 
 
-def test_blocks_in_nested_loops_read_their_switch_once_per_loop_entry():
+def test_blocks_in_nested_loops_read_their_switch_once_per_loop_entry(python_measures_faster):
     """A block that settled on Python costs a local's read an iteration (the rewritten function reads
     each block's switch into a local before its loop and after each Fragment call, where ``next``
     on the switch cost about 35 ns an iteration), and the results are Python's, also where the block

@@ -6,7 +6,6 @@ from ...errors import Unsupported
 from ..types import ArrayType, Static, WeakScalar
 from .registry import register
 
-
 _NO_BYTES = np.dtype([])          # a structured dtype without fields: itemsize 0
 
 

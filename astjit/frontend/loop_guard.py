@@ -74,6 +74,7 @@ from .loop_call_cost import (
     ELEMENT_UNIT_NS,
     SEQUENCE_ITEM_NS,
     SEQUENCE_NS,
+    SHAPE_ATTRIBUTES,
     UNIT_NS,
     kernel_call_ns,
     kernel_call_units,
@@ -85,8 +86,10 @@ from .loops import (
     NOT_PLAIN_ERROR_NAME,
     NUMBERS_NAME,
     NUMPY_SCALAR_NAME,
+    PLAIN_OBJECT_NAME,
     PLAIN_VALUE_NAME,
     RANGE_NAME,
+    TYPE_OF_NAME,
     appended_lists,
     assigned_names,
     constant_value,
@@ -447,11 +450,46 @@ def _readable(expr, block):
     plain attribute, runtime/plain_attribute): the name is not bound there, and an estimate that raised
     NameError ran every such loop one way whatever its size. A property or ``__getattr__`` is not read
     (a counting property counted one read more than Python's): the estimate raises NotPlainInEstimate
-    (``_weighed``)."""
-    if not block.hoisted:
-        return expr
-    return substituted(expr, {n: _plain_value(plain_attribute_read(e)) if n in block.hoisted_locals else e
-                              for n, e in block.hoisted.items()})
+    (``_weighed``). A name it measures or indexes (``len(xs)``, ``g.shape``, ``d[i]``) is read only where
+    it holds a value of PLAIN_OBJECT_TYPES (``_plain_objects``)."""
+    if block.hoisted:
+        expr = substituted(expr, {n: _plain_value(plain_attribute_read(e)) if n in block.hoisted_locals else e
+                                  for n, e in block.hoisted.items()})
+    return _plain_objects(expr)
+
+
+def _plain_objects(expr):
+    """``expr`` with each name it measures or indexes read as ``(x if type(x) is ndarray else
+    plain_object(x))`` (inline for arrays: a call costs a tiny loop's every run), so that the estimate
+    raises NotPlainInEstimate before a user's ``__len__``, a ``shape`` property or a defaultdict's item
+    runs: the loop would run it again, or never (an inner ``range(d[i])`` read at an outer range's last
+    value, where that range is empty)."""
+    def checked(name):
+        is_array = gast.Compare(left=gast.Call(func=_load(TYPE_OF_NAME), args=[_load(name.id)], keywords=[]),
+                                ops=[gast.Is()], comparators=[_load(NDARRAY_NAME)])
+        return gast.IfExp(test=is_array, body=_load(name.id),
+                          orelse=gast.Call(func=_load(PLAIN_OBJECT_NAME), args=[_load(name.id)], keywords=[]))
+
+    class Check(gast.NodeTransformer):
+        def visit_Call(self, node):
+            self.generic_visit(node)
+            if isinstance(node.func, gast.Name) and node.func.id in ("len", LEN_NAME):
+                node.args = [checked(a) if isinstance(a, gast.Name) else a for a in node.args]
+            return node
+
+        def visit_Attribute(self, node):
+            self.generic_visit(node)
+            if node.attr in SHAPE_ATTRIBUTES and isinstance(node.value, gast.Name):
+                node.value = checked(node.value)
+            return node
+
+        def visit_Subscript(self, node):
+            self.generic_visit(node)
+            if isinstance(node.value, gast.Name):
+                node.value = checked(node.value)
+            return node
+
+    return Check().visit(copy.deepcopy(expr))
 
 
 def _plain_value(read):

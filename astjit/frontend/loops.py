@@ -738,11 +738,25 @@ def plain_value(value):
     return value
 
 
+# the types whose ``len()``, ``.shape`` and items a work estimate may read before the loop reads them:
+# reading them has no effect (a user's ``__len__``, a ``shape`` property, a defaultdict's item would run
+# once more than the loop runs it, or at positions the loop never reaches)
+PLAIN_OBJECT_TYPES = frozenset({np.ndarray, list, tuple, dict, range, str, bytes, int, float, bool, complex})
+
+
+def plain_object(value):
+    """``value``, where a work estimate may measure it or read its items; else NotPlainInEstimate."""
+    if type(value) in PLAIN_OBJECT_TYPES or isinstance(value, np.generic):
+        return value
+    raise NotPlainInEstimate
+
+
 PLAIN_VALUE_NAME, NOT_PLAIN_ERROR_NAME = "__astjit_plain_value", "__astjit_not_plain"   # cells
+PLAIN_OBJECT_NAME = "__astjit_plain_object"   # cell: plain_object
 TYPE_OF_NAME = "__astjit_type_of"          # cell: type
 ARRAY_WORK_CELLS = {ISINSTANCE_NAME: isinstance, NDARRAY_NAME: np.ndarray, TYPE_OF_NAME: type,
                     NUMBERS_NAME: (int, float, complex, np.generic), NUMPY_SCALAR_NAME: np.generic,
-                    PLAIN_VALUE_NAME: plain_value,
+                    PLAIN_VALUE_NAME: plain_value, PLAIN_OBJECT_NAME: plain_object,
                     NOT_PLAIN_ERROR_NAME: NotPlainInEstimate}
 
 

@@ -3,6 +3,8 @@
 loop over a few positions with several arrays runs as Python where a scalar loop of the same work
 calls its kernel; the answers are Python's either way."""
 
+import collections
+
 import gast
 import numpy as np
 import pytest
@@ -398,6 +400,78 @@ def test_the_estimate_reads_no_property_python_would_not():
         before = loop.calls
         assert np.array_equal(jitted(PlainStepper(steps, 0.01)), relax(PlainStepper(steps, 0.01)))
         assert loop.calls - before == (steps > 2)
+
+
+class Batches:
+    """``len()`` hands out the pending batches once (a stateful ``__len__``)."""
+
+    def __init__(self, n):
+        self.pending, self.len_calls = n, 0
+
+    def __len__(self):
+        self.len_calls += 1
+        n, self.pending = self.pending, 0
+        return n
+
+
+class Grid:
+    def __init__(self, n):
+        self.n, self.reads = n, 0
+
+    @property
+    def shape(self):
+        self.reads += 1
+        return (self.n, 1)
+
+
+def total_of(a, obj):
+    s = 0.0
+    for i in range(len(obj)):
+        s += a[i]
+    return s
+
+
+def total_over(a, grid):
+    s = 0.0
+    for i in range(grid.shape[0]):
+        s += a[i]
+    return s
+
+
+def first_of(a, obj, v):
+    k = -1
+    for i in range(len(obj)):
+        if a[i] > v:
+            k = i
+            break
+    return k
+
+
+def counted_by(d, n, out):
+    for i in range(n):
+        for j in range(d[i]):
+            out[i] += 1.0
+    return out
+
+
+def test_the_estimate_measures_and_indexes_only_plain_values():
+    """The estimate reads ``len()``, ``.shape`` and items only of arrays, lists, tuples, dicts and numbers,
+    whose reads have no effect: a user's ``__len__`` and a ``shape`` property ran twice (a stateful one
+    gave 0.0 where Python gave the sum), and an inner ``range(d[i])`` read at the outer range's first
+    and last values gave a defaultdict keys -1 and 0 that Python, looping zero times, never made."""
+    a = np.arange(1000.0)
+    for fn, make, extra in ((total_of, Batches, ()), (total_over, Grid, ()), (first_of, Batches, (700.5,))):
+        jitted = jit(fn)
+        for n in (500, 3, 0, 900, 500):
+            plain, jo = make(n), make(n)
+            assert jitted(a, jo, *extra) == fn(a, plain, *extra)
+            assert getattr(jo, "len_calls", getattr(jo, "reads", None)) == 1 == getattr(
+                plain, "len_calls", getattr(plain, "reads", None))
+    jitted = jit(counted_by)
+    for n in (0, 3, 0, 5, 200):
+        plain, jd = collections.defaultdict(int, {1: 2}), collections.defaultdict(int, {1: 2})
+        assert np.array_equal(jitted(jd, n, np.zeros(200)), counted_by(plain, n, np.zeros(200)))
+        assert dict(jd) == dict(plain)
 
 
 def oscillate(x, v, dt, steps):

@@ -464,28 +464,34 @@ def _plain_objects(expr):
     raises NotPlainInEstimate before a user's ``__len__``, a ``shape`` property or a defaultdict's item
     runs: the loop would run it again, or never (an inner ``range(d[i])`` read at an outer range's last
     value, where that range is empty)."""
-    def checked(name):
-        is_array = gast.Compare(left=gast.Call(func=_load(TYPE_OF_NAME), args=[_load(name.id)], keywords=[]),
+    def checked(value):
+        if isinstance(value, gast.Call):           # an attribute's plain value (``_readable``): once
+            return gast.Call(func=_load(PLAIN_OBJECT_NAME), args=[value], keywords=[])
+        is_array = gast.Compare(left=gast.Call(func=_load(TYPE_OF_NAME), args=[_load(value.id)], keywords=[]),
                                 ops=[gast.Is()], comparators=[_load(NDARRAY_NAME)])
-        return gast.IfExp(test=is_array, body=_load(name.id),
-                          orelse=gast.Call(func=_load(PLAIN_OBJECT_NAME), args=[_load(name.id)], keywords=[]))
+        return gast.IfExp(test=is_array, body=_load(value.id),
+                          orelse=gast.Call(func=_load(PLAIN_OBJECT_NAME), args=[_load(value.id)], keywords=[]))
+
+    def read(value) -> bool:
+        return isinstance(value, gast.Name) or (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+                                                and value.func.id == PLAIN_VALUE_NAME)
 
     class Check(gast.NodeTransformer):
         def visit_Call(self, node):
             self.generic_visit(node)
             if isinstance(node.func, gast.Name) and node.func.id in ("len", LEN_NAME):
-                node.args = [checked(a) if isinstance(a, gast.Name) else a for a in node.args]
+                node.args = [checked(a) if read(a) else a for a in node.args]
             return node
 
         def visit_Attribute(self, node):
             self.generic_visit(node)
-            if node.attr in SHAPE_ATTRIBUTES and isinstance(node.value, gast.Name):
+            if node.attr in SHAPE_ATTRIBUTES and read(node.value):
                 node.value = checked(node.value)
             return node
 
         def visit_Subscript(self, node):
             self.generic_visit(node)
-            if isinstance(node.value, gast.Name):
+            if read(node.value):
                 node.value = checked(node.value)
             return node
 

@@ -447,6 +447,23 @@ def first_of(a, obj, v):
     return k
 
 
+class Holder:
+    def __init__(self, obj):
+        self.obj = obj
+
+
+def held_batches(n):
+    """Batches behind an attribute, which the loop's call reads from the object (a hoisted attribute)."""
+    return Holder(Batches(n))
+
+
+def total_held(a, holder):
+    s = 0.0
+    for i in range(len(holder.obj)):
+        s += a[i]
+    return s
+
+
 def counted_by(d, n, out):
     for i in range(n):
         for j in range(d[i]):
@@ -460,11 +477,13 @@ def test_the_estimate_measures_and_indexes_only_plain_values():
     gave 0.0 where Python gave the sum), and an inner ``range(d[i])`` read at the outer range's first
     and last values gave a defaultdict keys -1 and 0 that Python, looping zero times, never made."""
     a = np.arange(1000.0)
-    for fn, make, extra in ((total_of, Batches, ()), (total_over, Grid, ()), (first_of, Batches, (700.5,))):
+    for fn, make, extra in ((total_of, Batches, ()), (total_over, Grid, ()), (first_of, Batches, (700.5,)),
+                            (total_held, held_batches, ())):
         jitted = jit(fn)
         for n in (500, 3, 0, 900, 500):
             plain, jo = make(n), make(n)
             assert jitted(a, jo, *extra) == fn(a, plain, *extra)
+            jo, plain = getattr(jo, "obj", jo), getattr(plain, "obj", plain)
             assert getattr(jo, "len_calls", getattr(jo, "reads", None)) == 1 == getattr(
                 plain, "len_calls", getattr(plain, "reads", None))
     jitted = jit(counted_by)

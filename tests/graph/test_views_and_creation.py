@@ -168,7 +168,8 @@ def test_reshape_that_copies_and_errors():
 
 def memory_order_reads(x, w):
     return (x.T.ravel("K") * w + np.ravel(x.T, "A") ** 2 + x[:, ::-1].T.ravel("K") * w[::-1],
-            x.T.reshape(-1, order="A") * 1.0, np.reshape(x.T, (x.size,), "A") + w, x.ravel("K") - w)
+            x.T.reshape(-1, order="A") * 1.0, np.reshape(x.T, (x.size,), "A") + w, x.ravel("K") - w,
+            x.T.ravel("k") * w, np.ravel(x.T, order="a") - w)            # (numpy takes lower case too)
 
 
 @pytest.mark.parametrize("layout", ["C", "F", "reversed"])

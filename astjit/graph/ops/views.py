@@ -113,7 +113,7 @@ def _reads_memory_order(op, args, kwargs) -> bool:
         order = kwargs.get("order", "C")
     else:
         return False
-    return order in ("K", "A")
+    return isinstance(order, str) and order.upper() in ("K", "A")        # (numpy takes "k" and "a" too)
 
 
 def _getitem_sig(a, index, /):

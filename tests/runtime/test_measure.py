@@ -38,11 +38,10 @@ def test_a_short_block_is_timed_in_batches_and_one_with_effects_in_single_runs(m
     """A microsecond call is at the timer's resolution: a block without in-place effects is timed in
     batches of calls (the same number for both sides); one that writes arrays runs once per copy."""
     seen = []
-    real = measure._best
 
     def spy(fn, args, repeats, fresh=None, number=1):
         seen.append((fresh is None, number))
-        return real(fn, args, repeats, fresh, number)
+        return 1e-6        # (a microsecond call, whatever this machine's load: a batch of 20 follows)
 
     monkeypatch.setattr(measure, "_best", spy)
     jf = jit(affine)

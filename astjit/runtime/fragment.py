@@ -31,6 +31,13 @@ from .new_extents import (
 from .plain_attribute import NOT_PLAIN
 from .records import Record
 
+# a refused block whose arrays are all at most this large settles on its Python (``specialize_only``)
+SMALL_REFUSED = 4096
+
+
+def _small_arrays(args) -> bool:
+    return all(a.size <= SMALL_REFUSED for a in args if type(a) is np.ndarray)
+
 
 class _Unbound:
     """What the rewritten function passes for a live-in that is not bound (frontend/emit): the block's
@@ -313,12 +320,15 @@ class Fragment:
         spec.fragment = self
         if spec.runner is self.fallback and (self.block.in_loop or not spec.refused
                                              or not any(type(a) is np.ndarray for a in args)
-                                             or any(a is NOT_PLAIN for a in args)):
+                                             or any(a is NOT_PLAIN for a in args)
+                                             or _small_arrays(args)):
             # (outside loops, a block that cannot compile for these types, a broadcast error among
             # them, keeps its Fragment call: the next call's types may compile; without an array
             # among them it settles too: ``x + kw["y"]`` with a dict made a Fragment call on every
             # call, 0.2 us of a 0.13 us function; and so does one reading a property, which Python
-            # reads at each call: its plain-attribute test and Fragment call made a method 1.8x plain)
+            # reads at each call: its plain-attribute test and Fragment call made a method 1.8x plain;
+            # and one of small arrays (``2.0 * x + y`` of Fortran-ordered 10x10: 0.6 us a call on
+            # 0.8, 0.58x plain), where a kernel for the next types would save little meanwhile)
             spec.runner = self.python_runner
             if spec.scalar_work and spec.runner == self.settle_python:
                 spec.runner = self.settle_python_scalar_work

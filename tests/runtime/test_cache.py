@@ -501,3 +501,26 @@ def test_the_hot_dispatch_compares_a_new_length_before_the_kernel_would_refuse_i
     for x in (np.ones(7), np.ones((20, 1)), np.ones(21)):
         assert hot(x, x, 1.5) == "full dispatch"
     assert hot(np.ones(20), np.ones(20), 2) == "full dispatch" and ran == [(20,)]
+
+
+def doubled_plus(x, y):
+    return 2.0 * x + y
+
+
+def test_a_refused_block_of_small_arrays_settles_on_its_python():
+    """Fortran-ordered arrays, which numpy runs in their own layout, refuse the kernel: over small arrays
+    the block then runs inline for the next calls (a Fragment call on each cost 0.6 us of a 0.8 us
+    function); over large ones each call still reaches the Fragment, whose next types may compile."""
+    jf = jit(doubled_plus)
+    frag = jf.fragments[0]
+    fragment_calls = []
+    for n in (10, 100):               # (100 elements, then 10,000: more than SMALL_REFUSED)
+        x, y = np.asfortranarray(RNG.random((n, n))), np.asfortranarray(RNG.random((n, n)))
+        for _ in range(70):           # (the inline runs settled before end within SETTLED_CALLS)
+            assert_same_as_numpy(doubled_plus, x, y, jitted=jf)
+        before = frag.calls
+        for _ in range(200):
+            assert_same_as_numpy(doubled_plus, x, y, jitted=jf)
+        fragment_calls.append(frag.calls - before)
+    assert 0 < fragment_calls[0] <= 20 and fragment_calls[1] == 200, fragment_calls
+    assert [e.mode for e in frag.entries] == ["python", "python"]

@@ -164,6 +164,32 @@ def test_a_block_too_large_to_time_keeps_numpys_vectorized_ufunc_loops(monkeypat
     assert entry.mode_chosen == ("python" if python else entry.mode)
 
 
+def arc_distance(theta_1, phi_1, theta_2, phi_2):
+    temp = (np.sin((theta_2 - theta_1) / 2) ** 2
+            + np.cos(theta_1) * np.cos(theta_2) * np.sin((phi_2 - phi_1) / 2) ** 2)
+    return 2 * np.arctan2(np.sqrt(temp), np.sqrt(1 - temp))
+
+
+@pytest.mark.parametrize("features, python", [({"AVX512_SKX": True}, True), ({}, False)])
+def test_a_block_timed_once_keeps_numpys_vectorized_ufunc_loops_by_rule(monkeypatch, features, python):
+    """A block whose kernel runs LONG is timed once on each side, and Python's run is its first (the
+    kernel's its second): where numpy's loops of its functions are vectorized on this CPU and the
+    kernel calls the C library per element (float64 sin, cos, arctan2 with AVX512_SKX), the rule of
+    blocks too large to time decides for its Python; else the timings do (here: the kernel faster)."""
+    from astjit.backends.tvm import support
+
+    monkeypatch.setattr(measure, "LONG", 0.0)                     # (small arrays stand for large ones)
+    monkeypatch.setattr(support, "_cpu_features", lambda: features)
+    jf = jit(arc_distance)
+    frag = jf.fragments[0]
+    monkeypatch.setattr(measure, "_best", lambda fn, *args, **kwargs: 2e-6 if fn is frag.fallback else 1e-6)
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        assert_same_as_numpy(arc_distance, *(rng.uniform(-1.5, 1.5, 300) for _ in range(4)), jitted=jf)
+    [entry] = frag.entries
+    assert entry.mode_chosen == ("python" if python else entry.mode)
+
+
 def exp_row_into(out, a, i):
     out[i] = np.exp(a[i])
 

@@ -89,11 +89,11 @@ from .loops import (
     PLAIN_OBJECT_NAME,
     PLAIN_VALUE_NAME,
     RANGE_NAME,
-    TYPE_OF_NAME,
     appended_lists,
     assigned_names,
     constant_value,
     copied_work,
+    is_exactly_array,
     iteration_work,
     plain_attribute_read,
     position_work,
@@ -467,9 +467,7 @@ def _plain_objects(expr):
     def checked(value):
         if isinstance(value, gast.Call):           # an attribute's plain value (``_readable``): once
             return gast.Call(func=_load(PLAIN_OBJECT_NAME), args=[value], keywords=[])
-        is_array = gast.Compare(left=gast.Call(func=_load(TYPE_OF_NAME), args=[_load(value.id)], keywords=[]),
-                                ops=[gast.Is()], comparators=[_load(NDARRAY_NAME)])
-        return gast.IfExp(test=is_array, body=_load(value.id),
+        return gast.IfExp(test=is_exactly_array(value.id), body=_load(value.id),
                           orelse=gast.Call(func=_load(PLAIN_OBJECT_NAME), args=[_load(value.id)], keywords=[]))
 
     def read(value) -> bool:

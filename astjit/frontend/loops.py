@@ -774,12 +774,19 @@ def copied_work(loop, live_in):
     if not names:
         return None
     # (only an ndarray itself: a subclass's ``nbytes`` may be a property Python would not read)
-    terms = [gast.IfExp(test=gast.Compare(left=gast.Call(func=_name(TYPE_OF_NAME), args=[_name(n)], keywords=[]),
-                                          ops=[gast.Is()], comparators=[_name(NDARRAY_NAME)]), body=gast.BinOp(
+    terms = [gast.IfExp(test=is_exactly_array(n), body=gast.BinOp(
         left=gast.Attribute(value=_name(n), attr="nbytes", ctx=gast.Load()), op=gast.FloorDiv(),
         right=gast.Constant(value=COPIED_BYTES_PER_UNIT, kind=None)), orelse=gast.Constant(value=0, kind=None))
         for n in names]
     return _sum(terms)
+
+
+def is_exactly_array(name):
+    """``__astjit_type_of(name) is __astjit_ndarray``: an ndarray itself, not a subclass (whose
+    attributes may be properties Python would not read), inline (a helper's call costs a tiny loop's
+    every run)."""
+    return gast.Compare(left=gast.Call(func=_name(TYPE_OF_NAME), args=[_name(name)], keywords=[]),
+                        ops=[gast.Is()], comparators=[_name(NDARRAY_NAME)])
 
 
 def _sum(terms):

@@ -70,10 +70,11 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
 
     A kernel's runner that has ``refused`` (``make_loop_kernel_runner``, ``make_kernel_runner``) is
     called after testing only the type of the arrays the kernel takes (its ``checked_by_kernel``
-    positions) and the first one's shape: the kernel itself tests their dtype and shape (or, for a loop kernel, number of axes
-    and compact strides: the key's C-contiguous parts) as it converts them, before it runs, and an
-    argument it refuses sends the call to ``generic``. Other arrays (a loop's array copied into a
-    buffer of its own, one read only for its shape) are compared with the key here."""
+    positions) and the first one's shape: the kernel itself tests their dtype and shape (or, for a
+    loop kernel, number of axes and compact strides: the key's C-contiguous parts) as it converts
+    them, before it runs, and an argument it refuses sends the call to ``generic``. Other arrays (a
+    loop's array copied into a buffer of its own, one read only for its shape) are compared with the
+    key here."""
     names = _names(len(key))
     params = ", ".join(names)
     trusting = hasattr(runner, "refused")

@@ -36,6 +36,7 @@ SMALL_REFUSED = 4096
 
 
 def _small_arrays(args) -> bool:
+    """No array among ``args`` holds more than SMALL_REFUSED elements (true where none is an array)."""
     return all(a.size <= SMALL_REFUSED for a in args if type(a) is np.ndarray)
 
 
@@ -318,17 +319,16 @@ class Fragment:
         key = self.make_key(args)
         spec = self._specialize(key, args)
         spec.fragment = self
-        if spec.runner is self.fallback and (self.block.in_loop or not spec.refused
-                                             or not any(type(a) is np.ndarray for a in args)
-                                             or any(a is NOT_PLAIN for a in args)
-                                             or _small_arrays(args)):
+        if spec.runner is self.fallback and (self.block.in_loop or not spec.refused or _small_arrays(args)
+                                             or any(a is NOT_PLAIN for a in args)):
             # (outside loops, a block that cannot compile for these types, a broadcast error among
-            # them, keeps its Fragment call: the next call's types may compile; without an array
-            # among them it settles too: ``x + kw["y"]`` with a dict made a Fragment call on every
-            # call, 0.2 us of a 0.13 us function; and so does one reading a property, which Python
-            # reads at each call: its plain-attribute test and Fragment call made a method 1.8x plain;
-            # and one of small arrays (``2.0 * x + y`` of Fortran-ordered 10x10: 0.6 us a call on
-            # 0.8, 0.58x plain), where a kernel for the next types would save little meanwhile)
+            # them, keeps its Fragment call where it has a large array: the next call's types may
+            # compile; without an array among them it settles: ``x + kw["y"]`` with a dict made a
+            # Fragment call on every call, 0.2 us of a 0.13 us function; with small arrays only too
+            # (``2.0 * x + y`` of Fortran-ordered 10x10: 0.6 us a call on 0.8, 0.58x plain), where a
+            # kernel for the next types would save little meanwhile; and so does one reading a
+            # property, which Python reads at each call: its plain-attribute test and Fragment call
+            # made a method 1.8x plain)
             spec.runner = self.python_runner
             if spec.scalar_work and spec.runner == self.settle_python:
                 spec.runner = self.settle_python_scalar_work

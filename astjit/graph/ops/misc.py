@@ -138,6 +138,8 @@ def _build_list(*items):
 
 
 register("list", _build_list, "python")
+
+
 @functools.cache
 def _unpacker(count: int):
     """``def unpack(value): t0, ..., t{count-1} = value``: Python's own unpacking, its ValueError

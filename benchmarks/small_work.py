@@ -20,7 +20,9 @@ point is the cost of that choice on every later call.
 ``read_only_block_*``: an elementwise block of four arrays locked with ``setflags(write=False)``, 16 and 100k
 float64; ``read_only_loop_*``: a loop of dot products over two locked arrays of 16 and 10k float64;
 ``tuple_200``: ``a * t[0] + t[1]`` with the same tuple of 200 floats at each call (its value is guarded);
-``property_method``: a method whose block reads a property of ``self``.
+``property_method``: a method whose block reads a property of ``self``;
+``fortran_block_*``: ``2.0 * x + y`` of Fortran-ordered 10x10 and 1000x1000 (numpy keeps the layout:
+the block is refused).
 
 Then ``new lengths``: a short chain called on 60 arrays of random lengths (1,000 to 200,000), each length
 once per pass, three passes; the total time of each pass, numpy's and astjit's (each new length once
@@ -127,6 +129,10 @@ def blend(a, b, c, d):
     return np.sqrt(a * b + c * d + 1.0) * 0.5 - a
 
 
+def doubled_plus(x, y):
+    return 2.0 * x + y
+
+
 def dot_steps(a, b, k):
     s = 0.0
     for _ in range(k):
@@ -221,6 +227,10 @@ def cases():
         ("read_only_loop_10k", dot_steps, jit(dot_steps), (*locked(rng.random(10_000), rng.random(10_000)), 4)),
         ("tuple_200", weighted_by, jit(weighted_by), (rng.random(4), tuple(rng.random(200).tolist()))),
         ("property_method", Scaled.forward, jit(Scaled.forward), (Scaled(2.5), rng.random(4))),
+        ("fortran_block_100", doubled_plus, jit(doubled_plus),
+         tuple(np.asfortranarray(rng.random((10, 10))) for _ in range(2))),
+        ("fortran_block_1M", doubled_plus, jit(doubled_plus),
+         tuple(np.asfortranarray(rng.random((1000, 1000))) for _ in range(2))),
     ]
 
 

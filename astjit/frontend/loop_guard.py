@@ -69,6 +69,7 @@ import copy
 import gast
 
 from ..config import tiny_loop_work
+from ..runtime.loop_fragment import SEARCHED_SEQUENCE_MOST
 from .inline import Inlined
 from .loop_call_cost import (
     ELEMENT_UNIT_NS,
@@ -238,6 +239,13 @@ def _leaves(stmts) -> bool:
     return False
 
 
+def leaves_early(loop) -> bool:
+    """Whether the loop may stop before its last position, which its Python would not reach: a
+    ``while``, or a ``for`` with a ``break`` of its own or a ``return``."""
+    return isinstance(loop, gast.While) or _leaves(loop.body) or any(isinstance(n, gast.Return)
+                                                                     for n in gast.walk(loop))
+
+
 def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     """(statements, the loop as written among them) for loop region ``block`` whose Fragment call is
     ``call``; the caller keeps the loop's own source positions (tracebacks, pdb)."""
@@ -395,10 +403,7 @@ def _sequence_test(block):
         return None
     if not isinstance(loop, gast.For) or isinstance(loop.iter, gast.Tuple):
         return None
-    assigned = assigned_names(loop)
-    names = list(dict.fromkeys(
-        n.value.id for n in gast.walk(loop) if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
-        and n.value.id in block.live_in and n.value.id not in assigned))
+    names = _indexed_live_ins(block)
     if not names:
         return None
     per_position = position_work(loop, weighed_names(block))[1]
@@ -440,6 +445,32 @@ def _sequence_test(block):
             gast.Call(func=_load(ISINSTANCE_NAME), args=[first, _load(NUMBERS_NAME)], keywords=[])] + small)
 
     tests = [of_numbers(n) for n in names]
+    return tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.Or(), values=tests)
+
+
+def _indexed_live_ins(block) -> list:
+    """The live-in names the loop region indexes and does not assign (``for v in xs`` is ``xs[i]`` in
+    its kernel form), in order."""
+    loop = block.kernel_loop
+    assigned = assigned_names(loop)
+    return list(dict.fromkeys(
+        n.value.id for n in gast.walk(loop) if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+        and n.value.id in block.live_in and n.value.id not in assigned))
+
+
+def _long_sequences_test(block):
+    """``not isinstance(xs, ndarray) and len(xs) > SEARCHED_SEQUENCE_MOST``, or'd over the names the
+    loop indexes, or None: a loop that may leave early declines a longer list or tuple
+    (runtime/loop_fragment), whose conversion costs as much as the loop's Python up to the position
+    that it reaches."""
+    names = _indexed_live_ins(block)
+    if not names:
+        return None
+    tests = [gast.BoolOp(op=gast.And(), values=[
+        gast.UnaryOp(op=gast.Not(), operand=gast.Call(func=_load(ISINSTANCE_NAME),
+                                                      args=[_load(n), _load(NDARRAY_NAME)], keywords=[])),
+        gast.Compare(left=gast.Call(func=_load(LEN_NAME), args=[_load(n)], keywords=[]), ops=[gast.Gt()],
+                     comparators=[_const(SEARCHED_SEQUENCE_MOST)])]) for n in names]
     return tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.Or(), values=tests)
 
 
@@ -558,6 +589,9 @@ def _handed_over_for(block, loop, call):
         rest = gast.BinOp(left=gast.BinOp(left=positions, op=gast.Sub(), right=_const(done)), op=gast.Mult(),
                           right=per_position)
         test = gast.Compare(left=rest, ops=[gast.Gt()], comparators=[_const(most)])
+    long_sequences = _long_sequences_test(block)
+    if long_sequences is not None:     # (the kernel would decline them: no counter for nothing)
+        test = gast.BoolOp(op=gast.And(), values=[test, gast.UnaryOp(op=gast.Not(), operand=long_sequences)])
     weigh = _weighed(left, _readable(test, block), True)
     as_written = rejoin_tests(copy.deepcopy(block.written_loop))
     attempt = copy.deepcopy(reads) + [copy.deepcopy(first),

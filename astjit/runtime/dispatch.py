@@ -187,7 +187,7 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, arrays, read_only, on
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                             stopped, result, allocate, aligned=(), converted=None, compacting=None,
-                            overlapping=None, big_ints=None, snapshot=None, bailed=None):
+                            overlapping=None, big_ints=None, snapshot=None, bailed=None, odd_strides=None):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
@@ -206,6 +206,10 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     costing about 20 us: from then on the runner tests the int arguments' range first; ``snapshot``:
     None, or ``snapshot(args)``, what the loop writes as it was before the call (copies of its arrays,
     the lengths of its lists; or None), handed to ``stopped`` with the status;
+    ``odd_strides``: (a one-item list that ``checked`` sets True once an array came whose strides are not
+    whole numbers of its items (a field of a structured array), which the kernel's conversion refuses
+    with an exception: from then on the runner tests the arrays' strides first and runs the loop's
+    Python for such arrays; the loop's Python);
     ``bailed``: None, or (a two-item list whose first item counts the calls left that run
     ``python(*args)``, the loop's Python, instead of the kernel; the loop's Python) for a kernel that
     may bail where Python goes on (runtime/loop_fragment). The status
@@ -222,16 +226,26 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     those checks to the kernel (``make_hot_dispatch``), whose arguments may belong to another key
     (``checked`` takes them as this key's)."""
     scalar_positions = set(scalars)     # (the runner reads only the numbers' types: no array outlives the call)
-    args = [a if i in scalar_positions else None for i, a in enumerate(args)]
+    # (and the arrays' dtypes and numbers of axes)
+    args = [a if i in scalar_positions else np.empty((0,) * a.ndim, a.dtype) if isinstance(a, np.ndarray)
+            else None for i, a in enumerate(args)]
     build = functools.partial(_loop_kernel_runner, kernel, args, arrays, written, copied, scalars, has_locals,
                               appends, checked, stopped, result, allocate, aligned, converted or {},
                               [False] if compacting is None else compacting,
                               overlapping or (lambda args: checked(*args)),
-                              [False] if big_ints is None else big_ints, snapshot, bailed)
+                              [False] if big_ints is None else big_ints, snapshot, bailed,
+                              ([False], checked) if odd_strides is None else odd_strides)
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
     return run
+
+
+def has_odd_strides(array) -> bool:
+    """Whether a stride of ``array`` is not a whole number of its items (DLPack counts strides in
+    items: a kernel cannot take it)."""
+    size = array.itemsize
+    return any(s % size for s in array.strides)
 
 
 def _python_number(value) -> str:
@@ -245,7 +259,7 @@ def _python_number(value) -> str:
 
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                         stopped, result, allocate, aligned, converted, compacting, overlapping, big_ints,
-                        snapshot, bailed, on_refusal, refused=None):
+                        snapshot, bailed, odd_strides, on_refusal, refused=None):
     from ..backends.array_views import compact, readable_by_kernel
     from ..backends.tvm.loop_lists import NEED_ROOM
 
@@ -260,6 +274,13 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     if aligned:
         test = " and ".join(f"{names[p]}.flags.aligned" for p in aligned)
         lines += [f"    if not ({test}):", f"        return {on_refusal}({params})"]
+    taken = [p for p in arrays if p not in converted and isinstance(args[p], np.ndarray)]
+    if taken:           # (each array's number of axes and item size are its key's)
+        test = " or ".join(f"{names[p]}.strides[{d}] % {args[p].itemsize}" for p in taken
+                           for d in range(args[p].ndim))
+        # (the loop's Python straight away: ``checked`` would test everything again)
+        lines += [f"    if odd_strides[0] and ({test}):",
+                  f"        return {'python_loop' if on_refusal == 'checked' else on_refusal}({params})"]
     others = sorted((set(arrays) - set(converted)) | set(copied))
     pairs = [(p, q) for p in sorted(written) for q in others if q != p]
     if pairs:
@@ -337,7 +358,8 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
                  "take": pool.pop, "give": pool.append, "new_status": new_status, "kernel": kernel,
                  "stopped": stopped, "refused": refused, "extend": appends.extend, "compacting": compacting,
                  "compact": compact, "readable_by_kernel": readable_by_kernel, "overlapping": overlapping,
-                 "DISJOINT": DISJOINT, "big_ints": big_ints, "snapshot": snapshot,
+                 "DISJOINT": DISJOINT, "big_ints": big_ints, "snapshot": snapshot, "odd_strides": odd_strides[0],
+                 "python_loop": odd_strides[1],
                  **({"bailed": bailed[0], "python": bailed[1]} if bailed is not None else {}),
                  **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)

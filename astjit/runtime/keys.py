@@ -7,6 +7,9 @@ from ..devices import device_key
 _ndarray = np.ndarray
 
 SHORT_TUPLE = 8      # items: a tuple up to this long keys a loop by its length
+# items: a longer tuple is keyed by its first item's type (the runner's conversion tests the others,
+# backends/tvm/loop_types.sequence_converter): the type of each of 100,000 items cost 1.8 ms a call
+TYPED_ITEMS_AT_MOST = 64
 
 
 class TupleOfLength:
@@ -44,7 +47,7 @@ def tuple_key(value: tuple):
     last = _LAST_TUPLE[0]
     if value is last[0]:           # (a tuple's items never change)
         return last[1]
-    types = set(map(type, value))
+    types = set(map(type, value)) if len(value) <= TYPED_ITEMS_AT_MOST else {type(value[0])}
     part = (len(value) if len(value) <= SHORT_TUPLE else None, types.pop() if len(types) == 1 else None)
     key = _TUPLE_KEYS.get(part)
     if key is None:

@@ -17,7 +17,14 @@ from ..backends.array_views import compact, readable_by_kernel
 from ..backends.contract import Compiled, Segment
 from ..errors import Unsupported
 from . import persisted
-from .dispatch import DISJOINT, INT64, make_loop_kernel_runner, may_share_memory, shares_memory
+from .dispatch import (
+    DISJOINT,
+    INT64,
+    has_odd_strides,
+    make_loop_kernel_runner,
+    may_share_memory,
+    shares_memory,
+)
 from .fragment import Fragment, Specialization
 from .keys import spelled
 
@@ -47,6 +54,11 @@ class Returned:
 # are larger): about 2 us; 256 KiB cost a loop over ten positions 5 us, twice its Python, and 16 KiB
 # left 1000 values counted into 5000 bins with the documented OverflowError
 RESTORE_BYTES = 1 << 16
+# items of a list or tuple converted for a loop that may leave early (a ``while``, a ``break`` or
+# ``return``), at most; a longer one runs the loop's Python. Converting costs about 45 ns an item, as
+# much as a position of the loop's Python, and a search stops where it finds: over a list of 100,000
+# floats, a search stopping at position 2000 ran 0.01x plain Python's speed converting the whole list
+SEARCHED_SEQUENCE_MOST = 64
 BAILED_RUN_MOST = 64          # calls of the loop's Python after a kernel bailed, at most, before it tries again
 
 
@@ -144,11 +156,11 @@ def specialize_loop(fragment, key, args) -> Specialization:
 
         inner = make_loop_runner(main, lowered, fragment, kernel_args, live_in, live_out, fall_back)
         runner = tuple_runner(tuples, fragment.live_in, fragment.live_out, inner, fragment.fallback)
-    if lowered.weigh and not (block.resume_at or block.declines_inline):
+    if (lowered.weigh or lowered.restores) and not (block.resume_at or block.declines_inline):
         # (a handed-over loop's Python goes on in the rewritten function, where it cannot be timed)
-        from .loop_weighing import weighed
+        from .loop_weighing import COPIES_ITS_ARRAYS, NUMPY_ROWS, weighed
 
-        runner = weighed(runner, fragment.fallback, fragment, args)
+        runner = weighed(runner, fragment.fallback, fragment, args, NUMPY_ROWS if lowered.weigh else COPIES_ITS_ARRAYS)
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
     spec.segments = [loop_segment(lowered.func, None if stored is not None else module)]
@@ -189,8 +201,10 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
 
     live_in = fragment.live_in if live_in is None else live_in
     arrays = [live_in.index(n) for n in lowered.arrays]
-    # a tuple or list the loop reads: an array made at each call (None where its items changed type)
-    converters = {live_in.index(n): sequence_converter(seq) for n, seq in lowered.sequences.items()}
+    # a tuple or list the loop reads: an array made at each call (None where its items changed type, or
+    # where the loop may leave early and the list is long: SEARCHED_SEQUENCE_MOST)
+    longest = SEARCHED_SEQUENCE_MOST if fragment.block.leaves_early else None
+    converters = {live_in.index(n): sequence_converter(seq, longest) for n, seq in lowered.sequences.items()}
     shared = [p for p in arrays if p not in converters]          # (a new array shares nothing)
     written = {live_in.index(n) for n in lowered.stores}
     # the arrays copied before a call and put back where the kernel stops after writing them, at a check
@@ -233,6 +247,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
 
     compacting = [False]       # (set once an empty or size-1 axis came: make_loop_kernel_runner)
     big_ints = [False]         # (set once an int beyond int64 came: make_loop_kernel_runner)
+    odd_strides = [False]      # (set once a stride not a whole number of items came: make_loop_kernel_runner)
 
     pairs = [(p, q) for p in written for q in shared + copied if q != p]
     logged = []                # (the pairs of names whose sharing was logged)
@@ -275,6 +290,12 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
             a = args[p]
             if not a.flags.writeable and p in written:
                 return fallback(*args)            # Python raises at the first write, after its effects
+            if has_odd_strides(a):
+                # a field of a structured array (12 bytes between float64s): the kernel's conversion
+                # refuses it, at an exception's price (17 us a call, 0.44x plain Python, before the
+                # generated runner tested it)
+                odd_strides[0] = True
+                return fallback(*args)
             if a.flags.c_contiguous and (a.size <= 1 or 1 in a.shape):
                 a = compact(a)                   # (numpy ignores the strides of an empty or size-1 axis)
                 compacting[0] = True             # (the generated runner passes such arrays so from now on)
@@ -367,7 +388,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
                                    appends, run, stopped, result_expression(True), allocate, aligned,
                                    converters, compacting, overlapping, big_ints, snapshot if restored else None,
-                                   (bailed, fallback) if lowered.bails else None)
+                                   (bailed, fallback) if lowered.bails else None, (odd_strides, fallback))
 
 
 class AppendedValues:

@@ -31,7 +31,14 @@ WEIGHED_FROM = 1 << 9
 SCHEDULE = ("warming", "compiling", "kernel", "python", "kernel", "python", "kernel")
 
 
-def weighed(runner, fallback, fragment, args):
+# why the loop's Python may win, as explain says it where it did
+NUMPY_ROWS = "numpy's vectorized loops run its rows faster"
+COPIES_ITS_ARRAYS = ("the kernel's runner copies the arrays the loop writes before each call (to put them "
+                     "back where an int leaves int64 and Python goes on), and the loop touches few of "
+                     "their elements")
+
+
+def weighed(runner, fallback, fragment, args, why=NUMPY_ROWS):
     """``runner`` (the kernel's) and ``fallback`` (the loop's Python) behind one call that weighs them
     per size class of the arguments (the module's docstring). The call is generated code over the
     arguments by position: a size class built in Python from lists of positions cost 1 us a call."""
@@ -74,8 +81,8 @@ def weighed(runner, fallback, fragment, args):
         if not choices[key] and not recorded:
             recorded.append(key)
             fragment._record("measured", f"the loop's Python ({python * 1e6:.1f} us) beat its kernel "
-                                         f"({kernel * 1e6:.1f} us): numpy's vectorized loops run its rows "
-                                         "faster; arguments of such sizes run the loop's Python")
+                                         f"({kernel * 1e6:.1f} us): {why}; arguments of such sizes run "
+                                         "the loop's Python")
             config.log("fallbacks", "loop at %s line %s: its Python beat its kernel", fragment.owner_name,
                        fragment.block.lineno)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import Unsupported
+from ...runtime.keys import TYPED_ITEMS_AT_MOST
 
 LOOP_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "float32", "float64",
                "complex64", "complex128")
@@ -76,14 +77,18 @@ def type_of_sequence(value) -> Sequence | None:
     return Sequence(type(value), item)
 
 
-def sequence_converter(seq: Sequence):
+def sequence_converter(seq: Sequence, longest=None):
     """``convert(value)``: the items of a tuple or list as the kernel's array, or None where they are
-    not all of ``seq``'s item type (or an int is beyond int64): the loop then runs as Python."""
+    not all of ``seq``'s item type (or an int is beyond int64), or more than ``longest``: the loop
+    then runs as Python."""
     expected, dtype = {seq.item.type}, np.dtype(seq.item.dtype)
 
     def convert(value):
-        # (a tuple's key holds its items' one type, runtime/keys.tuple_key: a list's does not)
-        if type(value) is not tuple and set(map(type, value)) != expected:
+        if longest is not None and len(value) > longest:
+            return None
+        # (a tuple's key holds its items' one type where it is short, runtime/keys.tuple_key: a list's
+        # does not)
+        if (type(value) is not tuple or len(value) > TYPED_ITEMS_AT_MOST) and set(map(type, value)) != expected:
             return None
         try:
             return np.array(value, dtype)

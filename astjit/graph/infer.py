@@ -196,6 +196,12 @@ def infer_elementwise(ctx, node):
             shapes.append(t.shape)
         elif not isinstance(t, WeakScalar | Static):
             raise Unsupported(f"operand of {node.op} has unsupported type {t}")
+        elif isinstance(t, Static) and isinstance(t.value, tuple | list):
+            # (numpy makes an array of it at each call; as a constant of a specialization, each call
+            # compared its items and ran numpy's interpreter: a tuple of 8 floats 0.17x plain Python)
+            what = f"{o.value!r}" if o.op == "input" else "a constant"
+            raise Unsupported(f"{what} is a {type(t.value).__name__} used as an array operand of {node.op} "
+                              "(numpy makes an array of it at each call)")
     result = evaluate(node, _rep(ctx))
     shape = np.broadcast_shapes(*shapes) if shapes else ()
     t = type_of_result(result, shape if shape else None)

@@ -65,7 +65,10 @@ def _specialize_typed(fragment, key, graph, ctx, applied, place):
         spec = _assemble(fragment, key, ctx, segments, reasons, note, python=True)
     else:
         notes, failed = _compile_segments(fragment, ctx, segments, backends)
-        spec = _assemble(fragment, key, ctx, segments, reasons, "; ".join(notes), python=False)
+        # (every segment refused at its compile runs numpy's reference interpreter: the block's own
+        # Python runs the same numpy calls, without the interpreter's cost)
+        nothing = choice == "auto" and all(s.reference for s in segments)
+        spec = _assemble(fragment, key, ctx, segments, reasons, "; ".join(notes), python=nothing)
         text = None if failed else text       # (a failure that may not happen again is not stored)
     if text is not None:
         spec.publish = persisted.write(text, choice, backends, spec, first_record, fragment)

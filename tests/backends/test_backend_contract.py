@@ -281,3 +281,19 @@ def test_the_cupy_backend_takes_nodes_only_for_cupy_arrays(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cupy" else real(name, *a))
     assert backend.available("cuda") == "CuPy is not installed"
+
+
+def test_a_block_whose_every_part_failed_to_compile_runs_its_python():
+    """Where every part of a block is handed to numpy after its backend failed, the block's own Python
+    runs (the same numpy calls without the reference interpreter's cost), and explain says why."""
+    backend = backends.register(FailingBackend())
+    try:
+        jf = jit(affine_exp)
+        for n in (10, 3, 10):
+            x = np.linspace(0, 1, n)
+            np.testing.assert_array_equal(jf(x, x), affine_exp(x, x))
+        modes = {e.mode for f in jf.fragments for e in f.entries}
+        assert modes == {"python"}, modes
+        assert "out of registers" in str(astjit.explain(jf))
+    finally:
+        backends.unregister(backend)

@@ -52,6 +52,27 @@ def test_unusual_inputs_give_plain_python_results(args):
     assert_same_as_numpy(kernel, A, B, jitted=jf)            # the compiled entry is still right
 
 
+def scaled(pts, s):
+    q = pts * s + 1.0
+    return np.sqrt((q * q).sum(axis=1)), q * (0.5, 2.0, -1.0)
+
+
+def test_a_tuple_used_as_an_array_operand_runs_as_python_for_any_values():
+    """numpy makes an array of a tuple or list operand at each call. As a value of the specialization
+    each call compared its items and ran numpy's interpreter (a per-axis scale ``(sx, sy, sz)`` 0.6x,
+    a tuple of 8 floats 0.17x plain Python): the block runs its Python, whatever the values."""
+    jf = jit(scaled)
+    pts = RNG.random((5000, 3))
+    for s in [(1.0, 2.0, 0.5), (3, -1, 0), (np.nan, -0.0, np.inf), (True, 2.5, 1), [1.0, 2.0, 3.0],
+              (2.0,), (1.0, 2.0, 0.5)]:
+        assert_same_as_numpy(scaled, pts, s, jitted=jf)
+    with pytest.raises(ValueError, match="broadcast"):
+        jf(pts, (1.0, 2.0))
+    assert modes(jf) == {"python"}
+    assert "'s' is a tuple used as an array operand of multiply" in str(explain(jf))
+    assert len(jf.fragments[0].entries) == 2           # (one for tuples, one for lists: not per value)
+
+
 def test_masked_array_is_not_unmasked():
     jf = jit(kernel)
     jf(A, B)

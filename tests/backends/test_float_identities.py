@@ -194,6 +194,28 @@ def test_clip_ties_of_zeros_follow_numpys_loop_for_the_bounds(fn, shapes):
         assert_bitwise_equal(jf(x, *bounds), fn(x, *bounds))
 
 
+def clip_any(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+@pytest.mark.parametrize("x_shape", [(3,), (1, 3), (2, 3)])
+def test_clip_ties_of_zeros_with_bounds_of_any_shape_are_numpys_in_the_kernel(x_shape):
+    """With the kernel kept (no measurement: small arrays run it too), every combination of bound
+    shapes gives numpy's zeros. Bounds of one value per row ((2, 1) against (2, 3)) have no rule: numpy
+    keeps the element where both bounds are so or ``x`` is broadcast along the rows, and gives the
+    bound where the other is a number; such a clip runs on numpy."""
+    rng = np.random.default_rng(11)
+    shapes = [None, (1, 1), (2, 1), (1, 3), (2, 3)]
+    for lo_shape in shapes:
+        for hi_shape in shapes:
+            jf = jit(clip_any, backend="tvm")         # (one each: the recompile limit would run Python)
+            for _ in range(2):
+                x = rng.choice([-0.0, 0.0, 0.5, -0.5], size=x_shape)
+                lo, hi = (float(rng.choice([-0.0, 0.0])) if s is None else rng.choice([-0.0, 0.0], size=s)
+                          for s in (lo_shape, hi_shape))
+                assert_bitwise_equal(jf(x, lo, hi), clip_any(x, lo, hi))
+
+
 SIGNALING = {np.float64: (np.uint64, [0x7FF0000000000001, 0xFFF0000000000005], 1 << 51),
              np.float32: (np.uint32, [0x7F800001, 0xFF800005], 1 << 22)}
 FOLDED_IDENTITIES = [lambda x: np.where(x != 0.5, x * 1, 0.5), lambda x: np.where(x != 0.5, 1 * x, 0.5),

@@ -160,7 +160,11 @@ def specialize_loop(fragment, key, args) -> Specialization:
         # (a handed-over loop's Python goes on in the rewritten function, where it cannot be timed)
         from .loop_weighing import COPIES_ITS_ARRAYS, NUMPY_ROWS, weighed
 
-        runner = weighed(runner, fragment.fallback, fragment, args, NUMPY_ROWS if lowered.weigh else COPIES_ITS_ARRAYS)
+        if lowered.weigh:
+            runner = weighed(runner, fragment.fallback, fragment, args, NUMPY_ROWS)
+        else:
+            runner = weighed_where_copying(runner, weighed(runner, fragment.fallback, fragment, args,
+                                                           COPIES_ITS_ARRAYS))
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
     spec.segments = [loop_segment(lowered.func, None if stored is not None else module)]
@@ -171,6 +175,21 @@ def specialize_loop(fragment, key, args) -> Specialization:
     if stored is None:
         config.log("compiles", "loop kernel for %s line %s", fragment.owner_name, block.lineno)
     return spec
+
+
+def weighed_where_copying(runner, weighed_runner):
+    """The weighed runner for calls whose arrays the runner copies (``runner.copies``), ``runner`` for
+    the others: a loop whose written arrays are too large to copy runs its kernel, which stops with the
+    documented OverflowError where an int leaves int64 (the loop's Python, run by the weighing at
+    some calls only, would make that error come and go)."""
+    copies = getattr(runner, "copies", None)
+    if copies is None:                 # (a loop over a tuple's items: its runner wraps the kernel's)
+        return weighed_runner
+
+    def run(*args):
+        return (weighed_runner if copies(args) else runner)(*args)
+    run.weighed = weighed_runner.weighed
+    return run
 
 
 def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=None, fallback=None):
@@ -385,10 +404,13 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     exec(compile(f"def finish(s, args, local):\n    ({params}) = args\n    return {result}\n",
                  "<astjit loop results>", "exec"), namespace)
     finish = namespace["finish"]
-    return make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
+    runner = make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
                                    appends, run, stopped, result_expression(True), allocate, aligned,
                                    converters, compacting, overlapping, big_ints, snapshot if restored else None,
                                    (bailed, fallback) if lowered.bails else None, (odd_strides, fallback))
+    if restored:
+        runner.copies = make_copy_test(restored, others)
+    return runner
 
 
 class AppendedValues:
@@ -451,6 +473,16 @@ class AppendedValues:
         namespace = {f"c{j}": c for j, c in enumerate(self.converters)}
         exec(compile("\n".join(lines) + "\n", "<astjit list appends>", "exec"), namespace)
         return namespace["extend"]
+
+
+def make_copy_test(restored, others):
+    """``copies(args)``: whether ``snapshot`` copies the arrays at ``restored`` for these arguments."""
+    size = " + ".join(f"args[{p}].nbytes" for p in restored) or "0"
+    other = " + ".join(f"getattr(args[{p}], 'nbytes', 0)" for p in others) or "0"
+    namespace = {}
+    exec(compile(f"def copies(args):\n    size = {size}\n    return not (size > {RESTORE_BYTES} and size > {other})\n",
+                 "<astjit loop copy test>", "exec"), namespace)
+    return namespace["copies"]
 
 
 def make_snapshot(restored, others, lists):

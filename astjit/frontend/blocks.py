@@ -16,7 +16,7 @@ from ..graph.ops.registry import OPS
 from .bound import DefinitelyBound
 from .entry_facts import entry_facts, numbers_at_entry
 from .inline import local_functions
-from .loop_guard import leaves_early, resume_position, tiny_work, weighed_names
+from .loop_guard import resume_position, tiny_work, weighed_names
 from .loops import (
     PASSED_VALUES,
     LoopChecker,
@@ -64,8 +64,6 @@ class Block:
     declines_inline: bool = False                       # loop regions: where the kernel declines, the loop
     #                                                     runs as written in the function itself (a local
     #                                                     function reads a name it assigns: emit)
-    leaves_early: bool = False                          # loop regions: a ``while``, or a loop that may
-    #                                                     ``break`` or ``return`` (frontend/loop_guard.leaves_early)
     free_names: frozenset = frozenset()                 # live-ins that are globals or closure variables
     #                                                     (read before the call where deletion shows: emit)
 
@@ -204,8 +202,7 @@ class BlockFinder:
                       tiny_work=tiny_work(kernel_loop, live_in, live_out, checker.calls, hoisted_locals),
                       numbers_at_entry=frozenset(numbers_at_entry(stmts[:i], facts)),
                       hoisted_locals=frozenset(hoisted_locals), free_names=self.free_live_ins(live_in, hoisted),
-                      declines_inline=bool(set(checker.closure_names) & assigned),
-                      leaves_early=leaves_early(kernel_loop))
+                      declines_inline=bool(set(checker.closure_names) & assigned))
         # (a handed-over ``for`` calls its kernel at a position left to run, which binds the loop's names)
         block.resume_at = resume_position(loop, kernel_loop, weighed_names(block), maybe_unbound, block.tiny_work)
         self.blocks.append(block)

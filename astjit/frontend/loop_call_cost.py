@@ -43,6 +43,10 @@ SEQUENCE_ITEM_NS = 80
 # array's own price: the test of its items' types, np.array (0.44 us more than an array of one item,
 # 20-45 ns an item more after it)
 SEQUENCE_NS = 400
+# a loop that may stop early runs as written over a list or tuple of more than this many items that it
+# searches through (frontend/loop_guard.searched_sequences): converting it would cost about what the
+# loop's Python spends on each item, and a search stops where it finds
+SEARCHED_SEQUENCE_MOST = 64
 SHAPE_ATTRIBUTES = ("shape", "size", "ndim", "strides", "dtype")
 
 

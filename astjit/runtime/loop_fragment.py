@@ -54,11 +54,6 @@ class Returned:
 # are larger): about 2 us; 256 KiB cost a loop over ten positions 5 us, twice its Python, and 16 KiB
 # left 1000 values counted into 5000 bins with the documented OverflowError
 RESTORE_BYTES = 1 << 16
-# items of a list or tuple converted for a loop that may leave early (a ``while``, a ``break`` or
-# ``return``), at most; a longer one runs the loop's Python. Converting costs about 45 ns an item, as
-# much as a position of the loop's Python, and a search stops where it finds: over a list of 100,000
-# floats, a search stopping at position 2000 ran 0.01x plain Python's speed converting the whole list
-SEARCHED_SEQUENCE_MOST = 64
 BAILED_RUN_MOST = 64          # calls of the loop's Python after a kernel bailed, at most, before it tries again
 
 
@@ -184,7 +179,7 @@ def weighed_where_copying(runner, weighed_runner):
     some calls only, would make that error come and go)."""
     copies = getattr(runner, "copies", None)
     if copies is None:                 # (a loop over a tuple's items: its runner wraps the kernel's)
-        return weighed_runner
+        return runner
 
     def run(*args):
         return (weighed_runner if copies(args) else runner)(*args)
@@ -220,10 +215,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
 
     live_in = fragment.live_in if live_in is None else live_in
     arrays = [live_in.index(n) for n in lowered.arrays]
-    # a tuple or list the loop reads: an array made at each call (None where its items changed type, or
-    # where the loop may leave early and the list is long: SEARCHED_SEQUENCE_MOST)
-    longest = SEARCHED_SEQUENCE_MOST if fragment.block.leaves_early else None
-    converters = {live_in.index(n): sequence_converter(seq, longest) for n, seq in lowered.sequences.items()}
+    # a tuple or list the loop reads: an array made at each call (None where its items changed type)
+    converters = {live_in.index(n): sequence_converter(seq) for n, seq in lowered.sequences.items()}
     shared = [p for p in arrays if p not in converters]          # (a new array shares nothing)
     written = {live_in.index(n) for n in lowered.stores}
     # the arrays copied before a call and put back where the kernel stops after writing them, at a check

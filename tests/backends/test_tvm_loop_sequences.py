@@ -174,55 +174,6 @@ def test_a_tuple_key_is_its_length_and_item_type_whichever_tuple_came_before():
         assert (key.length, key.item) == (length, item), value
 
 
-def scanned(xs, t):
-    i = 0
-    while i < len(xs) and xs[i] <= t:
-        i += 1
-    return i
-
-
-def searched(xs, t):
-    for i in range(len(xs)):
-        for j in range(2):
-            if xs[i] > t + j:
-                return i
-    return -1
-
-
-def test_a_loop_that_may_leave_early_declines_a_long_list_and_a_full_loop_takes_it(monkeypatch):
-    """A ``while`` or a loop with a ``return`` may stop at its first positions, and the list's
-    conversion (about 45 ns an item) would cost as much as the loop's Python up to where it stops:
-    over more than SEARCHED_SEQUENCE_MOST items the kernel declines and the loop runs as Python. A loop
-    that runs through (``item_total``) converts any length."""
-    from astjit.backends.tvm import loop_types
-    from astjit.runtime.loop_fragment import SEARCHED_SEQUENCE_MOST
-
-    seen, real = [], loop_types.sequence_converter
-
-    def spying(seq, longest=None):
-        convert = real(seq, longest)
-
-        def spy(value):
-            out = convert(value)
-            seen.append((len(value), out is not None))
-            return out
-        return spy
-
-    monkeypatch.setattr(loop_types, "sequence_converter", spying)
-    longest = SEARCHED_SEQUENCE_MOST
-    values = [float(v) for v in rng.random(3 * longest)]
-    for fn in (scanned, searched):
-        seen.clear()
-        jitted = check(fn, [(values, 2.0), (values[:longest], 2.0), (tuple(values[:longest + 1]), 0.99),
-                            (values[:longest + 1], 0.5), (values[:longest] + [5.0], 2.0)], compiled=False)
-        assert seen and all(converted == (n <= longest) for n, converted in seen), (fn.__name__, seen)
-        assert {n for n, _ in seen} >= {longest, longest + 1}, seen
-        assert "tvm" in {e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries}
-    seen.clear()
-    check(item_total, [(values,), (values[:3],)])
-    assert [converted for _, converted in seen] == [True, True]
-
-
 def test_a_long_tuple_is_keyed_by_its_first_item_and_converted_only_with_items_of_its_type():
     """Typing each item of a long tuple cost 1.8 ms a call at 100,000 items: its key reads the first
     item's type, and the runner's conversion tests the others."""
@@ -233,3 +184,7 @@ def test_a_long_tuple_is_keyed_by_its_first_item_and_converted_only_with_items_o
     mixed = many[:-1] + (1,)
     assert (tuple_key(mixed).length, tuple_key(mixed).item) == (None, float)
     check(item_total, [(many,), (mixed,), (many,), (many[:TYPED_ITEMS_AT_MOST - 1] + (1, 2.5),)], compiled=False)
+    # a tuple of mixed items first: its key's kernel is made for the first item's type, which the
+    # all-float tuples after it run
+    jitted = check(item_total, [(mixed,), (many,), (mixed,), (many[::-1],)])
+    assert {e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries} == {"tvm"}

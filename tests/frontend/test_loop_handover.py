@@ -281,8 +281,8 @@ def conversions(monkeypatch):
 
     seen, real = [], loop_types.sequence_converter
 
-    def spying(seq, longest=None):
-        convert = real(seq, longest)
+    def spying(seq):
+        convert = real(seq)
 
         def spy(value):
             out = convert(value)
@@ -300,7 +300,7 @@ def test_a_search_over_a_long_list_or_tuple_runs_as_written(conversions):
     made the search 0.01x plain Python's speed. Over a list or tuple longer than
     SEARCHED_SEQUENCE_MOST the loop runs as written (no counter, no kernel); a short one still hands
     over, converted."""
-    from astjit.runtime.loop_fragment import SEARCHED_SEQUENCE_MOST
+    from astjit.frontend.loop_call_cost import SEARCHED_SEQUENCE_MOST
 
     longest = SEARCHED_SEQUENCE_MOST
     calls = [(kind(with_peak(n, at)), 1.0) for kind in (list, tuple)
@@ -310,3 +310,72 @@ def test_a_search_over_a_long_list_or_tuple_runs_as_written(conversions):
     assert not any(converted for _, converted in conversions), conversions
     check(first_above, [(list(with_peak(40, at)), 1.0) for at in (30, -1)], compiled=False)
     assert conversions and all(converted for _, converted in conversions), conversions
+
+
+def scanned(xs, t):
+    i = 0
+    while i < len(xs) and xs[i] <= t:
+        i += 1
+    return i
+
+
+def scanned_with_break(xs, t):
+    i = 0
+    while True:
+        if i >= len(xs):
+            break
+        if xs[i] > t:
+            break
+        i += 1
+    return i
+
+
+def merged_length(a, b):
+    i = j = n = 0
+    while i < len(a) and j < len(b):
+        if a[i] <= b[j]:
+            i += 1
+        else:
+            j += 1
+        n += 1
+    return n
+
+
+def first_pair_above(xs, t):
+    for i in range(len(xs)):
+        for j in range(i):
+            if xs[i] + xs[j] > t:
+                return i, j
+    return -1, -1
+
+
+def first_with_table(a, table, t):
+    k = -1
+    for i in range(len(a)):
+        if table[i % len(table)] * a[i] > t:
+            k = i
+            break
+    return k
+
+
+def test_which_long_lists_a_loop_converts(conversions):
+    """A ``while`` that searches a long list (its test reads elements, or its body may ``break``) runs as
+    written over it; one that runs through lists (a merge: its test reads lengths only), a loop nest
+    whose work grows faster than the list, and a search through an array reading a table held in a
+    list convert them for the kernel, as before."""
+    from astjit.frontend.loop_call_cost import SEARCHED_SEQUENCE_MOST
+
+    values = [float(v) for v in rng.random(4 * SEARCHED_SEQUENCE_MOST)]
+    for fn in (scanned, scanned_with_break):
+        check(fn, [(values, 2.0), (tuple(values), 0.999), (values[:SEARCHED_SEQUENCE_MOST + 1], 0.5)],
+              compiled=False)
+        assert not any(converted for _, converted in conversions), (fn.__name__, conversions)
+        check(fn, [(values[:40], 2.0)], compiled=False)
+        assert [c for _, c in conversions] == [True], (fn.__name__, conversions)
+        conversions.clear()
+    ordered = sorted(values)
+    jitted = check(merged_length, [(ordered, ordered[::2]), (ordered[:100], ordered)])
+    check(first_pair_above, [(values, 1.99), (values, 0.5)])
+    check(first_with_table, [(rng.random(5000), values, 0.999), (rng.random(500), values, 2.0)])
+    assert conversions and all(converted for _, converted in conversions), conversions
+    assert "tvm" in {e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries}

@@ -67,25 +67,27 @@ class Sequence:
 def type_of_sequence(value) -> Sequence | None:
     """The Sequence type of a non-empty tuple or list whose items all have one exact type a loop
     computes with (ints within int64), else None."""
-    if type(value) not in (tuple, list) or not value or len(set(map(type, value))) != 1:
+    if type(value) not in (tuple, list) or not value:
+        return None
+    # (a tuple longer than its key's typing is taken at its first item's type, as keyed: one of mixed
+    # items first sent all later tuples of that key to Python; the conversion tests each call's items)
+    typed = type(value) is tuple and len(value) > TYPED_ITEMS_AT_MOST
+    if not typed and len(set(map(type, value))) != 1:
         return None
     item = type_of_value(value[0])
     if not isinstance(item, Scalar) or item.kind == "c":
         return None
-    if item.python and item.kind == "i" and not all(-2**63 <= v < 2**63 for v in value):
+    if not typed and item.python and item.kind == "i" and not all(-2**63 <= v < 2**63 for v in value):
         return None
     return Sequence(type(value), item)
 
 
-def sequence_converter(seq: Sequence, longest=None):
+def sequence_converter(seq: Sequence):
     """``convert(value)``: the items of a tuple or list as the kernel's array, or None where they are
-    not all of ``seq``'s item type (or an int is beyond int64), or more than ``longest``: the loop
-    then runs as Python."""
+    not all of ``seq``'s item type (or an int is beyond int64): the loop then runs as Python."""
     expected, dtype = {seq.item.type}, np.dtype(seq.item.dtype)
 
     def convert(value):
-        if longest is not None and len(value) > longest:
-            return None
         # (a tuple's key holds its items' one type where it is short, runtime/keys.tuple_key: a list's
         # does not)
         if (type(value) is not tuple or len(value) > TYPED_ITEMS_AT_MOST) and set(map(type, value)) != expected:

@@ -348,9 +348,9 @@ def elementwise_rule(ctx, node):
         has_lo = lo is not None and not _is_none(ctx, lo)
         has_hi = hi is not None and not _is_none(ctx, hi)
         out_t = ctx.types[node]
-        if has_lo and has_hi and out_dtype[0] == "f" and any(_spread_over_rows(ctx, b, out_t) for b in bounds):
-            raise Unsupported("np.clip with a bound of one value per row (shape (n, 1)): which zero numpy "
-                              "gives on a tie of 0.0 and -0.0 depends on how its loop meets the arrays")
+        if has_lo and has_hi and out_dtype[0] == "f" and any(_broadcast_bound(ctx, b, out_t) for b in bounds):
+            raise Unsupported("np.clip with a bound of several values broadcast to the result's shape: which "
+                              "zero numpy gives on a tie of 0.0 and -0.0 depends on how its loop meets the arrays")
         keep_on_tie = all(_constant_in_clip_loop(ctx, b, out_t) for b in bounds)
 
         def rule(a, *bs):
@@ -441,15 +441,16 @@ def _constant_in_clip_loop(ctx, bound, out_t) -> bool:
     return t.size == 1 and out_size > 1
 
 
-def _spread_over_rows(ctx, bound, out_t) -> bool:
-    """Whether ``bound`` is an array of several values, each spread along the rows of the result
-    (shape (n, 1) against (n, m)). numpy's clip then keeps the element on a tie of equal zeros or
-    gives the bound depending on the other operands' shapes (both bounds (n, 1), or ``x`` broadcast
-    along the rows: the element; one of them a number: the bound), which a kernel does not follow."""
+def _broadcast_bound(ctx, bound, out_t) -> bool:
+    """Whether ``bound`` is an array of several values broadcast to the result's shape (``(n, 1)`` or
+    ``(1, m)`` against ``(n, m)``). numpy's clip keeps the element on a tie of equal zeros where its
+    inner loop reads both bounds as one value and gives the bound otherwise; which axis that loop runs
+    along depends on all operands' shapes and strides (both bounds ``(n, 1)``, or ``x`` broadcast along
+    the rows: the element; one bound a number: the bound), which a kernel does not follow."""
     t = ctx.types[bound]
     if not isinstance(t, ArrayType) or t.ndim == 0 or t.size == 1 or not isinstance(out_t, ArrayType):
         return False
-    return t.shape[-1] == 1 and out_t.ndim > 0 and out_t.shape[-1] > 1
+    return (1,) * (out_t.ndim - t.ndim) + tuple(t.shape) != tuple(out_t.shape)
 
 
 def _is_none(ctx, node):

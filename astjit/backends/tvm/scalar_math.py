@@ -435,7 +435,22 @@ def wrapping(op: str, dtype, x, y):
     no-overflow flags, which its loop vectorizer takes like any other."""
     wide = f"int{2 * bits(dtype)}"
     x, y = _sign_extended(x, dtype, wide), _sign_extended(y, dtype, wide)
-    return wrap_int({"add": x + y, "subtract": x - y, "multiply": x * y}[op], wide, dtype)
+    value = {"add": x + y, "subtract": x - y, "multiply": x * y}[op]
+    # (one the simplifier folds to a number, ``b - b``, ``b * 0``: TVM's LLVM code generator refuses a
+    # reinterpret of the constant 0 it would become, and the block ran on numpy)
+    folded = _analyzer().simplify(value)
+    if isinstance(folded, tirx.IntImm):
+        b = bits(dtype)
+        low = int(folded.value) % 2**b
+        return const(low - 2**b if not is_unsigned(dtype) and low >= 2 ** (b - 1) else low, dtype)
+    return wrap_int(value, wide, dtype)
+
+
+@functools.cache
+def _analyzer():
+    from tvm.sym.analyzer import Analyzer
+
+    return Analyzer()
 
 
 def _sign_extended(x, dtype, wide):

@@ -22,7 +22,14 @@ float64; ``read_only_loop_*``: a loop of dot products over two locked arrays of 
 ``tuple_200``: ``a * t[0] + t[1]`` with the same tuple of 200 floats at each call (its value is guarded);
 ``property_method``: a method whose block reads a property of ``self``;
 ``fortran_block_*``: ``2.0 * x + y`` of Fortran-ordered 10x10 and 1000x1000 (numpy keeps the layout:
-the block is refused).
+the block is refused);
+``list_search_100k``: a search returning at position 2000 of a list of 100k floats;
+``tuple_operand_3``: ``pts * s + 1.0`` with ``s = (sx, sy, sz)`` and 1000x3 points (numpy makes an array of
+the tuple at each call);
+``struct_field_gather``: a loop gathering 100 elements of a structured array's float64 field (strides of
+12 bytes);
+``scatter_copy_8MB``: a loop writing 200 elements of an 8 MB array while summing Python ints (the
+kernel's runner copies the array it writes).
 
 Then ``new lengths``: a short chain called on 60 arrays of random lengths (1,000 to 200,000), each length
 once per pass, three passes; the total time of each pass, numpy's and astjit's (each new length once
@@ -157,6 +164,44 @@ class Scaled:
         return x * self.w + 1.0
 
 
+def first_above(xs, t):
+    for i in range(len(xs)):
+        if xs[i] > t:
+            return i
+    return -1
+
+
+def scaled_points(pts, s):
+    return pts * s + 1.0
+
+
+def gathered(src, idx, out):
+    for k in range(len(idx)):
+        out[k] = src[idx[k]] * 2.0
+    return out
+
+
+def scattered(src, out, idx):
+    acc = 0
+    for k in range(len(idx)):
+        i = idx[k]
+        out[i] = src[i] * 2.0
+        acc += k * k
+    return acc
+
+
+def searched_list(rng, n, at):
+    xs = rng.random(n).tolist()
+    xs[at] = 5.0
+    return xs, 2.0
+
+
+def structured_field(rng, n):
+    rec = np.zeros(n, dtype=[("a", "f8"), ("b", "i4")])
+    rec["a"] = rng.random(n)
+    return rec["a"]
+
+
 def locked(*arrays):
     for a in arrays:
         a.setflags(write=False)
@@ -231,6 +276,12 @@ def cases():
          tuple(np.asfortranarray(rng.random((10, 10))) for _ in range(2))),
         ("fortran_block_1M", doubled_plus, jit(doubled_plus),
          tuple(np.asfortranarray(rng.random((1000, 1000))) for _ in range(2))),
+        ("list_search_100k", first_above, jit(first_above), searched_list(rng, 100_000, 2000)),
+        ("tuple_operand_3", scaled_points, jit(scaled_points), (rng.random((1000, 3)), (1.0, 2.0, 0.5))),
+        ("struct_field_gather", gathered, jit(gathered),
+         (structured_field(rng, 1000), rng.integers(0, 1000, 100), np.zeros(100))),
+        ("scatter_copy_8MB", scattered, jit(scattered),
+         (rng.random(2_000_000), np.zeros(1_000_000), rng.integers(0, 1_000_000, 200))),
     ]
 
 

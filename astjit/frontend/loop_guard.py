@@ -126,6 +126,9 @@ LIST_HANDOFF_WORK = 64
 # ending at position 100 is still 1.5x faster than Python (1.7x with the tiny budget). With an integer
 # ASTJIT_TINY_LOOP, that value is the budget
 HANDOVER_BUDGET = 8
+# a search hands a list it reads over to its kernel only where the rest of its positions are worth this
+# many times the list's conversion (SEQUENCE_ITEM_NS an item): a search stops where it finds
+HANDOVER_CONVERSIONS = 4
 MOST_LISTED_TRIPS = 64          # a ``while``'s first trips: a constant tuple up to this many, else a range
 SHOWN = "astjit_shown"          # attribute of a generated statement: the statements ``show`` prints instead
 
@@ -471,7 +474,7 @@ def searched_sequences(block) -> list:
     loop, indexed = block.written_loop, _indexed_live_ins(block)
     if isinstance(loop, gast.For):
         iterated = {n.id for n in gast.walk(loop.iter) if isinstance(n, gast.Name)}
-        return [n for n in block.live_in if n in iterated and n not in assigned_names(loop)]
+        return [n for n in indexed if n in iterated]
     leaves = _leaves(loop.body) or any(isinstance(n, gast.Return) for n in gast.walk(loop))
     # (walked by a position: ``xs[i]``, ``xs[i + 1]``; not a table read at a value, ``lut[a[i]]``)
     walked = {n.value.id for n in gast.walk(loop if leaves else loop.test) if isinstance(n, gast.Subscript)
@@ -620,6 +623,17 @@ def _handed_over_for(block, loop, call):
     long_sequences = _long_sequences_test(searched_sequences(block))
     if long_sequences is not None:     # (as written over a long list: no counter, no kernel)
         test = gast.BoolOp(op=gast.And(), values=[test, gast.UnaryOp(op=gast.Not(), operand=long_sequences)])
+    # a list it reads otherwise (``n = len(xs)`` before ``for i in range(n)``, a table): handed over
+    # only where the rest of the loop is worth HANDOVER_CONVERSIONS times its conversion
+    rest_units = gast.BinOp(left=gast.BinOp(left=copy.deepcopy(positions), op=gast.Sub(), right=_const(done)),
+                            op=gast.Mult(), right=_const(each) if each else copy.deepcopy(per_position))
+    for n in _indexed_live_ins(block):
+        converted = gast.BinOp(left=_const(HANDOVER_CONVERSIONS * SEQUENCE_ITEM_NS), op=gast.Mult(),
+                               right=gast.Call(func=_load(LEN_NAME), args=[_load(n)], keywords=[]))
+        worth = gast.Compare(left=gast.BinOp(left=copy.deepcopy(rest_units), op=gast.Mult(), right=_const(UNIT_NS)),
+                             ops=[gast.GtE()], comparators=[converted])
+        array = gast.Call(func=_load(ISINSTANCE_NAME), args=[_load(n), _load(NDARRAY_NAME)], keywords=[])
+        test = gast.BoolOp(op=gast.And(), values=[test, gast.BoolOp(op=gast.Or(), values=[array, worth])])
     weigh = _weighed(left, _readable(test, block), True)
     as_written = rejoin_tests(copy.deepcopy(block.written_loop))
     attempt = copy.deepcopy(reads) + [copy.deepcopy(first),

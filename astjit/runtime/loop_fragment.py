@@ -151,12 +151,14 @@ def specialize_loop(fragment, key, args) -> Specialization:
 
         inner = make_loop_runner(main, lowered, fragment, kernel_args, live_in, live_out, fall_back)
         runner = tuple_runner(tuples, fragment.live_in, fragment.live_out, inner, fragment.fallback)
-    if (lowered.weigh or lowered.restores) and not (block.resume_at or block.declines_inline):
+    if (lowered.weigh or lowered.restores or lowered.sequences) and not (block.resume_at or block.declines_inline):
         # (a handed-over loop's Python goes on in the rewritten function, where it cannot be timed)
-        from .loop_weighing import COPIES_ITS_ARRAYS, NUMPY_ROWS, weighed
+        from .loop_weighing import CONVERTS_ITS_LISTS, COPIES_ITS_ARRAYS, NUMPY_ROWS, weighed
 
         if lowered.weigh:
             runner = weighed(runner, fragment.fallback, fragment, args, NUMPY_ROWS)
+        elif not lowered.restores:
+            runner = weighed(runner, fragment.fallback, fragment, args, CONVERTS_ITS_LISTS)
         else:
             runner = weighed_where_copying(runner, weighed(runner, fragment.fallback, fragment, args,
                                                            COPIES_ITS_ARRAYS))

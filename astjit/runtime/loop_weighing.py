@@ -25,6 +25,10 @@ REMEMBERED = 256           # classes whose choice is kept (the kernel for the ot
 # arrays' sizes (the size class and its lookup cost 0.45 us): numpy's faster loop cannot repay its call
 # per row there. (Over 1,500 elements numpy's log already won: 0.55x plain for the kernel.)
 WEIGHED_FROM = 1 << 9
+# lists and tuples of fewer items than this do not make a call weighed: a few coefficients convert in
+# about 0.5 us (a longer list, converted at each call, costs about 45 ns an item: a binary search through
+# 100,000 floats ran 0.002x plain Python's speed)
+SEQUENCE_WEIGHED_FROM = 16
 # which runs each of a class's first calls: the kernel (its first call not timed), the loop's Python
 # (its first run compiles the blocks the loop holds: not timed either), alternating so that a burst of
 # load hits both; then the faster (the best time of each), a tie going to the kernel
@@ -33,6 +37,8 @@ SCHEDULE = ("warming", "compiling", "kernel", "python", "kernel", "python", "ker
 
 # why the loop's Python may win, as explain says it where it did
 NUMPY_ROWS = "numpy's vectorized loops run its rows faster"
+CONVERTS_ITS_LISTS = ("the kernel's runner makes an array of the lists or tuples the loop reads at each call, and "
+                      "the loop reads few of their items")
 COPIES_ITS_ARRAYS = ("the kernel's runner copies the arrays the loop writes before each call (to put them "
                      "back where an int leaves int64 and Python goes on), and the loop touches few of "
                      "their elements")
@@ -46,6 +52,8 @@ def weighed(runner, fallback, fragment, args, why=NUMPY_ROWS):
     names = [f"a{p}" for p in range(n)]
     parts = [f"{x}.size.bit_length()" for x, a in zip(names, args) if isinstance(a, np.ndarray)]
     parts += [f"({x}.bit_length() if type({x}) is int else -1)" for x, a in zip(names, args) if type(a) is int]
+    # (a list or tuple the kernel's runner converts at each call: its length)
+    parts += [f"len({x}).bit_length()" for x, a in zip(names, args) if type(a) in (list, tuple)]
     choices = {}                 # size class -> True (the kernel), False (the Python) or its timings
     recorded = []
     weighing = [0]               # classes weighed
@@ -88,8 +96,9 @@ def weighed(runner, fallback, fragment, args, why=NUMPY_ROWS):
 
     params = ", ".join(names)
     packed = f"({params}{',' if n == 1 else ''})"
-    small = " and ".join(f"{x}.size < {WEIGHED_FROM}" for x, a in zip(names, args) if isinstance(a, np.ndarray))
-    small = small or "False"
+    small = [f"{x}.size < {WEIGHED_FROM}" for x, a in zip(names, args) if isinstance(a, np.ndarray)]
+    small += [f"len({x}) < {SEQUENCE_WEIGHED_FROM}" for x, a in zip(names, args) if type(a) in (list, tuple)]
+    small = " and ".join(small) or "False"
     src = (f"def run({params}):\n"
            f"    if {small}:\n"
            f"        return runner({params})\n"

@@ -438,12 +438,29 @@ def wrapping(op: str, dtype, x, y):
     value = {"add": x + y, "subtract": x - y, "multiply": x * y}[op]
     # (one the simplifier folds to a number, ``b - b``, ``b * 0``: TVM's LLVM code generator refuses a
     # reinterpret of the constant 0 it would become, and the block ran on numpy)
-    folded = _analyzer().simplify(value)
+    folded = _folded(value, op, x, y)
     if isinstance(folded, tirx.IntImm):
         b = bits(dtype)
         low = int(folded.value) % 2**b
         return const(low - 2**b if not is_unsigned(dtype) and low >= 2 ** (b - 1) else low, dtype)
     return wrap_int(value, wide, dtype)
+
+
+def _folded(value, op, x, y):
+    """``value`` (``x op y``) as the simplifier folds it, or None where it cannot say: the analyzer
+    hashes what it simplifies, which a read of a TE tensor does not support; there, a difference of
+    equal operands and a product with a constant 0 are the folds."""
+    try:
+        return _analyzer().simplify(value)
+    except Exception:
+        pass
+    try:
+        if op == "subtract" and tvm.ir.structural_equal(x, y):
+            return tirx.IntImm(value.dtype, 0)
+    except Exception:
+        return None
+    zero = [v for v in (x, y) if isinstance(v, tirx.IntImm) and int(v.value) == 0]
+    return tirx.IntImm(value.dtype, 0) if op == "multiply" and zero else None
 
 
 @functools.cache

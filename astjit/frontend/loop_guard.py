@@ -446,12 +446,16 @@ def _sequence_test(block):
         else:
             small = [worth_less(n)]
         return gast.BoolOp(op=gast.And(), values=[
-            gast.UnaryOp(op=gast.Not(), operand=gast.Call(func=_load(ISINSTANCE_NAME),
-                                                          args=[_load(n), _load(NDARRAY_NAME)], keywords=[])),
+            gast.UnaryOp(op=gast.Not(), operand=_is_array(n)),
             gast.Call(func=_load(ISINSTANCE_NAME), args=[first, _load(NUMBERS_NAME)], keywords=[])] + small)
 
     tests = [of_numbers(n) for n in names]
     return tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.Or(), values=tests)
+
+
+def _is_array(name):
+    """``isinstance(name, ndarray)`` as an expression of the rewritten function."""
+    return gast.Call(func=_load(ISINSTANCE_NAME), args=[_load(name), _load(NDARRAY_NAME)], keywords=[])
 
 
 def _indexed_live_ins(block) -> list:
@@ -498,8 +502,7 @@ def _long_sequences_test(names):
     if not names:
         return None
     tests = [gast.BoolOp(op=gast.And(), values=[
-        gast.UnaryOp(op=gast.Not(), operand=gast.Call(func=_load(ISINSTANCE_NAME),
-                                                      args=[_load(n), _load(NDARRAY_NAME)], keywords=[])),
+        gast.UnaryOp(op=gast.Not(), operand=_is_array(n)),
         gast.Compare(left=gast.Call(func=_load(LEN_NAME), args=[_load(n)], keywords=[]), ops=[gast.Gt()],
                      comparators=[_const(SEARCHED_SEQUENCE_MOST)])]) for n in names]
     return tests[0] if len(tests) == 1 else gast.BoolOp(op=gast.Or(), values=tests)
@@ -614,26 +617,23 @@ def _handed_over_for(block, loop, call):
     # twice a tiny loop's work)
     most = 2 * tiny
     each = constant_value(per_position)
+    rest = gast.BinOp(left=gast.BinOp(left=copy.deepcopy(positions), op=gast.Sub(), right=_const(done)),
+                      op=gast.Mult(), right=_const(each) if each else copy.deepcopy(per_position))
     if each:                       # (positions - done) * each > most, for a whole number of positions
         test = gast.Compare(left=positions, ops=[gast.Gt()], comparators=[_const(done + most // each)])
     else:
-        rest = gast.BinOp(left=gast.BinOp(left=positions, op=gast.Sub(), right=_const(done)), op=gast.Mult(),
-                          right=per_position)
-        test = gast.Compare(left=rest, ops=[gast.Gt()], comparators=[_const(most)])
+        test = gast.Compare(left=copy.deepcopy(rest), ops=[gast.Gt()], comparators=[_const(most)])
     long_sequences = _long_sequences_test(searched_sequences(block))
     if long_sequences is not None:     # (as written over a long list: no counter, no kernel)
         test = gast.BoolOp(op=gast.And(), values=[test, gast.UnaryOp(op=gast.Not(), operand=long_sequences)])
     # a list it reads otherwise (``n = len(xs)`` before ``for i in range(n)``, a table): handed over
     # only where the rest of the loop is worth HANDOVER_CONVERSIONS times its conversion
-    rest_units = gast.BinOp(left=gast.BinOp(left=copy.deepcopy(positions), op=gast.Sub(), right=_const(done)),
-                            op=gast.Mult(), right=_const(each) if each else copy.deepcopy(per_position))
     for n in _indexed_live_ins(block):
         converted = gast.BinOp(left=_const(HANDOVER_CONVERSIONS * SEQUENCE_ITEM_NS), op=gast.Mult(),
                                right=gast.Call(func=_load(LEN_NAME), args=[_load(n)], keywords=[]))
-        worth = gast.Compare(left=gast.BinOp(left=copy.deepcopy(rest_units), op=gast.Mult(), right=_const(UNIT_NS)),
+        worth = gast.Compare(left=gast.BinOp(left=copy.deepcopy(rest), op=gast.Mult(), right=_const(UNIT_NS)),
                              ops=[gast.GtE()], comparators=[converted])
-        array = gast.Call(func=_load(ISINSTANCE_NAME), args=[_load(n), _load(NDARRAY_NAME)], keywords=[])
-        test = gast.BoolOp(op=gast.And(), values=[test, gast.BoolOp(op=gast.Or(), values=[array, worth])])
+        test = gast.BoolOp(op=gast.And(), values=[test, gast.BoolOp(op=gast.Or(), values=[_is_array(n), worth])])
     weigh = _weighed(left, _readable(test, block), True)
     as_written = rejoin_tests(copy.deepcopy(block.written_loop))
     attempt = copy.deepcopy(reads) + [copy.deepcopy(first),

@@ -470,12 +470,18 @@ class AppendedValues:
         return namespace["extend"]
 
 
-def make_copy_test(restored, others):
-    """``copies(args)``: whether ``snapshot`` copies the arrays at ``restored`` for these arguments."""
+def _copying(restored, others) -> list:
+    """Lines binding ``copied``: whether the arrays at ``restored`` are copied before a call (not where
+    larger than RESTORE_BYTES and than the arrays at ``others`` together; a list there counts nothing)."""
     size = " + ".join(f"args[{p}].nbytes" for p in restored) or "0"
     other = " + ".join(f"getattr(args[{p}], 'nbytes', 0)" for p in others) or "0"
+    return [f"    size = {size}", f"    copied = not (size > {RESTORE_BYTES} and size > {other})"]
+
+
+def make_copy_test(restored, others):
+    """``copies(args)``: whether ``snapshot`` copies the arrays at ``restored`` for these arguments."""
     namespace = {}
-    exec(compile(f"def copies(args):\n    size = {size}\n    return not (size > {RESTORE_BYTES} and size > {other})\n",
+    exec(compile("\n".join(["def copies(args):", *_copying(restored, others), "    return copied"]) + "\n",
                  "<astjit loop copy test>", "exec"), namespace)
     return namespace["copies"]
 
@@ -485,12 +491,9 @@ def make_snapshot(restored, others, lists):
     where the arrays are larger than RESTORE_BYTES and than the arrays at ``others`` together (a list
     there counts nothing). Generated straight-line: the generic loops over positions cost 0.8 us a
     call, a third of a small sieve's kernel call; this, 0.2 us."""
-    size = " + ".join(f"args[{p}].nbytes" for p in restored) or "0"
-    other = " + ".join(f"getattr(args[{p}], 'nbytes', 0)" for p in others) or "0"
     copies = "".join(f"args[{p}].copy('K'), " for p in restored)
     lengths = "".join(f"len(args[{p}]), " for p in lists)
-    lines = ["def snapshot(args):", f"    size = {size}",
-             f"    if size > {RESTORE_BYTES} and size > {other}:", "        return None",
+    lines = ["def snapshot(args):", *_copying(restored, others), "    if not copied:", "        return None",
              f"    return ({copies}), ({lengths})"]
     namespace = {}
     exec(compile("\n".join(lines) + "\n", "<astjit loop snapshot>", "exec"), namespace)

@@ -376,3 +376,27 @@ def test_uint64_scalar_above_int64_beside_a_strided_array_runs_on_numpy():
         for b in (np.arange(1, 11, dtype=np.uint16)[::2], np.arange(1, 6, dtype=np.uint16)):
             b.flags.writeable = False
             assert_same_as_numpy(uint64_scalar_over_strided, np.array(value, np.uint64), b, jitted=jf)
+
+
+def uint64_with_large_ints(a):
+    return ((a + 2**63) * 3) ^ 18446744073709551615, (a > 2**63) | (a == 18446744073709551615)
+
+
+@pytest.mark.parametrize("dtype", ["uint64", "int64", "uint32"])
+def test_python_ints_above_int64_compile_beside_uint64(dtype):
+    """A Python int of 2**63 or more is a uint64 constant in a kernel (TVM refused it as an int64 and the
+    block ran on numpy); beside int64 or smaller operands numpy raises OverflowError for the
+    arithmetic, as the jitted function does, and compares it exactly."""
+    jf = jit_unmeasured(uint64_with_large_ints)
+    for k in range(3):
+        a = (np.arange(12, dtype=np.uint64) * np.uint64(2**60) + np.uint64(k)).astype(dtype)
+        if dtype == "uint64":
+            assert_same_as_numpy(uint64_with_large_ints, a, jitted=jf)
+        else:
+            with pytest.raises(OverflowError) as plain:
+                uint64_with_large_ints(a)
+            with pytest.raises(OverflowError) as jitted:
+                jf(a)
+            assert str(plain.value) == str(jitted.value)
+    if dtype == "uint64":
+        assert_compiled(jf)

@@ -80,6 +80,8 @@ def operand(values, ctx, node):
             dt = {bool: "bool", int: "int64", float: "float64"}.get(type(v))
             if dt is None:
                 raise Unsupported(f"constant {v!r} in a kernel")
+            if dt == "int64" and 2**63 <= v < 2**64:
+                dt = "uint64"          # (only a uint64 operand takes it: numpy refuses it for int64)
         c = tirx.const(v, dt)
         return Lowered((), dt, lambda *i: sm.shielded(c, dt), constant=v)
     return values[node]

@@ -5,7 +5,16 @@ under ``ignore`` the values are the same, so kernels run; when any category is `
 ``print`` or ``log`` (``np.errstate(all="raise")``, ``np.seterr``), numpy's reaction is part of the
 result and the original Python runs instead. numpy keeps its state in a context variable whose value
 is replaced whenever the state changes, so the check on each call is one identity comparison.
+
+So does a warnings filter that turns numpy's ``RuntimeWarning`` into an exception
+(``warnings.simplefilter("error")``, ``pytest -W error``, ``catch_warnings`` around a ``try`` that
+catches it): the warning raised is part of the result. The warnings module tells itself of every change
+to its filters (``warnings._filters_mutated``, which ``simplefilter``, ``filterwarnings``,
+``resetwarnings`` and ``catch_warnings`` call); astjit listens there, so the filters are read when they
+change, never on a call.
 """
+
+import warnings
 
 import numpy as np
 
@@ -24,8 +33,9 @@ except ImportError:
 QUIET = ("ignore", "warn")
 # what explain says once a call ran the original for want of a quiet state
 RUNS_AS_PYTHON = ("numpy's floating-point error state asked for errors at a call (np.errstate or np.seterr "
-                  "with 'raise', 'call', 'print' or 'log'): calls under such a state run as Python, where "
-                  "numpy raises, calls, prints or logs as it would")
+                  "with 'raise', 'call', 'print' or 'log', or a warnings filter turning RuntimeWarning into "
+                  "an error): calls under such a state run as Python, where numpy raises, calls, prints or "
+                  "logs as it would")
 last_quiet = [None]          # the state in which kernels may run that the dispatch tests first
 last_loud = [None]           # one in which they may not (np.geterr per call cost 0.5 us)
 # states seen lately, by identity: whether kernels may run in each. ``np.errstate`` makes a new state
@@ -45,10 +55,44 @@ def kernels_allowed() -> bool:
     if allowed is None:                  # (first seen: it takes no slot, so a state used once keeps none)
         modes = _error_modes()
         allowed = (modes["divide"] in QUIET and modes["over"] in QUIET and modes["under"] in QUIET
-                   and modes["invalid"] in QUIET)
+                   and modes["invalid"] in QUIET and not warnings_raise[0])
         if len(_recent) >= RECENT_STATES:
             _recent.clear()
         _recent[state] = allowed
         return allowed
     (last_quiet if allowed else last_loud)[0] = state
     return allowed
+
+
+def _runtime_warnings_raise() -> bool:
+    """Whether a warnings filter may turn a RuntimeWarning into an exception: an ``error`` filter for its
+    category or a base of it (whatever its message and module patterns: kernels then run only where
+    no such filter is set)."""
+    return any(f[0] == "error" and isinstance(f[2], type) and issubclass(RuntimeWarning, f[2])
+               for f in list(warnings.filters))
+
+
+warnings_raise = [_runtime_warnings_raise()]
+
+
+def _filters_changed():
+    """The warnings filters changed: read them again, and forget which numpy states allowed kernels."""
+    warnings_raise[0] = _runtime_warnings_raise()
+    last_quiet[0] = last_loud[0] = None
+    _recent.clear()
+
+
+def _listen_to_warning_filters():
+    told = getattr(warnings, "_filters_mutated", None)
+    if told is None or getattr(told, "astjit_listens", False):
+        return
+
+    def filters_mutated():
+        told()
+        _filters_changed()
+
+    filters_mutated.astjit_listens = True
+    warnings._filters_mutated = filters_mutated
+
+
+_listen_to_warning_filters()

@@ -2,6 +2,8 @@
 raises FloatingPointError where numpy does; under the default state and 'ignore' it returns numpy's
 values from compiled code."""
 
+import warnings
+
 import numpy as np
 import pytest
 from differential import assert_same_as_numpy
@@ -131,3 +133,46 @@ def test_a_state_entered_at_each_call_is_worked_out_once_per_call(monkeypatch):
         for _ in range(3):
             assert_same_as_numpy(quiet_ratio, a, b, jitted=jf)
     assert np.seterr()["over"] == "warn"
+
+
+def log_or_zeros(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            y = np.log(x) + 1.0
+        except RuntimeWarning:
+            y = np.zeros_like(x)
+    return y * 2.0
+
+
+def test_a_warnings_filter_raising_inside_the_function():
+    """A RuntimeWarning that a filter turns into an exception inside the function changes its result:
+    its calls run as Python while the filter is set (kernels emit no warnings)."""
+    jf = jit(log_or_zeros)
+    for x in (np.linspace(1, 2, 50), -np.linspace(1, 2, 50), np.linspace(0.5, 3, 20), np.array([-1.0, 2.0])):
+        for _ in range(3):
+            assert_same_as_numpy(log_or_zeros, x, jitted=jf)
+
+
+def sqrt_plus(a):
+    return np.sqrt(a) + 1.0
+
+
+@pytest.mark.parametrize("category", [RuntimeWarning, Warning])
+def test_a_warnings_filter_raising_around_the_call(category):
+    """``warnings.simplefilter("error")`` (``pytest -W error``) around a call: numpy's RuntimeWarning
+    raises where plain numpy's does; after the filter is gone, the kernel's values again."""
+    jf = jit(sqrt_plus)
+    good, bad = np.linspace(0, 4, 64), np.array([4.0, -1.0, 9.0])
+    for _ in range(3):
+        assert_same_as_numpy(sqrt_plus, good, jitted=jf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", category)
+        for _ in range(3):
+            with pytest.raises(RuntimeWarning, match="invalid value"):
+                jf(bad)
+            assert_same_as_numpy(sqrt_plus, good, jitted=jf)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert_same_as_numpy(sqrt_plus, bad, jitted=jf)
+    assert {e.mode for f in jf.fragments for e in f.entries} & {"tvm", "mixed"}

@@ -501,7 +501,7 @@ def explain(f) -> Explanation:
     """Every statement and block of a jitted function that runs as Python, and why; and recompiles.
 
     Args:
-        f: a function decorated with ``jit``.
+        f: a function decorated with ``jit``, or a method of an object (or class) bound to one.
 
     Returns:
         An ``Explanation``: prints as text (file, line, reason, source line), iterates as ``Record``s.
@@ -509,6 +509,8 @@ def explain(f) -> Explanation:
     Raises:
         TypeError: ``f`` is not a ``JitFunction``.
     """
+    if isinstance(f, types.MethodType):          # (``model.forward``, a classmethod read from its class)
+        f = f.__func__
     if not isinstance(f, JitFunction):
         raise TypeError(f"explain() takes a function decorated with @astjit.jit, got {type(f).__name__}")
     return f.explain()

@@ -431,3 +431,27 @@ def test_a_defaults_tuple_longer_than_the_parameters_gives_its_last_items_as_pyt
             for args in calls:
                 got, want = jf(*args), fn(*args)
                 assert type(got) is type(want) and np.array_equal(got, want), (fn.__name__, args, got, want)
+
+
+class _Scaled:
+    k = 2.0
+
+    @jit
+    def forward(self, x):
+        return x * self.k + 1.0
+
+    @classmethod
+    @jit
+    def build(cls, x):
+        return x * cls.k
+
+
+def test_explain_takes_bound_methods():
+    model = _Scaled()
+    x = np.linspace(0, 1, 3000)
+    assert np.array_equal(model.forward(x), x * 2.0 + 1.0)
+    assert np.array_equal(_Scaled.build(x), x * 2.0)
+    assert str(explain(model.forward)) == str(explain(_Scaled.forward)) == str(model.forward.explain())
+    assert "build" in str(explain(_Scaled.build))
+    with pytest.raises(TypeError, match="decorated with @astjit.jit"):
+        explain(_Scaled().__init__)

@@ -147,7 +147,7 @@ def assigned_attribute_chains(fndef) -> set[tuple]:
     return {tuple(chain) for chain in map(attribute_chain, stored) if chain is not None}
 
 
-GUARD_ERRORS = "(ValueError, AttributeError, NameError)"   # a cell emptied, an attribute or a name deleted
+GUARD_ERRORS = "Exception"     # a cell emptied, an attribute or a name deleted, a module's __getattr__ raising
 
 
 def is_module(obj) -> bool:

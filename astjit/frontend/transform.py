@@ -192,7 +192,7 @@ def _transform(fn, strict, backend, parsed, rewrites, fastmath, device, guard_fa
     guarded = guard_failed is not None and takes_prologue(fn)
     if guarded:
         prologue, guard_cells = guard_prologue(resolver, fndef, guard_failed, missing_arguments, fn)
-        fndef.body[:0] = prologue
+        fndef.body[:0] = hoisted_declarations(fndef) + prologue
         # each in a cell of its own: a user's closure cell is read as the cell, not as its contents
         cells.update({name: types.CellType(value) for name, value in guard_cells.items()})
     new, fallbacks = build(fn, fndef, blocks, cells)
@@ -209,6 +209,35 @@ def _transform(fn, strict, backend, parsed, rewrites, fastmath, device, guard_fa
                        end_col=s.end_col) for s in finder.loop_notes]
     records += applied
     return Transformed(new, list(fragments.values()), resolver, text, source_name, records, guarded)
+
+
+def hoisted_declarations(fndef) -> list:
+    """The ``global`` and ``nonlocal`` statements of ``fndef``'s own scope, taken out of its body (a
+    ``pass`` where one stood), as statements to put first: the guard prologue reads the names it
+    resolved before the body, and Python refuses a name used before its declaration (a declaration
+    holds for the whole scope wherever it stands)."""
+    declared = {gast.Global: [], gast.Nonlocal: []}
+
+    class Take(gast.NodeTransformer):
+        def visit_FunctionDef(self, node):
+            return node if node is not fndef else self.generic_visit(node)
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+        def visit_ClassDef(self, node):
+            return node
+
+        def visit_Lambda(self, node):
+            return node
+
+        def visit_Global(self, node):
+            declared[type(node)].extend(n for n in node.names if n not in declared[type(node)])
+            return gast.copy_location(gast.Pass(), node)
+
+        visit_Nonlocal = visit_Global
+
+    Take().visit(fndef)
+    return [gast.copy_location(kind(names=names), fndef) for kind, names in declared.items() if names]
 
 
 def apply_transformations(fndef, transformations, fn) -> tuple[list, set, dict]:

@@ -796,3 +796,42 @@ def test_a_closure_sees_what_a_block_assigned_before_a_later_statement_raised(ba
                 fn(a, np.ones(n + 1), box)
             assert isinstance(box[0](), np.ndarray) and np.array_equal(box[0](), a * 2.0)
         assert np.array_equal(jf(a, np.ones(n), []), closure_made_before_a_block_that_raises(a, np.ones(n), []))
+
+
+act = np.tanh
+SCALE = 2.0
+
+
+def declares_a_global_it_calls(x):
+    global act
+    y = act(x) * 2.0
+    return y
+
+
+def rebinds_a_global_it_calls(x):
+    y = x * 2.0
+    if x.shape[0] > 0:
+        global act, SCALE
+        y = act(y) * SCALE + 1.0
+    act = np.sin if act is np.tanh else np.tanh
+    SCALE = SCALE + 1.0
+    return y
+
+
+def test_global_declarations_after_reads_compile():
+    """``global NAME`` for a function the body calls: the guard prologue read the name before the
+    declaration, Python refused the rewritten function and the whole function ran as Python."""
+    global act, SCALE
+    for fn in (declares_a_global_it_calls, rebinds_a_global_it_calls):
+        act, SCALE = np.tanh, 2.0
+        jf = jit(fn)
+        plain = []
+        for n in (2000, 2000, 3000, 2000):
+            plain.append(fn(np.linspace(-1, 1, n)))
+        act, SCALE = np.tanh, 2.0
+        for n, expected in zip((2000, 2000, 3000, 2000), plain):
+            got = jf(np.linspace(-1, 1, n))
+            assert np.array_equal(got, expected) and got.dtype == expected.dtype
+        assert act is np.tanh and jf.fragments
+        assert "could not transform" not in str(jf.explain())
+    act, SCALE = np.tanh, 2.0

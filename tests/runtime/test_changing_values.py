@@ -486,3 +486,54 @@ def test_a_module_attribute_whose_read_raises_is_read_where_python_reads_it(back
             loop(a, True)
     finally:
         LAZY.loaded = True
+
+
+def _lazy_functions():
+    module = types.ModuleType("lazy_functions")
+    module.available = True
+
+    def __getattr__(name):
+        if name == "ACT":
+            if module.available:
+                return np.tanh
+            raise ImportError("optional backend for ACT not installed")
+        raise AttributeError(name)
+
+    module.__getattr__ = __getattr__
+    return module
+
+
+LAZY_FUNCTIONS = _lazy_functions()
+
+
+def calls_a_lazy_function_in_a_branch(x, use):
+    x[1] = 7.0
+    if use:
+        y = LAZY_FUNCTIONS.ACT(x) + 1.0
+    else:
+        y = x * 2.0 + 1.0
+    return y
+
+
+def test_a_function_whose_module_read_raises_is_read_where_python_reads_it():
+    """A function the call resolves through a module's ``__getattr__`` that raises ImportError: the
+    guard at the call's start took only some exceptions as "changed" and let this one escape, before
+    the statement writing ``x[1]`` and where no branch taken reads it."""
+    jf = jit(calls_a_lazy_function_in_a_branch)
+    try:
+        for use in (True, True, False, True):
+            x1, x2 = np.linspace(0, 1, 3000), np.linspace(0, 1, 3000)
+            assert np.array_equal(jf(x1, use), calls_a_lazy_function_in_a_branch(x2, use))
+        LAZY_FUNCTIONS.available = False
+        for use in (False, True, False, False, True):
+            x1, x2 = np.linspace(0, 1, 3000), np.linspace(0, 1, 3000)
+            if use:
+                with pytest.raises(ImportError, match="optional backend"):
+                    calls_a_lazy_function_in_a_branch(x1, use)
+                with pytest.raises(ImportError, match="optional backend"):
+                    jf(x2, use)
+            else:
+                assert np.array_equal(jf(x1, use), calls_a_lazy_function_in_a_branch(x2, use))
+            assert np.array_equal(x1, x2) and x2[1] == 7.0
+    finally:
+        LAZY_FUNCTIONS.available = True

@@ -74,7 +74,8 @@ def active():
     """The DiskCache to use now, or None when it is turned off or its folder is unsafe."""
     if not config.disk_cache_enabled():
         return None
-    root = Path(os.environ.get("ASTJIT_CACHE_DIR") or default_root())
+    # (absolute now: a relative folder checked once would follow every later chdir unchecked)
+    root = Path(os.path.abspath(os.environ.get("ASTJIT_CACHE_DIR") or default_root()))
     return _open(str(root))
 
 
@@ -97,10 +98,29 @@ def _unsafe(root: Path) -> str | None:
         return f"{root} cannot be created ({exc.strerror})"
     if not stat.S_ISDIR(info.st_mode):
         return f"{root} is not a folder"
+    problem = _private(root, info)
+    if problem is not None:
+        return problem
+    # a folder above it that another user owns, or that anyone may write to without the sticky bit
+    # (``/tmp`` has it): there the cache folder itself could be renamed away and replaced
+    for parent in root.resolve().parents:
+        try:
+            above = parent.stat()
+        except OSError as exc:
+            return f"{parent} cannot be read ({exc.strerror})"
+        if hasattr(os, "getuid") and above.st_uid not in (0, os.getuid()):
+            return f"{parent}, above {root}, belongs to another user"
+        if above.st_mode & stat.S_IWOTH and not above.st_mode & stat.S_ISVTX:
+            return f"other users can write to {parent}, above {root}"
+    return None
+
+
+def _private(folder: Path, info) -> str | None:
+    """Why ``folder`` (its ``stat``) is not private to this user, or None."""
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        return f"{root} belongs to another user"
+        return f"{folder} belongs to another user"
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"other users can write to {root}"
+        return f"other users can write to {folder}"
     return None
 
 
@@ -124,6 +144,16 @@ class DiskCache:
         except (OSError, ValueError):
             self.discard(folder, "unreadable")
             return None
+        # the folders below the root, which astjit makes private: another user able to write to one
+        # could have put the entry there
+        for inner in (folder, folder.parent, self.entries):
+            try:
+                problem = _private(inner, inner.stat())
+            except OSError:
+                problem = f"{inner} cannot be read"
+            if problem is not None:
+                config.log("cache", "not loading %s: %s", folder, problem)
+                return None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != key_text \
                 or meta.get("identity") != code_identity():
             self.discard(folder, "written for another key or version")

@@ -129,6 +129,60 @@ def test_a_folder_other_users_can_write_is_refused(tmp_path, monkeypatch):
     assert entries(folder) == []
 
 
+def test_a_relative_folder_is_checked_where_it_is_used(tmp_path, monkeypatch):
+    """A relative ASTJIT_CACHE_DIR was checked once, against the first working directory, and then
+    followed every later ``chdir``: into a folder other users can write."""
+    private, shared = tmp_path / "private", tmp_path / "shared"
+    private.mkdir(mode=0o700)
+    shared.mkdir()
+    (shared / "kernels").mkdir(mode=0o777)
+    (shared / "kernels").chmod(0o777)
+    monkeypatch.setenv("ASTJIT_CACHE", "1")
+    monkeypatch.setenv("ASTJIT_CACHE_DIR", "kernels")
+    monkeypatch.chdir(private)
+    assert disk_cache.active().root == private / "kernels"
+    monkeypatch.chdir(shared)
+    with pytest.warns(CacheDirectoryWarning, match="other users can write"):
+        assert disk_cache.active() is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CacheDirectoryWarning)
+        assert_same_as_numpy(chain, np.ones(9), np.ones(9))
+    disk_cache.wait()
+    assert entries(shared / "kernels") == []
+
+
+def test_a_folder_under_one_anyone_may_replace_is_refused(tmp_path, monkeypatch):
+    """A private cache folder inside a folder everyone may write to (without the sticky bit of
+    ``/tmp``): another user could rename it away and put a folder of their own in its place."""
+    open_to_all = tmp_path / "open"
+    open_to_all.mkdir()
+    open_to_all.chmod(0o777)
+    monkeypatch.setenv("ASTJIT_CACHE", "1")
+    monkeypatch.setenv("ASTJIT_CACHE_DIR", str(open_to_all / "kernels"))
+    with pytest.warns(CacheDirectoryWarning, match="above"):
+        assert disk_cache.active() is None
+    open_to_all.chmod(0o1777)                            # the sticky bit: only the owner may rename
+    monkeypatch.setenv("ASTJIT_CACHE_DIR", str(open_to_all / "kernels2"))
+    assert disk_cache.active() is not None
+
+
+def test_an_entry_in_a_folder_others_can_write_is_not_loaded(cache_dir):
+    """The folders astjit makes inside the cache are private; an entry in one that other users can
+    write to (they could have put it there) is compiled again, not loaded."""
+    x, y = np.linspace(0, 1, 40), np.linspace(1, 2, 40)
+    assert_same_as_numpy(chain, x, y, jitted=jit(chain))
+    disk_cache.wait()
+    [entry] = entries(cache_dir)
+    entry.parent.chmod(0o777)
+    again = jit(chain_again)
+    assert_same_as_numpy(chain_again, x, y, jitted=again)
+    assert descriptions(again) and not any(d.endswith("(from the disk cache)") for d in descriptions(again))
+    entry.parent.chmod(0o700)
+    third = jit(chain_again)
+    assert_same_as_numpy(chain_again, x, y, jitted=third)
+    assert all(d.endswith("(from the disk cache)") for d in descriptions(third))
+
+
 def test_turned_off_writes_nothing(cache_dir, monkeypatch):
     monkeypatch.setenv("ASTJIT_CACHE", "0")
     assert_same_as_numpy(chain, np.ones(8), np.ones(8))

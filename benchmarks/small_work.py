@@ -29,7 +29,9 @@ the tuple at each call);
 ``struct_field_gather``: a loop gathering 100 elements of a structured array's float64 field (strides of
 12 bytes);
 ``scatter_copy_8MB``: a loop writing 200 elements of an 8 MB array while summing Python ints (the
-kernel's runner copies the array it writes).
+kernel's runner copies the array it writes);
+``list_merge_60``, ``list_merge_1000``: a ``while`` loop merging two sorted lists of 60 and 1000 floats;
+``uint64_big_constant``: ``(a + 2**63) ^ (2**64 - 1)`` on 100k uint64 (TVM refused the Python int).
 
 Then ``new lengths``: a short chain called on 60 arrays of random lengths (1,000 to 200,000), each length
 once per pass, three passes; the total time of each pass, numpy's and astjit's (each new length once
@@ -190,6 +192,27 @@ def scattered(src, out, idx):
     return acc
 
 
+def merged_total(a, b):
+    i = j = 0
+    total = 0.0
+    while i < len(a) and j < len(b):
+        if a[i] <= b[j]:
+            total += a[i]
+            i += 1
+        else:
+            total += b[j]
+            j += 1
+    return total, i, j
+
+
+def flipped_high_bit(a):
+    return (a + 2**63) ^ 18446744073709551615
+
+
+def sorted_lists(rng, n):
+    return sorted(rng.random(n).tolist()), sorted(rng.random(n).tolist())
+
+
 def searched_list(rng, n, at):
     xs = rng.random(n).tolist()
     xs[at] = 5.0
@@ -282,6 +305,10 @@ def cases():
          (structured_field(rng, 1000), rng.integers(0, 1000, 100), np.zeros(100))),
         ("scatter_copy_8MB", scattered, jit(scattered),
          (rng.random(2_000_000), np.zeros(1_000_000), rng.integers(0, 1_000_000, 200))),
+        ("list_merge_60", merged_total, jit(merged_total), sorted_lists(rng, 60)),
+        ("list_merge_1000", merged_total, jit(merged_total), sorted_lists(rng, 1000)),
+        ("uint64_big_constant", flipped_high_bit, jit(flipped_high_bit),
+         (rng.integers(0, 2**63, 100_000, dtype=np.uint64),)),
     ]
 
 

@@ -127,8 +127,7 @@ LIST_HANDOFF_WORK = 64
 # ASTJIT_TINY_LOOP, that value is the budget
 HANDOVER_BUDGET = 8
 # a search hands a list it reads over to its kernel only where the rest of its positions are worth this
-# many times the list's conversion (SEQUENCE_ITEM_NS an item): a search stops where it finds; a
-# ``while`` reading lists runs as written for this many times their conversion's work first
+# many times the list's conversion (SEQUENCE_ITEM_NS an item): a search stops where it finds
 HANDOVER_CONVERSIONS = 4
 MOST_LISTED_TRIPS = 64          # a ``while``'s first trips: a constant tuple up to this many, else a range
 SHOWN = "astjit_shown"          # attribute of a generated statement: the statements ``show`` prints instead
@@ -262,20 +261,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
         # ``continue`` goes to the next trip, whose test Python evaluates, as the ``while`` would
         each = iteration_work(block.kernel_loop, weighed_names(block))
         weigh = None
-        conversions = _conversion_work(block)
-        if constant_value(each) is not None and conversions is not None and tiny > 0:
-            # (lists the kernel would convert: the first trips as written repay their conversion first)
-            first = first_positions(block.kernel_loop, weighed_names(block), WHILE_TRIPS * tiny)
-            budget = _readable(gast.BinOp(left=gast.BinOp(left=_const(WHILE_TRIPS * tiny), op=gast.Add(),
-                                                          right=conversions),
-                                          op=gast.FloorDiv(), right=_const(constant_value(each) or 1)), block)
-            weigh = gast.Try(body=[_assign(left_name(block), budget)],
-                             handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
-                                                          body=[_assign(left_name(block), _const(first))])],
-                             orelse=[], finalbody=[])
-            setattr(weigh, SHOWN, [])
-            trips = gast.Call(func=_load(RANGE_NAME), args=[_load(left_name(block))], keywords=[])
-        elif constant_value(each) is not None:
+        if constant_value(each) is not None:
             first = first_positions(block.kernel_loop, weighed_names(block), WHILE_TRIPS * tiny)
             if first == 0:
                 return call, []        # (a trip is more work than the budget, or kernels always)
@@ -288,10 +274,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
             # from (none where the estimate raises: the kernel, which declines what it cannot take); a
             # trip of more than that work runs the kernel from the first trip (a sieve's first trips as
             # written would be most of its work)
-            units = _const(WHILE_TRIPS * tiny)
-            if conversions is not None and tiny > 0:
-                units = gast.BinOp(left=units, op=gast.Add(), right=conversions)
-            budget = _readable(gast.BinOp(left=units, op=gast.FloorDiv(), right=each), block)
+            budget = _readable(gast.BinOp(left=_const(WHILE_TRIPS * tiny), op=gast.FloorDiv(), right=each), block)
             weigh = gast.Try(body=[_assign(left_name(block), budget)],
                              handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
                                                           body=[_assign(left_name(block), _const(0))])],
@@ -334,27 +317,6 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
     setattr(work, SHOWN, [])
     setattr(choose, SHOWN, call)
     return [work, choose], [loop]
-
-
-def _conversion_work(block):
-    """HANDOVER_CONVERSIONS times the units of work of converting the lists and tuples a ``while``
-    region indexes (``len(xs)`` items each; an array costs none), as an expression of the rewritten
-    function, or None where it indexes no live-in. Its first trips as written do that much work before
-    its kernel takes over: reading an item as Python costs about what converting it costs, so a loop
-    through short lists (a merge of two lists of 60: 0.4x plain Python) ends before its kernel could
-    repay their conversion (a merge's trip reads one item), and one that goes on pays at most a
-    fraction of its work more (a Newton iteration reading all of a tuple of 400 coefficients in each
-    trip: its kernel after nine trips)."""
-    names = _indexed_live_ins(block)
-    if not names:
-        return None
-    per_item = HANDOVER_CONVERSIONS * SEQUENCE_ITEM_NS // UNIT_NS
-    terms = [gast.IfExp(test=_is_array(n), body=_const(0),
-                        orelse=gast.Call(func=_load(LEN_NAME), args=[_load(n)], keywords=[])) for n in names]
-    items = terms[0]
-    for term in terms[1:]:
-        items = gast.BinOp(left=items, op=gast.Add(), right=term)
-    return gast.BinOp(left=_const(per_item), op=gast.Mult(), right=items)
 
 
 def _inner_whiles(loop) -> list:

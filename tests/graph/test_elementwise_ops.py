@@ -967,3 +967,23 @@ def test_clip_bounds_and_edge_values():
     assert_same_as_numpy(clip_arrays, f, np.nan, 3.0)
     assert_same_as_numpy(clip_arrays, f, np.float64(0), 3)
     assert_same_as_numpy(clip_arrays, values("float32", (3, 5)), values("float32", (5,), seed=1), 2.0)
+
+
+def scalar_type_of_array(a, b, c):
+    b += 1
+    return np.float32(a) + c, np.uint32(a) * 2, np.bool_(a) | (c > 0), b
+
+
+@pytest.mark.parametrize("backend", [None, "tvm"])
+@pytest.mark.parametrize("shape", [(2, 2), (5,), (), (1,)])
+def test_numpy_scalar_types_called_on_arrays(shape, backend):
+    """``np.float32(a)`` of an array with axes is an array (``a.astype``): it was typed as a float32
+    scalar, and a kernel reading it as one raised ValueError; of a 0-d array it is a scalar."""
+    from astjit import jit
+
+    jf = jit(scalar_type_of_array, backend=backend)
+    for seed in range(3):
+        a = values("int64", shape, seed)
+        c = values("float64", shape[:1] + (1,) * (len(shape) - 1), seed + 1) if shape else np.float64(1.5)
+        b = values("int64", shape, seed + 2)
+        assert_same_as_numpy(scalar_type_of_array, a, b, c, jitted=jf)

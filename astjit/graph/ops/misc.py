@@ -56,10 +56,26 @@ register("float", float, "python", builtins=(float,))
 register("int", int, "python", builtins=(int,))
 register("bool", bool, "python", builtins=(bool,))
 
+def infer_scalar_type_call(ctx, node):
+    """``np.float32(x)``: of an array with axes, an array of that dtype and x's shape (like
+    ``x.astype``); else a scalar, typed by running it on a representative (a 0-d array, which gives a
+    scalar: an array of shape (2, 2) was typed as a float32 scalar, and a kernel reading it as one
+    raised ValueError)."""
+    from ..infer import infer_python
+    from ..types import ArrayType
+    from .registry import OPS
+
+    if len(node.args) == 1 and not node.kwargs:
+        t = ctx.types[node.args[0]]
+        if isinstance(t, ArrayType) and not t.scalar and t.shape != ():
+            return ArrayType(np.dtype(OPS[node.op].impl), t.shape)
+    return infer_python(ctx, node)
+
+
 # numpy scalar types called as functions (np.float32(x)) convert like astype for arrays.
 for _t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
            np.uint32, np.uint64, np.bool_, np.complex64, np.complex128):
-    register("np." + _t.__name__, _t, "python", numpy=(_t,))
+    register("np." + _t.__name__, _t, "python", numpy=(_t,), infer=infer_scalar_type_call)
 
 INPLACE_OPERATORS = {
     "iadd": (operator.iadd, np.add),

@@ -379,7 +379,11 @@ def test_uint64_scalar_above_int64_beside_a_strided_array_runs_on_numpy():
 
 
 def uint64_with_large_ints(a):
-    return ((a + 2**63) * 3) ^ 18446744073709551615, (a > 2**63) | (a == 18446744073709551615)
+    return ((a + 2**63) * 3) ^ 18446744073709551615, (a // 9223372036854775809) | 12345678901234567890
+
+
+def uint64_compared_with_large_ints(a):
+    return (a > 2**63) | (a == 18446744073709551615)
 
 
 @pytest.mark.parametrize("dtype", ["uint64", "int64", "uint32"])
@@ -400,3 +404,7 @@ def test_python_ints_above_int64_compile_beside_uint64(dtype):
             assert str(plain.value) == str(jitted.value)
     if dtype == "uint64":
         assert_compiled(jf)
+    compared = jit_unmeasured(uint64_compared_with_large_ints)      # (numpy runs these comparisons)
+    for k in range(3):
+        a = (np.arange(12, dtype=np.uint64) * np.uint64(2**60) + np.uint64(k)).astype(dtype)
+        assert_same_as_numpy(uint64_compared_with_large_ints, a, jitted=compared)

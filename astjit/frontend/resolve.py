@@ -56,7 +56,7 @@ class Resolver:
         return obj
 
     def assigned_by_function(self, chain) -> bool:
-        return any(tuple(chain[:k]) in self.assigned_chains for k in range(2, len(chain) + 1))
+        return any(tuple(chain[:k]) in self.assigned_chains for k in range(1, len(chain) + 1))
 
     def guard(self, name: str, obj) -> None:
         if name not in self.local_modules:        # (what the function's own import binds: stable)
@@ -137,14 +137,21 @@ class Resolver:
 
 def assigned_attribute_chains(fndef) -> set[tuple]:
     """``('C', 'F')`` for each ``C.F = ...``, ``C.F += ...`` or ``del C.F`` in ``fndef`` (nested
-    functions included: one may be called in between)."""
+    functions included: one may be called in between), and ``('FN',)`` for each name it declares
+    ``global`` or ``nonlocal`` and assigns or deletes (``global FN`` then ``FN = np.cos`` under an
+    ``if``: a later block that had resolved FN called the old function)."""
     import gast
 
     from .lower import attribute_chain
 
     stored = (node for node in gast.walk(fndef)
               if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store | gast.Del))
-    return {tuple(chain) for chain in map(attribute_chain, stored) if chain is not None}
+    chains = {tuple(chain) for chain in map(attribute_chain, stored) if chain is not None}
+    declared = {name for node in gast.walk(fndef) if isinstance(node, gast.Global | gast.Nonlocal)
+                for name in node.names}
+    rebound = {node.id for node in gast.walk(fndef)
+               if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store | gast.Del)}
+    return chains | {(name,) for name in declared & rebound}
 
 
 GUARD_ERRORS = "Exception"     # a cell emptied, an attribute or a name deleted, a module's __getattr__ raising

@@ -818,6 +818,33 @@ def rebinds_a_global_it_calls(x):
     return y
 
 
+def rebinds_a_global_between_its_reads(x, swap):
+    global act
+    y = act(x)
+    if swap:
+        act = np.cos
+    z = act(y) + 1.0
+    return z
+
+
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_a_global_the_body_rebinds_is_read_as_python_reads_it(backend):
+    """``global act`` then ``act = np.cos`` under an ``if``: a later block that had resolved ``act``
+    called the old function (where the declaration stood after the guard's read, the function never
+    compiled and hid it)."""
+    global act
+    jf = jit(rebinds_a_global_between_its_reads, backend=backend)
+    for k in range(6):
+        x = np.linspace(0, 1, (5, 3000)[k % 2])
+        act = np.sin
+        expected = rebinds_a_global_between_its_reads(x, k in (3, 4))
+        after = act
+        act = np.sin
+        got = jf(x, k in (3, 4))
+        assert np.array_equal(got, expected) and act is after
+    act = np.tanh
+
+
 def test_global_declarations_after_reads_compile():
     """``global NAME`` for a function the body calls: the guard prologue read the name before the
     declaration, Python refused the rewritten function and the whole function ran as Python."""

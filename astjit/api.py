@@ -509,10 +509,11 @@ def explain(f) -> Explanation:
     Raises:
         TypeError: ``f`` is not a ``JitFunction``.
     """
+    given = f
     if isinstance(f, types.MethodType):          # (``model.forward``, a classmethod read from its class)
         f = f.__func__
     if not isinstance(f, JitFunction):
-        raise TypeError(f"explain() takes a function decorated with @astjit.jit, got {type(f).__name__}")
+        raise TypeError(f"explain() takes a function decorated with @astjit.jit, got {type(given).__name__}")
     return f.explain()
 
 

@@ -453,5 +453,5 @@ def test_explain_takes_bound_methods():
     assert np.array_equal(_Scaled.build(x), x * 2.0)
     assert str(explain(model.forward)) == str(explain(_Scaled.forward)) == str(model.forward.explain())
     assert "build" in str(explain(_Scaled.build))
-    with pytest.raises(TypeError, match="decorated with @astjit.jit"):
+    with pytest.raises(TypeError, match="decorated with @astjit.jit, got method"):
         explain(_Scaled().__init__)

@@ -75,7 +75,7 @@ def active():
     if not config.disk_cache_enabled():
         return None
     # (absolute now: a relative folder checked once would follow every later chdir unchecked)
-    root = Path(os.path.abspath(os.environ.get("ASTJIT_CACHE_DIR") or default_root()))
+    root = Path(os.path.abspath(os.path.expanduser(os.environ.get("ASTJIT_CACHE_DIR") or default_root())))
     return _open(str(root))
 
 
@@ -92,7 +92,11 @@ def _open(root: str):
 def _unsafe(root: Path) -> str | None:
     """Why ``root`` must not be used (other users could plant libraries there), or None."""
     try:
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # each missing folder private (``parents=True`` makes the others with the umask's mode: under
+        # ``umask 000`` a new ``~/.cache`` that everyone could write, refused below)
+        for folder in [*reversed(root.parents), root]:
+            if not folder.exists():
+                folder.mkdir(mode=0o700, exist_ok=True)
         info = root.stat()
     except OSError as exc:
         return f"{root} cannot be created ({exc.strerror})"

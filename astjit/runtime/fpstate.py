@@ -55,44 +55,69 @@ def kernels_allowed() -> bool:
     if allowed is None:                  # (first seen: it takes no slot, so a state used once keeps none)
         modes = _error_modes()
         allowed = (modes["divide"] in QUIET and modes["over"] in QUIET and modes["under"] in QUIET
-                   and modes["invalid"] in QUIET and not warnings_raise[0])
+                   and modes["invalid"] in QUIET)
         if len(_recent) >= RECENT_STATES:
             _recent.clear()
         _recent[state] = allowed
-        return allowed
+        return allowed and not warnings_raise()
+    allowed = allowed and not warnings_raise()
     (last_quiet if allowed else last_loud)[0] = state
     return allowed
 
 
-def _runtime_warnings_raise() -> bool:
+def _runtime_warnings_raise(filters) -> bool:
     """Whether a warnings filter may turn a RuntimeWarning into an exception: an ``error`` filter for its
     category or a base of it (whatever its message and module patterns: kernels then run only where
     no such filter is set)."""
     return any(f[0] == "error" and isinstance(f[2], type) and issubclass(RuntimeWarning, f[2])
-               for f in list(warnings.filters))
+               for f in list(filters))
 
 
-warnings_raise = [_runtime_warnings_raise()]
+# the answer for each filters list seen lately, by identity and length: ``catch_warnings`` puts a copy
+# in place on entry and the list before back on exit, and a function entering it at each call read
+# the filters twice a call (a rescan cost about 2 us)
+_scanned: dict = {}
+SCANNED_LISTS = 8
 
 
-def _filters_changed():
-    """The warnings filters changed: read them again, and forget which numpy states allowed kernels."""
-    warnings_raise[0] = _runtime_warnings_raise()
+def warnings_raise() -> bool:
+    """``_runtime_warnings_raise`` of the current filters list, read again where it is another list or
+    its length changed (the warnings module's own changes insert or remove a filter, or move one to
+    the front; none of them leaves an ``error`` filter's presence unchanged at the same length)."""
+    filters = warnings.filters
+    known = _scanned.get(id(filters))
+    if known is None or known[0] is not filters or known[1] != len(filters):
+        if len(_scanned) >= SCANNED_LISTS:
+            _scanned.clear()
+        known = _scanned[id(filters)] = (filters, len(filters), _runtime_warnings_raise(filters))
+    return known[2]
+
+
+def _filters_mutated():
+    """The warnings filters changed: the next dispatch asks ``kernels_allowed`` again (one write here: a
+    program entering ``catch_warnings`` in a loop pays nothing more)."""
     last_quiet[0] = last_loud[0] = None
-    _recent.clear()
 
 
 def _listen_to_warning_filters():
-    told = getattr(warnings, "_filters_mutated", None)
-    if told is None or getattr(told, "astjit_listens", False):
-        return
+    """Wrap the function the warnings module calls after each change of its filters
+    (``_filters_mutated``; ``_filters_mutated_lock_held`` in Python 3.14's ``_py_warnings``, whose
+    functions call it as a global of that module)."""
+    import sys
 
-    def filters_mutated():
-        told()
-        _filters_changed()
+    for module in {id(m): m for m in (warnings, sys.modules.get("_py_warnings")) if m is not None}.values():
+        for name in ("_filters_mutated", "_filters_mutated_lock_held"):
+            told = getattr(module, name, None)
+            if told is None or getattr(told, "astjit_listens", False):
+                continue
 
-    filters_mutated.astjit_listens = True
-    warnings._filters_mutated = filters_mutated
+            def mutated(*args, told=told, **kwargs):
+                result = told(*args, **kwargs)
+                _filters_mutated()
+                return result
+
+            mutated.astjit_listens = True
+            setattr(module, name, mutated)
 
 
 _listen_to_warning_filters()

@@ -166,6 +166,31 @@ def test_a_folder_under_one_anyone_may_replace_is_refused(tmp_path, monkeypatch)
     assert disk_cache.active() is not None
 
 
+def test_missing_parents_are_made_private_whatever_the_umask(tmp_path, monkeypatch):
+    """Under ``umask 000`` the parents ``mkdir(parents=True)`` made were open to everyone, and the
+    check above the cache folder then refused the cache at every run."""
+    monkeypatch.setenv("ASTJIT_CACHE", "1")
+    monkeypatch.setenv("ASTJIT_CACHE_DIR", str(tmp_path / "home" / ".cache" / "astjit"))
+    old = os.umask(0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", CacheDirectoryWarning)
+            assert disk_cache.active() is not None
+    finally:
+        os.umask(old)
+    for folder in (tmp_path / "home", tmp_path / "home" / ".cache", tmp_path / "home" / ".cache" / "astjit"):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
+
+
+def test_a_home_relative_folder_is_expanded(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASTJIT_CACHE", "1")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("ASTJIT_CACHE_DIR", "~/kernels")
+    monkeypatch.chdir(tmp_path)
+    assert disk_cache.active().root == tmp_path / "kernels"
+    assert not (tmp_path / "~").exists()
+
+
 def test_an_entry_in_a_folder_others_can_write_is_not_loaded(cache_dir):
     """The folders astjit makes inside the cache are private; an entry in one that other users can
     write to (they could have put it there) is compiled again, not loaded."""

@@ -50,7 +50,10 @@ class Resolver:
         for attr in chain[1:]:
             if not isinstance(obj, types.ModuleType | type):
                 return _MISSING
-            obj = getattr(obj, attr, _MISSING)
+            try:
+                obj = getattr(obj, attr, _MISSING)
+            except Exception:      # (a module's __getattr__ raising ImportError: Python reads it where it does)
+                return _MISSING
             if obj is _MISSING:
                 return _MISSING
         return obj

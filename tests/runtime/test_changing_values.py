@@ -537,3 +537,31 @@ def test_a_function_whose_module_read_raises_is_read_where_python_reads_it():
             assert np.array_equal(x1, x2) and x2[1] == 7.0
     finally:
         LAZY_FUNCTIONS.available = True
+
+
+def falls_back_when_the_backend_is_missing(x):
+    y = np.cos(x) * 2.0 + 1.0
+    try:
+        act = LAZY_FUNCTIONS.ACT
+    except ImportError:
+        act = np.negative
+    return act(y)
+
+
+def test_a_module_attribute_raising_at_the_first_call_does_not_stop_the_transform():
+    """The transform resolved ``LAZY_FUNCTIONS.ACT`` with getattr, which raised the module's ImportError:
+    the function ran as Python for good, also once the attribute became readable."""
+    jf = jit(falls_back_when_the_backend_is_missing)
+    try:
+        LAZY_FUNCTIONS.available = False
+        for n in (3000, 3000, 20):
+            x = np.linspace(-1, 1, n)
+            assert np.array_equal(jf(x), falls_back_when_the_backend_is_missing(x))
+        LAZY_FUNCTIONS.available = True
+        for n in (3000, 3000, 20):
+            x = np.linspace(-1, 1, n)
+            assert np.array_equal(jf(x), falls_back_when_the_backend_is_missing(x))
+    finally:
+        LAZY_FUNCTIONS.available = True
+    assert "could not transform" not in str(jf.explain())
+    assert any(f.entries for f in jf.fragments)

@@ -10,8 +10,8 @@ So does a warnings filter that turns numpy's ``RuntimeWarning`` into an exceptio
 (``warnings.simplefilter("error")``, ``pytest -W error``, ``catch_warnings`` around a ``try`` that
 catches it): the warning raised is part of the result. The warnings module tells itself of every change
 to its filters (``warnings._filters_mutated``, which ``simplefilter``, ``filterwarnings``,
-``resetwarnings`` and ``catch_warnings`` call); astjit listens there, so the filters are read when they
-change, never on a call.
+``resetwarnings`` and ``catch_warnings`` call); astjit listens there, and reads the filters at the
+first dispatch after a change, never on every call.
 """
 
 import warnings
@@ -82,8 +82,8 @@ SCANNED_LISTS = 8
 
 def warnings_raise() -> bool:
     """``_runtime_warnings_raise`` of the current filters list, read again where it is another list or
-    its length changed (the warnings module's own changes insert or remove a filter, or move one to
-    the front; none of them leaves an ``error`` filter's presence unchanged at the same length)."""
+    its length changed: the warnings module's own changes insert or remove a filter, or move one it
+    holds to the front, which keeps both the length and the answer."""
     filters = warnings.filters
     known = _scanned.get(id(filters))
     if known is None or known[0] is not filters or known[1] != len(filters):

@@ -56,6 +56,7 @@ register("float", float, "python", builtins=(float,))
 register("int", int, "python", builtins=(int,))
 register("bool", bool, "python", builtins=(bool,))
 
+
 def infer_scalar_type_call(ctx, node):
     """``np.float32(x)``: of an array with axes, an array of that dtype and x's shape (like
     ``x.astype``); else a scalar, typed by running it on a representative (a 0-d array, which gives a

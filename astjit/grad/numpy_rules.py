@@ -57,14 +57,30 @@ def power(g, ans, x, y):
     return g * (y * x ** (y - 1 + (y == 0))), g * ans * np.log(np.where(x == 0, 1.0, x))
 
 
-@adjoint(np.maximum, np.fmax, unbroadcast=True)
+@adjoint(np.maximum, unbroadcast=True)
 def maximum(g, ans, x, y):
     return g * (x > y) + (0.5 * g) * (x == y), g * (y > x) + (0.5 * g) * (x == y)
 
 
-@adjoint(np.minimum, np.fmin, unbroadcast=True)
+@adjoint(np.minimum, unbroadcast=True)
 def minimum(g, ans, x, y):
     return g * (x < y) + (0.5 * g) * (x == y), g * (y < x) + (0.5 * g) * (x == y)
+
+
+# fmax and fmin give the other operand where one is NaN: the adjoint goes to it (as maximum's, both
+# comparisons with a NaN were false and the operand that made the result got none)
+@adjoint(np.fmax, unbroadcast=True)
+def fmax(g, ans, x, y):
+    x_nan, y_nan = np.isnan(x), np.isnan(y)
+    return (g * ((x > y) | (y_nan & ~x_nan)) + (0.5 * g) * (x == y),
+            g * ((y > x) | (x_nan & ~y_nan)) + (0.5 * g) * (x == y))
+
+
+@adjoint(np.fmin, unbroadcast=True)
+def fmin(g, ans, x, y):
+    x_nan, y_nan = np.isnan(x), np.isnan(y)
+    return (g * ((x < y) | (y_nan & ~x_nan)) + (0.5 * g) * (x == y),
+            g * ((y < x) | (x_nan & ~y_nan)) + (0.5 * g) * (x == y))
 
 
 @adjoint(np.hypot, unbroadcast=True)

@@ -276,3 +276,19 @@ def test_strict_gradient_runs_its_tape_and_helpers_as_python(name):
         for e, r in zip(expected if isinstance(argnums, tuple) else (expected,),
                         got if isinstance(argnums, tuple) else (got,)):
             assert np.allclose(r, e, rtol=1e-12, atol=1e-14)
+
+
+def fmax_fmin_of(x, y):
+    return np.sum(np.fmax(x, y) * 2.0) + np.sum(np.fmin(x, y * 3.0))
+
+
+def test_fmax_and_fmin_send_the_adjoint_to_the_operand_that_is_not_nan():
+    """``np.fmax(nan, 1.0)`` is 1.0: its adjoint goes to the 1.0 (as maximum's, it went to neither)."""
+    g = astjit.grad(fmax_fmin_of, argnums=(0, 1))
+    rng = np.random.default_rng(3)
+    for n in (3, 8, 3):
+        x, y = rng.standard_normal(n), rng.standard_normal(n)
+        x[0], y[1] = np.nan, np.nan
+        expected = [finite_difference(fmax_fmin_of, (x, y), i) for i in (0, 1)]
+        for got, want in zip(g(x, y), expected):
+            assert np.allclose(got, want, rtol=1e-6, atol=1e-9), (got, want)

@@ -181,6 +181,10 @@ class StepReduction:
             if self.total is None:   # a copy: a step's own array must not become the result
                 if isinstance(reduced, np.ndarray) or getattr(reduced, "dtype", None) != self.accumulate:
                     reduced = np.asarray(reduced).astype(self.accumulate)
+                if self.kind in ("sum", "mean"):
+                    # numpy's sum starts from its identity, 0: a lone step's -0.0 (reduced_step sums
+                    # nothing over the step axis) comes out as numpy's 0.0
+                    reduced = np.add(reduced, 0, dtype=self.accumulate)
                 self.total = reduced
             else:
                 self.total = COMBINE[self.kind](self.total, reduced, dtype=self.accumulate)

@@ -628,3 +628,22 @@ def test_small_steps_cost_what_the_original_list_costs(fn, make):
     got, calls = calls_of_step_reduction_methods(jf, *args)
     assert_values_match(got, fn(*args), rtol=1e-12)
     assert fires(jf) and calls < 10, calls
+
+
+def summed_steps(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 1.0)
+    return np.sum(np.stack(outs), axis=0)
+
+
+@pytest.mark.parametrize("width", [6, 20_000], ids=["stacked chunk", "a kernel per large step"])
+def test_a_sum_of_negative_zeros_is_numpys_positive_zero(width):
+    """numpy's sum starts from 0: steps of -0.0 sum to 0.0. The first large step, taken as the total
+    itself, kept its -0.0."""
+    jf = jit(summed_steps, rewrites=PUSH)
+    for steps in (3, 1, 4):
+        xs = np.full((steps, width), -0.0)
+        xs[:, 1] = [5.0] * steps
+        got, want = jf(xs), summed_steps(xs)
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))

@@ -13,6 +13,17 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from ..graph.ops.registry import register
 
 
+def zero_adjoint(g, ans):
+    """``g``, or where it is a number and ``ans`` (the value it is the adjoint of) has axes, ``g`` filled
+    into ``ans``'s shape in its float dtype: in a branch or loop an adjoint starts as ``0.0`` (the value
+    overwritten, or not read, after it), which the rules of shape-changing ops (``reshape``, ``@``,
+    ``transpose``) cannot take."""
+    if np.ndim(g) == 0 and np.ndim(ans):
+        dtype = np.result_type(ans)
+        return np.full(np.shape(ans), g, dtype if dtype.kind in "fc" else np.result_type(g, np.float64))
+    return g
+
+
 def broadcast_axes(result_shape, operand_shape) -> tuple:
     """The axes of a broadcast result that an operand of ``operand_shape`` was stretched along (none
     for a result of fewer axes: an adjoint still its 0.0, see ``summed_shape``)."""

@@ -239,6 +239,13 @@ class Reverser:
 
     # -- backward --------------------------------------------------------------------------------------
     def backward(self, items, depth=0) -> list:
+        if depth == 0:
+            # the variables whose adjoints a branch or loop sets to 0.0: after it, such an adjoint may
+            # still be that number
+            self.nested = set()
+            for it in items:
+                if isinstance(it, IfItem | ForItem | WhileItem):
+                    self.nested |= self._touched([it])
         out = []
         for it in reversed(items):
             if isinstance(it, Run):
@@ -279,6 +286,14 @@ class Reverser:
     def _start_adjoints(self, items) -> list:
         """``d_v = 0.0`` before a branch or loop for each active variable it touches whose adjoint has no
         value yet."""
+        out = []
+        for n in sorted(self._touched(items) - self.defined):
+            out.append(_assign_plain(self.adjoint_name(n), _const(0.0)))
+            self.defined.add(n)
+        return out
+
+    def _touched(self, items) -> set:
+        """The active variables ``items`` assign or read as operands, in every branch and loop."""
         touched = set()
 
         def visit(items):
@@ -296,11 +311,7 @@ class Reverser:
                 elif isinstance(it, ForItem | WhileItem):
                     visit(it.body)
         visit(items)
-        out = []
-        for n in sorted(touched - self.defined):
-            out.append(_assign_plain(self.adjoint_name(n), _const(0.0)))
-            self.defined.add(n)
-        return out
+        return touched
 
     def _reverse_run(self, run, depth) -> list:
         shadows = {n: self.lowering.fresh(f"old_{n.lstrip('_')}_") for n in run.saved}
@@ -359,6 +370,13 @@ class Reverser:
                 return _name(shadows[o.id])
             return copy.deepcopy(o)
 
+        if (depth or z in getattr(self, "nested", ())) and not it.rule.unbroadcast:
+            # in a branch or loop the adjoint may still be its 0.0 start (the value overwritten, or not
+            # read, after it): a rule that reshapes, transposes or multiplies matrices needs the shape
+            from .helpers import zero_adjoint
+
+            out.append(_assign_plain(g, gast.Call(func=_name(self.bind_global("zero_adjoint", zero_adjoint)),
+                                                  args=[_name(g), copy.deepcopy(ans)], keywords=[])))
         instance = instantiate(it.rule, _name(g), ans, [value(o) for o in it.operands],
                                {k: value(v) for k, v in it.keywords.items()}, it.active,
                                self.lowering.fresh, self.bind_global)

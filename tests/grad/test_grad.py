@@ -292,3 +292,37 @@ def test_fmax_and_fmin_send_the_adjoint_to_the_operand_that_is_not_nan():
         expected = [finite_difference(fmax_fmin_of, (x, y), i) for i in (0, 1)]
         for got, want in zip(g(x, y), expected):
             assert np.allclose(got, want, rtol=1e-6, atol=1e-9), (got, want)
+
+
+def last_step_logits(h0, w, wo):
+    h = h0
+    for t in range(3):
+        h = np.tanh(h @ w)
+        logits = h @ wo               # only the last step's logits are read after the loop
+    return np.sum(logits ** 2)
+
+
+def reshaped_in_a_branch(x):
+    y = x.reshape(-1)
+    if np.sum(x) > -100:
+        y = x.reshape(-1) * 2.0
+        y = np.transpose(x).reshape(-1) * 3.0
+        m = x.T @ x  # noqa: F841 (never read)
+    return np.sum(y * np.arange(6.0))
+
+
+def cumsum_overwritten(x):
+    for t in range(2):
+        y = np.cumsum(x * (t + 1.0), axis=0)
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("fn, shapes", [(last_step_logits, [(4, 3), (3, 3), (3, 2)]),
+                                        (reshaped_in_a_branch, [(2, 3)]), (cumsum_overwritten, [(3, 2)])])
+def test_shape_changing_ops_whose_value_a_branch_or_loop_overwrites(fn, shapes):
+    """In a branch or loop an adjoint starts as 0.0; where the value is overwritten or not read after
+    it, the rule of ``@``, ``reshape``, ``transpose`` or ``cumsum`` got that number and raised."""
+    rng = np.random.default_rng(4)
+    for scale in (0.5, 1.0):
+        args = tuple(rng.standard_normal(s) * scale for s in shapes)
+        assert_gradient(fn, args, tuple(range(len(args))))

@@ -141,8 +141,8 @@ class Resolver:
 def assigned_attribute_chains(fndef) -> set[tuple]:
     """``('C', 'F')`` for each ``C.F = ...``, ``C.F += ...`` or ``del C.F`` in ``fndef`` (nested
     functions included: one may be called in between), and ``('FN',)`` for each name it declares
-    ``global`` or ``nonlocal`` and assigns or deletes (``global FN`` then ``FN = np.cos`` under an
-    ``if``: a later block that had resolved FN called the old function)."""
+    ``global`` or ``nonlocal`` and binds (assigns, deletes, imports, defines: ``global FN`` then ``FN =
+    np.cos`` under an ``if``: a later block that had resolved FN called the old function)."""
     import gast
 
     from .lower import attribute_chain
@@ -152,8 +152,14 @@ def assigned_attribute_chains(fndef) -> set[tuple]:
     chains = {tuple(chain) for chain in map(attribute_chain, stored) if chain is not None}
     declared = {name for node in gast.walk(fndef) if isinstance(node, gast.Global | gast.Nonlocal)
                 for name in node.names}
-    rebound = {node.id for node in gast.walk(fndef)
-               if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store | gast.Del)}
+    rebound = set()
+    for node in gast.walk(fndef):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store | gast.Del):
+            rebound.add(node.id)
+        elif isinstance(node, gast.Import | gast.ImportFrom):        # (``from numpy import cos as FN``)
+            rebound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef) and node is not fndef:
+            rebound.add(node.name)
     return chains | {(name,) for name in declared & rebound}
 
 

@@ -203,8 +203,10 @@ def in_place_result(new, old, ufunc=None):
 
 
 def float_result_adjoint(g, ans):
-    """``g``, or zeros where the result ``ans`` is an integer array (``np.full(3, x, dtype=int)``, a step
-    function of ``x``: no gradient)."""
+    """``g`` (filled to ``ans``'s shape where it is still a branch's or loop's 0.0: ``zero_adjoint``), or
+    zeros where the result ``ans`` is an integer array (``np.full(3, x, dtype=int)``, a step function of
+    ``x``: no gradient)."""
+    g = zero_adjoint(g, ans)
     return g if np.asarray(ans).dtype.kind in "fc" else np.zeros(np.shape(g))
 
 

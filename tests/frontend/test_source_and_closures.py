@@ -845,6 +845,34 @@ def test_a_global_the_body_rebinds_is_read_as_python_reads_it(backend):
     act = np.tanh
 
 
+def rebinds_a_global_by_import(x, flag):
+    global act
+    if flag:
+        from numpy import cos as act
+    return act(x) * 2.0 + 1.0
+
+
+def rebinds_a_global_by_def(x, flag):
+    global act
+    if flag:
+        def act(v):
+            return np.cos(v)
+    return act(x) * 2.0 + 1.0
+
+
+@pytest.mark.parametrize("fn", [rebinds_a_global_by_import, rebinds_a_global_by_def])
+def test_a_global_the_body_binds_by_import_or_def_is_read_as_python_reads_it(fn):
+    global act
+    jf = jit(fn, backend="tvm")
+    for flag in (False, False, True, False, True):
+        x = np.linspace(0, 1, 3000)
+        act = np.sin
+        expected = fn(x, flag)
+        act = np.sin
+        assert np.array_equal(jf(x, flag), expected)
+    act = np.tanh
+
+
 def test_global_declarations_after_reads_compile():
     """``global NAME`` for a function the body calls: the guard prologue read the name before the
     declaration, Python refused the rewritten function and the whole function ran as Python."""

@@ -326,3 +326,14 @@ def test_shape_changing_ops_whose_value_a_branch_or_loop_overwrites(fn, shapes):
     for scale in (0.5, 1.0):
         args = tuple(rng.standard_normal(s) * scale for s in shapes)
         assert_gradient(fn, args, tuple(range(len(args))))
+
+
+def linspace_overwritten(c, n):
+    for i in range(n):
+        line = np.linspace(0.0, c * (i + 1.0), 5)
+    return np.sum(line * line)
+
+
+def test_linspace_whose_value_a_loop_overwrites():
+    for n in (1, 2, 3):
+        assert_gradient(linspace_overwritten, (0.75, n), 0)

@@ -227,9 +227,6 @@ def hoisted_declarations(fndef) -> list:
         def visit_ClassDef(self, node):
             return node
 
-        def visit_Lambda(self, node):
-            return node
-
         def visit_Global(self, node):
             declared[type(node)].extend(n for n in node.names if n not in declared[type(node)])
             return gast.copy_location(gast.Pass(), node)

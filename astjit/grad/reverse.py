@@ -128,6 +128,9 @@ class Reverser:
         self.active = lowering.activity.active
         self.defined: set = set()
         self.saved_candidates: set = set()
+        # the variables whose adjoints a branch or loop sets to 0.0 (``backward``): after it, such an
+        # adjoint may still be that number
+        self.nested: set = set()
         self.params = params
         self.prefix = prefix
         self.tape = prefix + "tape"
@@ -240,12 +243,7 @@ class Reverser:
     # -- backward --------------------------------------------------------------------------------------
     def backward(self, items, depth=0) -> list:
         if depth == 0:
-            # the variables whose adjoints a branch or loop sets to 0.0: after it, such an adjoint may
-            # still be that number
-            self.nested = set()
-            for it in items:
-                if isinstance(it, IfItem | ForItem | WhileItem):
-                    self.nested |= self._touched([it])
+            self.nested = self._touched([it for it in items if isinstance(it, IfItem | ForItem | WhileItem)])
         out = []
         for it in reversed(items):
             if isinstance(it, Run):
@@ -370,7 +368,7 @@ class Reverser:
                 return _name(shadows[o.id])
             return copy.deepcopy(o)
 
-        if (depth or z in getattr(self, "nested", ())) and not it.rule.unbroadcast:
+        if (depth or z in self.nested) and not it.rule.unbroadcast:
             # in a branch or loop the adjoint may still be its 0.0 start (the value overwritten, or not
             # read, after it): a rule that reshapes, transposes or multiplies matrices needs the shape
             from .helpers import zero_adjoint

@@ -114,19 +114,24 @@ def test_a_damaged_or_foreign_entry_is_ignored_and_rebuilt(cache_dir, damage):
     assert_same_as_numpy(chain, x, y, jitted=jit(chain_again))
 
 
+def assert_refused_and_left_alone(folder, n):
+    """The cache at ``folder`` is refused with a warning, and a jitted call writes nothing there."""
+    with pytest.warns(CacheDirectoryWarning, match="other users can write"):
+        assert disk_cache.active() is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CacheDirectoryWarning)
+        assert_same_as_numpy(chain, np.ones(n), np.ones(n))
+    disk_cache.wait()
+    assert entries(folder) == []
+
+
 def test_a_folder_other_users_can_write_is_refused(tmp_path, monkeypatch):
     folder = tmp_path / "shared"
     folder.mkdir(mode=0o777)
     folder.chmod(0o777)
     monkeypatch.setenv("ASTJIT_CACHE", "1")
     monkeypatch.setenv("ASTJIT_CACHE_DIR", str(folder))
-    with pytest.warns(CacheDirectoryWarning, match="other users can write"):
-        assert disk_cache.active() is None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CacheDirectoryWarning)
-        assert_same_as_numpy(chain, np.ones(8), np.ones(8))
-    disk_cache.wait()
-    assert entries(folder) == []
+    assert_refused_and_left_alone(folder, 8)
 
 
 def test_a_relative_folder_is_checked_where_it_is_used(tmp_path, monkeypatch):
@@ -142,13 +147,7 @@ def test_a_relative_folder_is_checked_where_it_is_used(tmp_path, monkeypatch):
     monkeypatch.chdir(private)
     assert disk_cache.active().root == private / "kernels"
     monkeypatch.chdir(shared)
-    with pytest.warns(CacheDirectoryWarning, match="other users can write"):
-        assert disk_cache.active() is None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CacheDirectoryWarning)
-        assert_same_as_numpy(chain, np.ones(9), np.ones(9))
-    disk_cache.wait()
-    assert entries(shared / "kernels") == []
+    assert_refused_and_left_alone(shared / "kernels", 9)
 
 
 def test_a_folder_under_one_anyone_may_replace_is_refused(tmp_path, monkeypatch):

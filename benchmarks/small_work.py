@@ -31,7 +31,8 @@ the tuple at each call);
 ``scatter_copy_8MB``: a loop writing 200 elements of an 8 MB array while summing Python ints (the
 kernel's runner copies the array it writes);
 ``list_merge_60``, ``list_merge_1000``: a ``while`` loop merging two sorted lists of 60 and 1000 floats;
-``uint64_big_constant``: ``(a + 2**63) ^ (2**64 - 1)`` on 100k uint64 (TVM refused the Python int).
+``uint64_big_constant``, ``uint64_big_constant_16``: ``(a + 2**63) ^ (2**64 - 1)`` on 100k and 16 uint64
+(TVM refused the Python int).
 
 Then ``new lengths``: a short chain called on 60 arrays of random lengths (1,000 to 200,000), each length
 once per pass, three passes; the total time of each pass, numpy's and astjit's (each new length once
@@ -307,6 +308,8 @@ def cases():
          (rng.random(2_000_000), np.zeros(1_000_000), rng.integers(0, 1_000_000, 200))),
         ("list_merge_60", merged_total, jit(merged_total), sorted_lists(rng, 60)),
         ("list_merge_1000", merged_total, jit(merged_total), sorted_lists(rng, 1000)),
+        ("uint64_big_constant_16", flipped_high_bit, jit(flipped_high_bit),
+         (rng.integers(0, 2**63, 16, dtype=np.uint64),)),
         ("uint64_big_constant", flipped_high_bit, jit(flipped_high_bit),
          (rng.integers(0, 2**63, 100_000, dtype=np.uint64),)),
     ]

@@ -107,3 +107,13 @@ def assert_compiled(jf):
                 assert set(by_design) & set(reasons.values()), f"{frag.name} runs as Python: {entry.note}"
             else:
                 assert not entry.note, entry.note
+
+
+def misaligned(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``a`` starting one byte past an aligned address (``flags.aligned`` False):
+    numpy reads such an array through buffers of its own."""
+    memory = np.zeros(a.nbytes + 1, np.uint8)
+    out = np.ndarray(a.shape, a.dtype, buffer=memory.data, offset=1)
+    out[...] = a
+    assert not out.flags.aligned
+    return out

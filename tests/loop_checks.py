@@ -5,12 +5,18 @@ import math
 
 import numpy as np
 import pytest
+from differential import misaligned
 
 from astjit import jit
 
 
 def copies(args):
-    return [np.copy(a) if isinstance(a, np.ndarray) else list(a) if type(a) is list else a for a in args]
+    return [_copy(a) if isinstance(a, np.ndarray) else list(a) if type(a) is list else a for a in args]
+
+
+def _copy(a):
+    """A copy of the array ``a``, misaligned where ``a`` is (numpy reads such arrays in buffers)."""
+    return np.copy(a) if a.flags.aligned else misaligned(a)
 
 
 def run_both(fn, jitted, args):

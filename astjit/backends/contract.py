@@ -48,6 +48,7 @@ class DirectCall:
     input_kinds: list
     allocations: list
     suffixes: list
+    aligned: list = field(default_factory=list)   # inputs that must be aligned arrays, else the slower path
 
 
 @dataclass(eq=False)

@@ -126,16 +126,18 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
     return namespace["dispatch"]
 
 
-def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, slow, arrays=()):
+def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, slow, arrays=(), aligned=()):
     """``run(a0, .., an)`` for a fragment that is one kernel over its live-ins, generated as straight-line
     code. ``kernel_args``: a Python expression per kernel input (``a2``, ``a0.item()``); ``allocs``:
     (shape, dtype) per kernel output ``o0``, ``o1``...; ``result``: the expression returned (``o0``,
-    ``(o1[0], a1)``). Any failure goes to ``slow(args)``, which copies or falls back.
+    ``(o1[0], a1)``). Any failure goes to ``slow(args)``, which copies or falls back, as does a
+    misaligned array among ``aligned`` (arrays a float sum reads: numpy adds those in buffers).
 
     ``run.checked_by_kernel``: the positions of the arguments the kernel takes as arrays, whose dtype
     and shape (the key's parts) it tests itself as it converts them; ``run.refused(refused)``: the same
     code calling ``refused(*args)`` instead of ``slow`` (``make_hot_dispatch``)."""
-    build = functools.partial(_kernel_runner, kernel, n, kernel_args, allocs, result, list(arrays), [False])
+    build = functools.partial(_kernel_runner, kernel, n, kernel_args, allocs, result, list(arrays), list(aligned),
+                              [False])
     run = build("slow", slow, packed=True)
     names = _names(n)
     run.checked_by_kernel = frozenset(names.index(a) for a in kernel_args if a in names)
@@ -143,7 +145,7 @@ def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, 
     return run
 
 
-def _kernel_runner(kernel, n, kernel_args, allocs, result, arrays, read_only, on_failure, failed, packed):
+def _kernel_runner(kernel, n, kernel_args, allocs, result, arrays, aligned, read_only, on_failure, failed, packed):
     """The runner's code, calling ``failed`` (named ``on_failure`` in it) where the kernel refuses its
     arguments: with the arguments as one tuple where ``packed``, else one by one.
 
@@ -157,14 +159,17 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, arrays, read_only, on
     params = ", ".join(_names(n))
     namespace = {"empty": np.empty, "kernel": kernel, on_failure: failed, "read_only": read_only,
                  "readable": readable_by_kernel}
+    failed_args = f"({params}{',' if n else ''})" if packed else params
     lines = [f"def run({params}):"]
+    if aligned:
+        test = " and ".join(f"{a}.flags.aligned" for a in aligned)
+        lines += [f"    if not ({test}):", f"        return {on_failure}({failed_args})"]
     for k, (shape, dtype) in enumerate(allocs):
         namespace[f"s{k}"], namespace[f"d{k}"] = shape, dtype
         lines.append(f"    o{k} = empty(s{k}, d{k})")
     readable = {a: f"({a} if {a}.flags.writeable else readable({a}))" for a in arrays}
     call_args = ", ".join(list(kernel_args) + [f"o{k}" for k in range(len(allocs))])
     locked_args = ", ".join([readable.get(a, a) for a in kernel_args] + [f"o{k}" for k in range(len(allocs))])
-    failed_args = f"({params}{',' if n else ''})" if packed else params
     lines += ["    try:"]
     if arrays:
         lines += ["        if read_only[0]:", f"            kernel({locked_args})", "        else:",

@@ -245,8 +245,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     # a Fibonacci of 100 ran the kernel and then its Python at every call, twice plain Python's time
     bailed = [0, 0]              # (calls left to run as Python, the length of the last such run)
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
-    # arrays a BLAS dot reads: numpy copies a misaligned one before handing it to BLAS
-    aligned = [live_in.index(n) for n in lowered.blas_arrays if n in live_in]
+    # arrays a BLAS dot or a float sum reads: a misaligned one runs the loop's Python (backends/tvm/loops)
+    aligned = [live_in.index(n) for n in lowered.aligned_arrays if n in live_in]
     appends = AppendedValues(lowered, live_in, STATUS_SIZE + SLOTS_PER_VALUE * len(lowered.outputs), converters)
     n_out = len(fragment.live_out if live_out is None else live_out)   # (then a ``return``'s values: loop_return)
     read_returned = result_reader(lowered, n_out)

@@ -274,5 +274,6 @@ def _direct_runner(ctx, graph, segments, plan):
     else:
         result = "(" + ", ".join(outs) + ")"
     arrays = [f"a{position[n]}" for n, kind in zip(seg.inputs, call.input_kinds) if kind == "array"]
+    aligned = [f"a{position[seg.inputs[k]]}" for k in call.aligned]
     return make_kernel_runner(call.function, len(graph.inputs), args, call.allocations, result,
-                              lambda a: plan(*a), arrays)
+                              lambda a: plan(*a), arrays, aligned)

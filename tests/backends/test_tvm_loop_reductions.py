@@ -3,6 +3,7 @@ Python: numpy's pairwise order makes float sums equal bit for bit, for every len
 
 import numpy as np
 import pytest
+from differential import misaligned
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
 from loop_programs import moving_sums, row_sums
 
@@ -45,6 +46,18 @@ def test_float_sums_equal_numpys_bit_for_bit(dtype):
     special = np.array([-0.0] * 9 + [np.inf] * 2 + [1.0], dtype)
     check(moving_sums, [(special, w, np.zeros(13 - w, dtype)) for w in (1, 5, 9, 10, 12)])
     check(moving_sums, [(np.array([np.nan, 1.0, -np.inf] * 50, dtype), 140, np.zeros(11, dtype))])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_rows_of_a_misaligned_array_are_summed_as_numpy_does(dtype):
+    """numpy adds a misaligned row's elements in buffers of 8192, not pairwise over the row: such a call
+    runs the loop's Python, aligned calls the kernel."""
+    calls = []
+    for w in (10_000, 8193, 20_000):
+        n = w + 50
+        a = (rng.normal(0, 1, n) * 10.0 ** rng.integers(-3, 4, n)).astype(dtype)
+        calls += [(misaligned(a), w, np.zeros(n - w + 1, dtype)), (a, w, np.zeros(n - w + 1, dtype))]
+    check(moving_sums, calls)
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "bool"])

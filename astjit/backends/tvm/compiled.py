@@ -9,13 +9,15 @@ from ..contract import Compiled, DirectCall
 from ..numpy_backend import NumpyBackend
 from . import cuda
 from .executable import make_executable, output_suffix
+from .float_sums import misaligned_sensitive
 
 
 def kernel_compiled(ctx, segment, kernel, input_kinds, outputs, description) -> Compiled:
     """The Compiled of a CPU kernel: numpy in, numpy out, with the direct calling convention."""
-    run = make_executable(kernel, input_kinds, outputs, NumpyBackend().runner(ctx, segment))
+    aligned = [k for k in misaligned_sensitive(ctx, segment) if input_kinds[k] == "array"]
+    run = make_executable(kernel, input_kinds, outputs, NumpyBackend().runner(ctx, segment), aligned)
     direct = DirectCall(kernel, list(input_kinds), [(shape, dtype) for shape, dtype, _ in outputs],
-                        [output_suffix(t) for _, _, t in outputs])
+                        [output_suffix(t) for _, _, t in outputs], aligned)
     return Compiled(run, description, direct=direct)
 
 

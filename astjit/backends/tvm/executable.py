@@ -38,14 +38,15 @@ def _passable(a: np.ndarray) -> np.ndarray:
     return a if a.flags.writeable else readable_by_kernel(a)
 
 
-def make_executable(kernel, input_kinds, out_specs, on_numpy):
+def make_executable(kernel, input_kinds, out_specs, on_numpy, aligned=()):
     """A callable taking the segment's input values and returning its output values (the plan's path).
 
     Kernels take C-contiguous arrays. A strided 1-D or unaligned input is copied, a read-only one passes as a
     read-only DLPack tensor (a copy of every input on each call made a block on read-only
     1000x1000 arrays 13x slower than its numpy); a multi-dimensional
     input in another memory order (Fortran, transposed) runs the segment on numpy (``on_numpy``), whose
-    results follow the inputs' memory order as numpy's own do."""
+    results follow the inputs' memory order as numpy's own do. A misaligned array at the ``aligned``
+    positions (one a float sum reads: backends/tvm/sum_order.misaligned_sensitive) runs it on numpy too."""
     allocs = [(shape, dtype) for shape, dtype, _ in out_specs]
     posts = [_CONVERT[output_suffix(t)] for _, _, t in out_specs]
     needs_conversion = any(k == "item" for k in input_kinds)
@@ -54,6 +55,8 @@ def make_executable(kernel, input_kinds, out_specs, on_numpy):
     converting = [False]
 
     def run(*inputs):
+        if aligned and not all(inputs[p].flags.aligned for p in aligned):
+            return on_numpy(*inputs)
         args = [v.item() if k == "item" else v for k, v in zip(input_kinds, inputs)] if needs_conversion \
             else inputs
         outs = [np.empty(s, d) for s, d in allocs]

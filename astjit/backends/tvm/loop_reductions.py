@@ -72,6 +72,9 @@ class RowReductions:
             # elements cast to the sum's type go through numpy's buffers of BUFFER elements
             chunk = BUFFER if elem.dtype != acc else None
             if isinstance(row, RowLeaf):      # a row's elements: loads, eight partial sums in one vector
+                if chunk is None:
+                    # (numpy adds a misaligned array's elements in buffers: the runner checks alignment)
+                    self.summed_arrays |= {n for n, b in self.own_arrays.items() if b is row.buf}
                 def element(k, j=ZERO):
                     return _cast(row.buf[tuple(row.at([k + j]))], elem.dtype, acc)
 

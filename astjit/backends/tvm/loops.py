@@ -171,7 +171,10 @@ class LoopKernel:
     returns: object = False         # values a ``return`` gives back (the last outputs); None: nothing;
     #                                 False: the loop has no ``return``
     blas_libraries: list = field(default_factory=list)   # libraries of the BLAS functions it calls (loop_dots)
-    blas_arrays: list = field(default_factory=list)      # arrays those read: the runner checks their alignment
+    # arrays the runner checks are aligned (else the loop's Python runs): those a BLAS dot reads (numpy
+    # copies a misaligned one first) and those a float sum reads (numpy adds a misaligned one's elements
+    # in buffers of 8192, not pairwise over the whole row)
+    aligned_arrays: list = field(default_factory=list)
     sequences: dict = field(default_factory=dict)        # name -> Sequence: a tuple or list the runner converts
     appended: list = field(default_factory=list)         # (name, Scalar) per list the loop appends to (loop_lists)
     unbound_after: frozenset = frozenset()               # live-outs read back as UNBOUND where not bound
@@ -273,6 +276,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.blas_wanted = set()                   # arrays a BLAS dot product reads (loop_dots)
         self.blas_checked = set()                  # those whose strides this build's start checks
         self.blas_libraries = set()                # the libraries of the BLAS functions it calls
+        self.summed_arrays = set()                 # arrays a float sum reads as they are (loop_reductions)
         self.in_place = written_in_place([loop], calls)
         self.named_row_sizes = {}                  # name -> {dtype: slots} its named row keeps (loop_named_rows)
         self.materialized_needs = {}               # key -> (dtype, arrays read) of a row a dot computes first
@@ -523,7 +527,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         return LoopKernel(ib.get(), [n for n in self.array_types if n not in self.incoming_locals],
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
                           self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
-                          sorted(self.blas_checked), dict(self.sequences), self.appended_types(),
+                          sorted(self.blas_checked | self.summed_arrays), dict(self.sequences), self.appended_types(),
                           frozenset(self.unbound_after), self.restores and bool(self.stores), self.bails,
                           self.numpy_faster_rows)
 

@@ -20,8 +20,9 @@ from . import casts
 from . import scalar_math as sm
 from .executable import KernelSignature
 from .expression_size import FUSED_OPS_AT_MOST, STAGE_ABOVE, SizeMemo, substituted_size
+from .float_sums import is_float_sum
 from .runtime import tvm_module
-from .sum_order import IN_ORDER, PAIRWISE, is_float_sum, summation_order
+from .sum_order import IN_ORDER, PAIRWISE, summation_order
 
 tvm = tvm_module()
 from tvm import te, tirx  # noqa: E402

@@ -14,7 +14,6 @@ reduced over several axes (buffers of its own): kernels leave those to numpy.
 
 import numpy as np
 
-from ...graph.ops import OPS
 from .pairwise import BUFFER
 
 PAIRWISE = "pairwise"        # each result numpy's pairwise sum of its elements in C order
@@ -72,11 +71,3 @@ def _dense(strides, shape, wide) -> bool:
             return False
         step *= shape[d]
     return True
-
-
-def is_float_sum(ctx, node) -> bool:
-    """sum of floats, or mean, var, std (floats in any case): numpy adds floats."""
-    name = node.op.removeprefix("np.")
-    if OPS[node.op].kind != "reduction" or name not in ("sum", "mean", "var", "std"):
-        return False
-    return name != "sum" or np.dtype(ctx.types[node].dtype).kind == "f"

@@ -11,7 +11,8 @@ from ...graph.ops import OPS
 from ...graph.types import ArrayType, Static, WeakScalar
 from . import casts
 from . import scalar_math as sm
-from .sum_order import OtherOrder, is_float_sum, summation_order
+from .float_sums import is_float_sum
+from .sum_order import OtherOrder, summation_order
 
 SUPPORTED_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                     "float32", "float64"}

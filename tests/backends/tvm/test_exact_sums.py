@@ -5,6 +5,7 @@ a row at a time where the last axis is kept; the kernel adds in the same order, 
 
 import numpy as np
 import pytest
+from differential import misaligned
 
 from astjit import explain, jit
 
@@ -154,6 +155,25 @@ def test_runs_of_the_last_axis_added_in_order(dtype):
         a = (rng.standard_normal(shape) * 1e6).astype(dtype)
         jf = assert_calls_match(runs_then_in_order, (a,), (a[::-1].copy(),))
         assert compiled(jf)
+
+
+def sums_and_means(a):
+    return a.sum(), np.mean(a), a[::2].sum(axis=-1), a.reshape(-1).sum()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_misaligned_array_is_summed_by_numpy(dtype):
+    """numpy adds a misaligned array's elements in buffers of 8192 (its copy loop's), not pairwise over
+    the whole: calls with one run on numpy, aligned calls of the same kernel stay compiled."""
+    rng = np.random.default_rng(7)
+    sets = []
+    n = 100_003
+    for _ in range(3):
+        a = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(dtype)
+        sets += [(misaligned(a),), (a,)]
+    assert compiled(assert_calls_match(sums_and_means, *sets))
+    rows = rng.standard_normal((9001, 11)).astype(dtype)
+    assert compiled(assert_calls_match(sums_and_means, (misaligned(rows),), (rows,), (misaligned(rows * 2),)))
 
 
 def test_zeros_infinities_and_nan():

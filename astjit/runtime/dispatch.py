@@ -300,7 +300,10 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     ints = [names[p] for p in scalars if type(args[p]) is int]
     if ints:            # (after a call with an int beyond int64: the kernel's refusal of it cost 20 us)
         test = " and ".join(f"{INT64.min} <= {x} <= {INT64.max}" for x in ints)
-        lines += ["    if big_ints[0] and not (" + test + "):", f"        return {on_refusal}({params})"]
+        # (the loop's Python straight away, as for odd strides: ``checked`` would test everything again,
+        # 2 us a call where every call starts from such an int, a 64-bit hash's offset basis)
+        lines += ["    if big_ints[0] and not (" + test + "):",
+                  f"        return {'python_loop' if on_refusal == 'checked' else on_refusal}({params})"]
     for p in scalars:
         # (a numpy scalar as the Python number its .item() gives: float() of an np.float32 costs 10 ns,
         # its .item() 190 ns, a quarter of a short loop's call)

@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from loop_checks import check, kernels_for_tiny_loops  # noqa: F401 - a fixture
 
+from astjit import explain
+
 pytestmark = [pytest.mark.filterwarnings("ignore::RuntimeWarning"), pytest.mark.usefixtures("kernels_for_tiny_loops")]
 rng = np.random.default_rng(47)
 I64 = np.iinfo(np.int64)
@@ -52,6 +54,22 @@ def python_ints(n, k):
 
 def test_python_ints_leaving_int64_raise_the_documented_overflow_error():
     check(python_ints, [(3, 5), (10, -(2**62)), (1, 2**62), (2, 2**62), (0, 2**62), (5, -(2**61))])
+
+
+def fnv1a_64(data):
+    h = 14695981039346656037
+    for b in data:
+        h ^= int(b)
+        h = (h * 1099511628211) % 2**64
+    return h
+
+
+def test_an_int_starting_beyond_int64_keeps_the_loop_python_and_says_so():
+    """A loop whose int starts as a constant beyond int64 would run its Python at every call, after the
+    kernel's runner tested its arguments: it stays Python from the start, and explain says why."""
+    jitted = check(fnv1a_64, [(rng.integers(0, 256, n).astype(np.uint8),) for n in (0, 1, 8, 50)], compiled=False)
+    assert not [e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
+    assert "'h' starts as 14695981039346656037, an int beyond int64" in str(explain(jitted))
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64])

@@ -226,6 +226,27 @@ def test_int_reductions_do_not_wrap_like_the_input_dtype():
     assert_same_as_numpy(r_min, np.array([2**32 - 1, 2**31], np.uint32))
 
 
+def wrapped_sums_compared(a):
+    return a.sum() > 0, (a * 3).sum() < 0, a.sum(axis=-1) >= 0, np.prod(a[..., :3], axis=-1) > 0
+
+
+@pytest.mark.parametrize("n", [4, 1000, 100_004])
+def test_wrapped_int64_sums_and_products_compare_as_numpys(n):
+    """A signed sum or product that wraps (numpy's int64) compares by its wrapped value in the same
+    kernel: TVM's signed adds are marked as never overflowing, and LLVM folded ``sum > 0`` from the
+    unwrapped one (True for a sum numpy wraps to -4.6e18)."""
+    a = np.full((2, n), 2**62, np.int64)
+    a[:, 0] = 2**62 - 1
+    a[:, 1:4] = [2**62, 2**62, -5]
+    jf = assert_same_as_numpy(wrapped_sums_compared, a)
+    assert jf(a)[2].tolist() == [False, False]            # each row wraps to -4.6e18
+    rng = np.random.default_rng(3)
+    for _ in range(6):
+        assert_same_as_numpy(wrapped_sums_compared, rng.integers(-2**63, 2**63, (2, n), dtype=np.int64), jitted=jf)
+    assert_same_as_numpy(wrapped_sums_compared, rng.integers(-2**31, 2**31, (2, n), dtype=np.int32))
+    assert_compiled(jf)
+
+
 def test_complex128_reductions_fall_back_with_same_answer():
     z = exact_values("float64", (3, 5)) + 1j * exact_values("float64", (3, 5), seed=1)
     assert_same_as_numpy(all_reductions, z, 1, False)

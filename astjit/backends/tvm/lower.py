@@ -295,6 +295,11 @@ class SegmentLowering:
         elif name in ("sum", "prod", "mean", "var", "std") and (out_dtype.startswith("float")
                                                                 or name in ("mean", "var", "std")):
             acc = "float64"
+        elif name in ("sum", "prod") and out_dtype.startswith("int"):
+            # numpy's signed sums and products wrap; TVM's signed arithmetic is marked as never
+            # overflowing, and LLVM then folded a wrapped int64 sum's ``> 0`` the wrong way: the
+            # unsigned integer of the same width adds and multiplies to the same bits, defined
+            acc = "u" + out_dtype
         elif name in ("sum", "prod"):
             acc = out_dtype
         else:
@@ -418,6 +423,8 @@ class SegmentLowering:
                 far = tirx.const(-np.inf if name == "max" else np.inf, out_dtype)
                 value = te.if_then_else(code >= tirx.const(1 << 32, "int64"), tirx.const(np.nan, out_dtype),
                                         te.if_then_else(code == tirx.const(0, "int64"), far, value))
+            if acc == "u" + out_dtype:           # (its bits as the signed result: unbounded by TVM)
+                return sm.wrap_int(value, acc, out_dtype)
             return value.astype(out_dtype) if acc != out_dtype else value
 
         return Lowered(out_t.shape, out_dtype, at)

@@ -100,6 +100,23 @@ def test_shape_and_index_errors_are_numpys_with_no_effects():
                     (rng.random((3, 4)), rng.random((3, 4)), -4), (rng.random((3, 4)), rng.random((5, 4)), -1)])
 
 
+def added_in_place(a, v, w):
+    for i in range(a.shape[0]):
+        a[i] += v * 2.0                  # a row in place
+        w *= 0.5                         # a whole array in place
+    return a, w
+
+
+def test_an_in_place_update_that_does_not_broadcast_raises_numpys_message():
+    """numpy's error for ``a[i] += v`` names the output's shape too (``(6,) (5,) (6,)``), as the
+    kernel's does, and for a row of one element the output's own error."""
+    calls = [(rng.random((4, 6)), rng.random(n), rng.random(m)) for n, m in ((6, 3), (5, 3), (1, 2), (6, 1))]
+    calls.append((rng.random((4, 1)), rng.random(5), rng.random(2)))
+    jitted = check(added_in_place, calls)
+    with pytest.raises(ValueError, match=r"shapes \(6,\) \(5,\) \(6,\)"):
+        jitted(rng.random((4, 6)), rng.random(5), rng.random(3))
+
+
 def broadcast_own_row(a):
     for i in range(a.shape[0]):
         a[i] = a[i] + a[i, 0]                         # an element: read before the row is written

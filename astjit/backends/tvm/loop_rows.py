@@ -110,10 +110,10 @@ class RowStatements:
         target = s.targets[0] if isinstance(s, gast.Assign) else s.target
         if isinstance(target, gast.Name):            # ``v += dt * a``: in place on the whole array
             out = self.whole(target.id, target)
-            value = self.row(gast.BinOp(left=target, op=s.op, right=s.value), s, left=out)
+            value = self.row(self.in_place_op(s), s, left=out)
         elif isinstance(s, gast.AugAssign):          # Python: the target's row first, then the value
             out = self.row_leaf(target)
-            value = self.row(gast.BinOp(left=target, op=s.op, right=s.value), s, left=out)
+            value = self.row(self.in_place_op(s), s, left=out)
         else:
             value = self.row(s.value, s)
             out = self.row_leaf(target)
@@ -253,6 +253,13 @@ class RowStatements:
             raise self.refusal("a slice step not known to be below 2**62", item.step)
         return values + [self.index_value(item.step, step)]
 
+    def in_place_op(self, s):
+        """The operation of ``target op= value`` as a BinOp, marked in place: numpy's error where the
+        value does not broadcast names the output's shape too (``(6,) (5,) (6,)``)."""
+        node = gast.BinOp(left=s.target, op=s.op, right=s.value)
+        self.in_place_ops.add(id(node))
+        return node
+
     def op(self, kind, name, operands, node):
         """An operation with a row among its operands (``row`` evaluates row-free ones as scalars)."""
         if name == "clip" and not all(isinstance(o, ScalarLeaf) for o in operands[1:]):
@@ -261,7 +268,7 @@ class RowStatements:
             raise self.refusal("np.clip of rows with a bound that is an array", node)
         shape = list(operands[0].shape)
         for o in operands[1:]:
-            shape = self.check_broadcast(shape, o.shape, node)
+            shape = self.check_broadcast(shape, o.shape, node, "inplace" if id(node) in self.in_place_ops else None)
         if kind == "binary" and name in INT_RESULT_OPS:
             self.check_python_ints_fit(operands, node)
         self.row_op_nodes.add(id(node))

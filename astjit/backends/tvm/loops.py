@@ -431,6 +431,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         self.shape_parent = {}                 # local arrays and the arrays they must match (loop_arrays)
         self.named_rows = {}                   # name -> NamedRow it holds here (loop_named_rows)
         self.row_op_nodes = set()              # ids of the nodes lowered elementwise over rows (loop_rows)
+        self.in_place_ops = set()              # ids of the operations of ``x += ...`` on rows (loop_rows)
         self.numpy_faster_rows = False         # numpy's loop may beat the kernel's over some rows (LoopKernel.weigh)
         self.pending = [[]]
         self.start_settling_record()

@@ -32,7 +32,9 @@ the tuple at each call);
 kernel's runner copies the array it writes);
 ``list_merge_60``, ``list_merge_1000``: a ``while`` loop merging two sorted lists of 60 and 1000 floats;
 ``uint64_big_constant``, ``uint64_big_constant_16``: ``(a + 2**63) ^ (2**64 - 1)`` on 100k and 16 uint64
-(TVM refused the Python int).
+(TVM refused the Python int);
+``fnv1a_8_bytes``: a 64-bit FNV-1a hash of 8 bytes, its Python int starting beyond int64 (its loop kernel
+bailed at every call).
 
 Then ``new lengths``: a short chain called on 60 arrays of random lengths (1,000 to 200,000), each length
 once per pass, three passes; the total time of each pass, numpy's and astjit's (each new length once
@@ -206,6 +208,14 @@ def merged_total(a, b):
     return total, i, j
 
 
+def fnv1a(data):
+    h = 14695981039346656037
+    for b in data:
+        h ^= int(b)
+        h = (h * 1099511628211) % 2**64
+    return h
+
+
 def flipped_high_bit(a):
     return (a + 2**63) ^ 18446744073709551615
 
@@ -312,6 +322,7 @@ def cases():
          (rng.integers(0, 2**63, 16, dtype=np.uint64),)),
         ("uint64_big_constant", flipped_high_bit, jit(flipped_high_bit),
          (rng.integers(0, 2**63, 100_000, dtype=np.uint64),)),
+        ("fnv1a_8_bytes", fnv1a, jit(fnv1a), (rng.integers(0, 256, 8).astype(np.uint8),)),
     ]
 
 

@@ -103,6 +103,7 @@ class BlockFinder:
         self.protected = 0       # depth inside try/with bodies, where a handler may see partial state
         self.region_depth = 0    # depth inside loop regions (their statements run as Python only in fallbacks)
         self.loop_depth = 0      # depth inside the bodies of loops
+        self.big_ints = frozenset()   # names an enclosing loop kept in Python for an int beyond int64
 
     def run(self) -> list[Block]:
         self.bound = DefinitelyBound(self.fndef, self.never_suppresses)
@@ -142,10 +143,12 @@ class BlockFinder:
                                                          self.region_depth > 0))
             self.close(stmts, start, run, lowering)
             run, lowering = [], None
+            outer_big_ints = self.big_ints
             if isinstance(stmt, gast.For | gast.While) and self.loop_region(stmts, i, stmt):
                 continue
             self.note_untraceable_expression(stmt)
             self.recurse(stmt)
+            self.big_ints = outer_big_ints          # (names a loop kept in Python holds for its inner loops)
         self.close(stmts, start, run, lowering)
 
     def loop_region(self, stmts, i, loop) -> bool:
@@ -200,8 +203,12 @@ class BlockFinder:
             # (the kernel's ints are int64: one starting beyond it makes every call run the loop's Python,
             # after the runner's tests of it, 0.4x plain Python's time for an 8-byte FNV-1a hash)
             if fact[0] == "const" and not -2**63 <= fact[1] < 2**63:
+                self.big_ints = self.big_ints | {name}          # (and the loops inside it)
                 return note(f"{name!r} starts as {fact[1]}, an int beyond int64 (the kernel's ints), which "
                             "keeps it in Python", loop)
+        for name in sorted(self.big_ints & (set(live_in) - set(facts))):
+            return note(f"{name!r} starts, in an outer loop, as an int beyond int64 (the kernel's ints), which "
+                        "keeps it in Python", loop)
         block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound, unbound_after,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
                       entry_facts=facts, returns=checker.return_arity, in_loop=self.loop_depth > 0,

@@ -72,6 +72,21 @@ def test_an_int_starting_beyond_int64_keeps_the_loop_python_and_says_so():
     assert "'h' starts as 14695981039346656037, an int beyond int64" in str(explain(jitted))
 
 
+def fnv1a_rounds(data, rounds):
+    h = 14695981039346656037
+    for _ in range(rounds):
+        for b in data:
+            h = (h ^ int(b)) * 1099511628211 % 2**64
+    return h
+
+
+def test_an_int_starting_beyond_int64_keeps_the_loops_inside_python_too():
+    jitted = check(fnv1a_rounds, [(rng.integers(0, 256, n).astype(np.uint8), r) for n, r in ((8, 3), (0, 2), (30, 1))],
+                   compiled=False)
+    assert not [e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
+    assert "'h' starts, in an outer loop, as an int beyond int64" in str(explain(jitted))
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64])
 def test_every_integer_dtype_wraps_as_numpy(dtype):
     info = np.iinfo(dtype)

@@ -198,7 +198,8 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
     refuses them (runtime/loop_fragment.make_loop_runner: ``arrays``, ``written``, ``copied``,
     ``scalars`` are positions in ``args``, the arguments of the call being specialized), or where an
-    array at the ``aligned`` positions is misaligned; ``converted``: position -> the function that makes
+    array at the ``aligned`` positions is misaligned (a position, or (position, n): misaligned with more
+    than n elements); ``converted``: position -> the function that makes
     the kernel's array of a tuple or list argument, or None (the call then takes ``checked``);
     ``compacting``: a one-item list that ``checked`` sets True once it passed an array with an axis
     of extent 0 or 1 as ``backends/array_views.compact`` makes it (numpy ignores the strides there and
@@ -276,9 +277,11 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
         lines += ["    if bailed[0]:", "        bailed[0] -= 1", f"        return python({params})"]
     for p in converted:
         lines += [f"    q{p} = convert{p}({names[p]})", f"    if q{p} is None:", f"        return {on_refusal}({params})"]
-    if aligned:
-        test = " and ".join(f"{names[p]}.flags.aligned" for p in aligned)
-        lines += [f"    if not ({test}):", f"        return {on_refusal}({params})"]
+    if aligned:     # (the loop's Python straight away, as for odd strides: ``checked`` would test again)
+        test = " and ".join(f"{names[p]}.flags.aligned" if isinstance(p, int) else
+                            f"({names[p[0]]}.flags.aligned or {names[p[0]]}.size <= {p[1]:d})" for p in aligned)
+        lines += [f"    if not ({test}):",
+                  f"        return {'python_loop' if on_refusal == 'checked' else on_refusal}({params})"]
     taken = [p for p in arrays if p not in converted and isinstance(args[p], np.ndarray)]
     if taken:           # (each array's number of axes and item size are its key's)
         test = " or ".join(f"{names[p]}.strides[{d}] % {args[p].itemsize}" for p in taken

@@ -15,6 +15,7 @@ import numpy as np
 from .. import config
 from ..backends.array_views import compact, readable_by_kernel
 from ..backends.contract import Compiled, Segment
+from ..backends.tvm.float_sums import BUFFER
 from ..errors import Unsupported
 from . import persisted
 from .dispatch import (
@@ -245,8 +246,10 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     # a Fibonacci of 100 ran the kernel and then its Python at every call, twice plain Python's time
     bailed = [0, 0]              # (calls left to run as Python, the length of the last such run)
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
-    # arrays a BLAS dot or a float sum reads: a misaligned one runs the loop's Python (backends/tvm/loops)
+    # arrays a BLAS dot reads, and arrays of more than BUFFER elements a float sum reads: a misaligned one
+    # runs the loop's Python (backends/tvm/loops)
     aligned = [live_in.index(n) for n in lowered.aligned_arrays if n in live_in]
+    summed = [live_in.index(n) for n in lowered.summed_arrays if n in live_in and n not in lowered.aligned_arrays]
     appends = AppendedValues(lowered, live_in, STATUS_SIZE + SLOTS_PER_VALUE * len(lowered.outputs), converters)
     n_out = len(fragment.live_out if live_out is None else live_out)   # (then a ``return``'s values: loop_return)
     read_returned = result_reader(lowered, n_out)
@@ -287,7 +290,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
         return DISJOINT
 
     def run(*args):                # (a tiny loop never gets here: frontend/loop_guard runs it as written)
-        if not all(args[p].flags.aligned for p in aligned) or not appends.distinct(args):
+        if not all(args[p].flags.aligned for p in aligned) or not appends.distinct(args) or not all(
+                args[p].flags.aligned or args[p].size <= BUFFER for p in summed):
             return fallback(*args)
         for p, q in pairs:
             if _overlap(args[p], args[q]):
@@ -400,7 +404,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
                  "<astjit loop results>", "exec"), namespace)
     finish = namespace["finish"]
     runner = make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
-                                   appends, run, stopped, result_expression(True), allocate, aligned,
+                                   appends, run, stopped, result_expression(True), allocate,
+                                   aligned + [(p, BUFFER) for p in summed],
                                    converters, compacting, overlapping, big_ints, snapshot if restored else None,
                                    (bailed, fallback) if lowered.bails else None, (odd_strides, fallback))
     if restored:

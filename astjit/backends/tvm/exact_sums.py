@@ -12,8 +12,9 @@ parallel, then added in numpy's order.
 from contextlib import ExitStack
 
 from . import pairwise
+from .float_sums import BUFFER
 from .lower import distinct_lets
-from .pairwise import BLOCK, BUFFER, STACK
+from .pairwise import BLOCK, STACK
 from .runtime import tvm_module
 from .scalar_math import dtype_of
 from .sum_order import PAIRWISE

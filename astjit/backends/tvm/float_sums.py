@@ -5,11 +5,13 @@ import numpy as np
 
 from ...graph.ops import OPS
 
+BUFFER = 8192              # numpy's default ufunc buffer size, in elements
 
 def misaligned_sensitive(ctx, segment) -> list:
-    """The positions of the segment's inputs that a float sum reads as they are or through views: numpy
-    adds a misaligned array's elements in buffers of 8192 (its cast loop's), not pairwise over the whole,
-    so the runtime gives such a call to numpy (an elementwise operand is a new, aligned array)."""
+    """The positions of the segment's inputs of more than BUFFER elements that a float sum reads as they
+    are or through views: numpy adds a misaligned array's elements in buffers of BUFFER (its copy
+    loop's), not pairwise over the whole, so the runtime gives such a call to numpy (an elementwise
+    operand is a new, aligned array; an array of one buffer or less is added as an aligned one is)."""
     inside = set(segment.nodes)
     sources = set()
     for node in segment.nodes:
@@ -19,7 +21,8 @@ def misaligned_sensitive(ctx, segment) -> list:
         while src in inside and OPS[src.op].kind == "view":
             src = src.args[0]
         sources.add(src)
-    return [k for k, n in enumerate(segment.inputs) if n in sources]
+    return [k for k, n in enumerate(segment.inputs) if n in sources
+            and np.prod(getattr(ctx.types[n], "shape", ()), dtype=np.int64) > BUFFER]
 
 
 def is_float_sum(ctx, node) -> bool:

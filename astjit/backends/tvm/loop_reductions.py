@@ -19,9 +19,9 @@ from tvm.script.ir_builder import tirx as T
 
 from . import pairwise
 from . import scalar_math as sm
+from .float_sums import BUFFER
 from .loop_rows import I64, ONE, ZERO, RowLeaf, RowOp
 from .loop_types import Scalar
-from .pairwise import BUFFER
 
 EXTREMES = ("max", "min", "argmax", "argmin")
 TRUTH_RUN = 1024              # elements any() and all() test between two tests of whether one decided

@@ -172,9 +172,10 @@ class LoopKernel:
     #                                 False: the loop has no ``return``
     blas_libraries: list = field(default_factory=list)   # libraries of the BLAS functions it calls (loop_dots)
     # arrays the runner checks are aligned (else the loop's Python runs): those a BLAS dot reads (numpy
-    # copies a misaligned one first) and those a float sum reads (numpy adds a misaligned one's elements
-    # in buffers of 8192, not pairwise over the whole row)
+    # copies a misaligned one first), and those a float sum reads unless they hold at most BUFFER
+    # elements (numpy adds a misaligned one's elements in buffers of BUFFER, not pairwise over the row)
     aligned_arrays: list = field(default_factory=list)
+    summed_arrays: list = field(default_factory=list)
     sequences: dict = field(default_factory=dict)        # name -> Sequence: a tuple or list the runner converts
     appended: list = field(default_factory=list)         # (name, Scalar) per list the loop appends to (loop_lists)
     unbound_after: frozenset = frozenset()               # live-outs read back as UNBOUND where not bound
@@ -528,7 +529,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         return LoopKernel(ib.get(), [n for n in self.array_types if n not in self.incoming_locals],
                           [(n, t.dtype) for n, t in self.incoming.items()], outs, self.sites, self.stores,
                           self.local_arrays(), self.shape_groups(), self.loop_returns, sorted(self.blas_libraries),
-                          sorted(self.blas_checked | self.summed_arrays), dict(self.sequences), self.appended_types(),
+                          sorted(self.blas_checked), sorted(self.summed_arrays), dict(self.sequences), self.appended_types(),
                           frozenset(self.unbound_after), self.restores and bool(self.stores), self.bails,
                           self.numpy_faster_rows)
 

@@ -19,7 +19,6 @@ from tvm.script.ir_builder import tirx as T
 
 I64 = "int64"
 BLOCK = 128                 # numpy's PW_BLOCKSIZE
-BUFFER = 8192              # numpy's default ufunc buffer size, in elements
 STACK = 64                  # splits halve the length: 64 levels cover any int64 length
 
 

@@ -14,7 +14,7 @@ reduced over several axes (buffers of its own): kernels leave those to numpy.
 
 import numpy as np
 
-from .pairwise import BUFFER
+from .float_sums import BUFFER
 
 PAIRWISE = "pairwise"        # each result numpy's pairwise sum of its elements in C order
 IN_ORDER = "in order"        # each result its elements added one after another in C order

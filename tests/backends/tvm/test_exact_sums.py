@@ -174,6 +174,10 @@ def test_a_misaligned_array_is_summed_by_numpy(dtype):
     assert compiled(assert_calls_match(sums_and_means, *sets))
     rows = rng.standard_normal((9001, 11)).astype(dtype)
     assert compiled(assert_calls_match(sums_and_means, (misaligned(rows),), (rows,), (misaligned(rows * 2),)))
+    # (an array of one buffer or less is added as an aligned one is: its calls stay compiled)
+    for n in (1000, 8192):
+        a = rng.standard_normal(n).astype(dtype)
+        assert compiled(assert_calls_match(sums_and_means, (misaligned(a),), (a,), (misaligned(a * 3),)))
 
 
 def test_zeros_infinities_and_nan():

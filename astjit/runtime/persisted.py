@@ -102,9 +102,14 @@ def write(text, choice, backends, spec, first_record, fragment):
 
     Only types decide a partition and its kernels, so the key is taken before them; should anything
     after inference have pinned a value into a type (a value guard), the key no longer describes the
-    kernels and nothing is stored. Nor is anything stored when a compiled segment cannot persist."""
+    kernels and nothing is stored. Nor is anything stored when a compiled segment cannot persist, or
+    where TVM failed to import in this process: its blocks ran as Python for a reason of this
+    environment (a module shadowing ``tvm`` on ``sys.path``), which a later process must not inherit."""
+    from ..backends.tvm import import_error
+
     cache = disk_cache.active()
-    if cache is None or text is None or key_text(fragment, spec.ctx, choice, backends) != text:
+    if cache is None or text is None or import_error() is not None \
+            or key_text(fragment, spec.ctx, choice, backends) != text:
         return None
     position = {n: i for i, n in enumerate(spec.ctx.graph.nodes)}
     modules, segments = [], []

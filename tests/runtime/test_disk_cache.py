@@ -214,6 +214,17 @@ def test_turned_off_writes_nothing(cache_dir, monkeypatch):
     assert not cache_dir.exists() or entries(cache_dir) == []
 
 
+def test_nothing_is_written_where_tvm_failed_to_import(cache_dir, monkeypatch):
+    """A process whose ``import tvm`` failed (a module shadowing it on ``sys.path``) runs its blocks as
+    Python for a reason of its own: stored, that choice would keep every later process on Python."""
+    import astjit.backends.tvm as tvm_backend
+
+    monkeypatch.setattr(tvm_backend, "import_error", lambda: "ImportError: a shadowing tvm.py")
+    assert_same_as_numpy(chain, np.ones(8), np.ones(8))
+    disk_cache.wait()
+    assert not cache_dir.exists() or entries(cache_dir) == []
+
+
 def mixed(a, b):
     # Only correctly rounded ops, so the kernels give numpy's bits whichever plan the
     # measurement picks (np.tanh(c) + 1.0 cancels, and tanh may differ from numpy's by an ulp).

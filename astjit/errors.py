@@ -32,6 +32,11 @@ class Unsupported(AstjitError):
     """A Fragment cannot be specialized for these argument types; the block runs as Python."""
 
 
+class RaisesAsPython(Unsupported):
+    """numpy raised its own error while typing the block for these arguments (a shape mismatch, a bad
+    operand type): the block's Python raises it at the user's line, even under ``strict=True``."""
+
+
 class CompileFailed(Unsupported):
     """A backend's compile() failed unexpectedly (out of memory, a full disk, a compiler's internal
     error) rather than refusing: the part runs on numpy in this process, and the disk cache does not

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import Unsupported
+from ..errors import RaisesAsPython, Unsupported
 from .ops.registry import OPS
 from .types import ArrayType, Opaque, Static, WeakScalar, representative, type_of_value
 
@@ -158,7 +158,7 @@ def infer(graph, args) -> InferContext:
         except Unsupported:
             raise
         except Exception as exc:  # numpy's own error for these types: the Python block will raise it
-            raise Unsupported(f"{type(exc).__name__}: {exc}") from None
+            raise RaisesAsPython(f"{type(exc).__name__}: {exc}") from None
     return ctx
 
 

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from .. import config
-from ..errors import RecompileLimitWarning, StrictModeError, Unsupported
+from ..errors import RaisesAsPython, RecompileLimitWarning, StrictModeError, Unsupported
 from .keys import KEYS, describe_key, key_difference
 from .new_extents import (
     AGAIN,
@@ -370,7 +370,7 @@ class Fragment:
                 publish(spec)
         except Unsupported as exc:
             reason = str(exc)
-            if self.strict:
+            if self.strict and not isinstance(exc, RaisesAsPython):    # (the user's own error raises)
                 first = self.block.stmts[0]
                 raise StrictModeError(f"cannot compile this block: {reason}", self.filename,
                                       self.block.lineno, first.col_offset,

@@ -10,7 +10,7 @@ import pytest
 from differential import assert_same_as_numpy, modes
 
 import astjit
-from astjit import explain, jit
+from astjit import StrictModeError, explain, jit
 
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal(8)
@@ -210,6 +210,29 @@ def test_strict_mode_raises_where_nothing_in_the_block_compiles(dtype):
         jf(A.astype(dtype))
     check_strict_message(exc, strict_dtype, "b = a * 2")
     assert_same_as_numpy(strict_dtype, A.astype(dtype))       # the default runs it as Python
+
+
+def strict_combined(a, b, m):
+    c = a * 2 + b
+    return c.sum(), m @ a
+
+
+def test_strict_mode_leaves_numpys_own_errors_to_raise_at_the_users_line():
+    """Arguments that make numpy raise (shapes that do not broadcast, a matmul's core dimensions, a bad
+    operand type) are the user's error, raised as numpy raises it, not a StrictModeError."""
+    jf = jit(strict_combined, strict=True)
+    rng = np.random.default_rng(0)
+    good = (rng.random(4), rng.random(4), rng.random((3, 4)))
+    assert_same_as_numpy(strict_combined, *good, jitted=jf)
+    for args in ((rng.random(4), rng.random(5), good[2]), (good[0], good[1], rng.random((3, 5))),
+                 (good[0], "x", good[2])):
+        with pytest.raises(Exception) as plain:
+            strict_combined(*args)
+        with pytest.raises(type(plain.value)) as jitted:
+            jf(*args)
+        assert not isinstance(jitted.value, StrictModeError) and str(jitted.value) == str(plain.value)
+        assert jitted.traceback[-1].lineno == plain.traceback[-1].lineno
+    assert_same_as_numpy(strict_combined, *good, jitted=jf)
 
 
 def strict_reads_locals(a):

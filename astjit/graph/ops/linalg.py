@@ -5,18 +5,18 @@ import operator
 
 import numpy as np
 
-from ...errors import Unsupported
+from ...errors import RaisesAsPython, Unsupported
 from ..types import ArrayType
 from .registry import register
 
 
 def matmul_shape(a: tuple, b: tuple) -> tuple:
     if not a or not b:
-        raise Unsupported("matmul: Input operand does not have enough dimensions")
+        raise RaisesAsPython("matmul: Input operand does not have enough dimensions")
     a2 = (1,) + a if len(a) == 1 else a
     b2 = b + (1,) if len(b) == 1 else b
     if a2[-1] != b2[-2]:
-        raise Unsupported(f"matmul: mismatch in core dimension ({a2[-1]} vs {b2[-2]})")
+        raise RaisesAsPython(f"matmul: mismatch in core dimension ({a2[-1]} vs {b2[-2]})")
     batch = np.broadcast_shapes(a2[:-2], b2[:-2])
     shape = batch + (a2[-2], b2[-1])
     if len(a) == 1:

@@ -76,13 +76,18 @@ def _stand_in(name, spec):
         return float(spec)
     except ValueError:
         pass
-    return _dtype(name, spec).type(0)                  # a numpy scalar: s=float32
+    dtype = _dtype(name, spec)
+    try:
+        return dtype.type(0)                           # a numpy scalar: s=float32
+    except Exception as exc:      # (a datetime64 needs a unit, a flexible dtype a size...)
+        raise ShapeSpecError(f"--shapes {name}={spec.strip()}: no {dtype} scalar can stand in for the argument "
+                             f"({type(exc).__name__}: {exc})") from None
 
 
 def _dtype(name, text):
     try:
         return np.dtype(text)
-    except TypeError:
+    except Exception:             # (numpy raises TypeError, ValueError or SyntaxError for other texts)
         raise ShapeSpecError(f"unknown dtype {text!r} for {name!r} in --shapes") from None
 
 

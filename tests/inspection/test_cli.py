@@ -178,6 +178,7 @@ def test_explain_of_a_fully_compiled_function(example):
     ("example.py", (), "expected FILE.py:FUNCTION"),
     ("example.py:f", ("--shapes", "a=flot32[3]"), "unknown dtype 'flot32'"),
     ("example.py:f", ("--shapes", "a[3]"), "expected name=type"),
+    ("example.py:f", ("--shapes", "a=float32[3],b=M8"), "no datetime64 scalar can stand in"),
     ("example.py:f", ("--shapes", "a=float32[3],q=int"), "'q', not an argument of f(a, b)"),
     ("example.py:f", ("--code", "tir"), "--code needs --shapes"),
 ])
@@ -244,6 +245,9 @@ def test_parse_shapes_empty():
     (" , ", "an empty entry"),
     ("a=float32[3],", "an empty entry"),
     ("=float32[3]", "expected name=type"),
+    # (numpy's ValueError and SyntaxError for these texts were tracebacks)
+    ("k=10**30", "unknown dtype '10**30' for 'k'"),
+    ("k=M8[ns]", "no datetime64[ns] scalar can stand in"),
 ])
 def test_parse_shapes_errors(text, message):
     with pytest.raises(ShapeSpecError) as info:

@@ -398,8 +398,10 @@ class JitFunction:
         ``astjit.explain(self)``)."""
         # (blocks whose every specialization runs its Python, numbers only or measured faster so, with
         # no record: explain() would otherwise call them compiled)
-        settled = sum(1 for f in self.fragments if f.entries and all(e.runs == "python" for e in f.entries))
-        return Explanation(self.__qualname__, self.records(), settled)
+        fragments = self.fragments
+        settled = sum(1 for f in fragments if f.entries and all(e.runs == "python" for e in f.entries))
+        waiting = sum(1 for f in fragments if not f.entries)
+        return Explanation(self.__qualname__, self.records(), settled, waiting)
 
     def show(self, file=None, fragments: bool = False) -> None:
         """Print the transformed source, then each Fragment's lines, live-ins, live-outs and cache
@@ -418,10 +420,11 @@ class JitFunction:
 class Explanation:
     """What ``explain`` reports; prints as text, iterates as Records."""
 
-    def __init__(self, name, records, settled=0):
+    def __init__(self, name, records, settled=0, waiting=0):
         self.name = name
         self.records = records
         self.settled = settled          # blocks that run their Python with nothing to report
+        self.waiting = waiting          # blocks no call has reached yet (nothing specialized)
 
     def __iter__(self):
         return iter(self.records)
@@ -434,6 +437,10 @@ class Explanation:
             blocks = "a block runs" if self.settled == 1 else f"{self.settled} blocks run"
             return (f"{self.name}: nothing fell back; {blocks} as Python, the faster there (work on "
                     "numbers, or measured).")
+        if not self.records and self.waiting:
+            blocks = "1 block" if self.waiting == 1 else f"{self.waiting} blocks"
+            return (f"{self.name}: nothing fell back so far; {blocks} not reached by a call yet (each "
+                    "compiles at the first call that runs it).")
         if not self.records:
             return f"{self.name}: every block compiled; nothing fell back."
         lines = [f"{self.name}:"]

@@ -212,6 +212,23 @@ def test_strict_mode_raises_where_nothing_in_the_block_compiles(dtype):
     assert_same_as_numpy(strict_dtype, A.astype(dtype))       # the default runs it as Python
 
 
+def branches(a, flag):
+    if flag:
+        return a * 2.0 + 1.0
+    return a - 1.0
+
+
+def test_explain_says_which_blocks_no_call_has_reached():
+    """Before any call (and for a branch not taken so far) explain said every block compiled."""
+    jf = jit(branches)
+    assert str(explain(jf)) == ("branches: nothing fell back so far; 2 blocks not reached by a call yet (each "
+                                "compiles at the first call that runs it).")
+    assert_same_as_numpy(branches, np.ones(5), True, jitted=jf)
+    assert "1 block not reached" in str(explain(jf))
+    assert_same_as_numpy(branches, np.ones(5), False, jitted=jf)
+    assert "not reached" not in str(explain(jf))
+
+
 def strict_combined(a, b, m):
     c = a * 2 + b
     return c.sum(), m @ a

@@ -25,6 +25,12 @@ def _constants(*names):
     return lambda m: all(m[n].is_constant and m[n].is_python_number for n in names)
 
 
+def _float_constant_chain(m):
+    """``x`` of floats and two Python numbers: in ints the first step wraps in ``x``'s dtype (int8 ``(x * 2)
+    * 0.5`` of 100 is -28.0, ``x * 1.0`` would be 100.0), and an int constant product may not fit it."""
+    return m["x"].dtype is not None and m["x"].dtype.kind == "f" and _constants("a", "b")(m)
+
+
 EXACT = [
     # x * 1 is x for every float (NaN, inf, -0.0) and int: the result type must be x's (checked); not
     # complex, where numpy multiplies in full: (inf+0j) * 1 is inf+nanj, (1-0j) * 1 is 1+0j. A
@@ -53,8 +59,8 @@ FASTMATH = [
          name="sum_of_products_to_dot"),
     Rule(lambda x: np.exp(np.log(x)), lambda x: x, where=_dtype_kind("x", "f"), exact=False, name="exp_of_log"),
     Rule(lambda x: np.log(np.exp(x)), lambda x: x, where=_dtype_kind("x", "f"), exact=False, name="log_of_exp"),
-    Rule(lambda x, a, b: (x * a) * b, lambda x, a, b: x * (a * b), where=_constants("a", "b"), exact=False,
+    Rule(lambda x, a, b: (x * a) * b, lambda x, a, b: x * (a * b), where=_float_constant_chain, exact=False,
          name="fold_constant_products"),
-    Rule(lambda x, a, b: (x + a) + b, lambda x, a, b: x + (a + b), where=_constants("a", "b"), exact=False,
+    Rule(lambda x, a, b: (x + a) + b, lambda x, a, b: x + (a + b), where=_float_constant_chain, exact=False,
          name="fold_constant_sums"),
 ]

@@ -241,6 +241,23 @@ def test_folding_constants_under_fastmath():
     assert sum(n.op == "multiply" and isinstance(ctx.types[n], ArrayType) for n in ctx.graph.nodes) == 1
 
 
+def int_constant_chains(x):
+    return (x * 2) * 0.5, (x + 1) + 0.5, (x * 3) * 5
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.uint8])
+def test_constant_folds_leave_integer_wrapping_alone(dtype):
+    """``(x * 2) * 0.5`` of int8 wraps in int8 first (100 gives -28.0): folded to ``x * 1.0`` it gave
+    100.0, and ``x * 15`` may not fit the dtype (NEP 50's OverflowError)."""
+    info = np.iinfo(dtype)
+    jf = jit(int_constant_chains, backend="tvm", fastmath=True)
+    for values in ([100, info.max, info.min, 0], [info.max - 1, 1, 64, info.min + 1]):
+        x = np.array(values, dtype)
+        for got, want in zip(jf(x), int_constant_chains(x)):
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert "fold_constant_products" not in fired(jf) and "fold_constant_sums" not in fired(jf)
+
+
 def square_root_squared(x):
     return np.sqrt(x) ** 2 + 1
 

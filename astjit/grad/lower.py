@@ -28,6 +28,8 @@ METHODS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "var": "var
            "transpose": "transpose", "swapaxes": "swapaxes", "dot": "dot", "clip": "clip", "copy": "copy",
            "cumsum": "cumsum"}
 PACKED_METHODS = {"reshape", "transpose"}      # x.reshape(2, 3) means np.reshape(x, (2, 3))
+# keywords numpy takes under a second name: ``x.clip(min=0.0)`` (the method's), ``np.clip(x, max=1.0)``
+KEYWORD_ALIASES = {np.clip: {"min": "a_min", "max": "a_max"}}
 # ops whose first operand is a tuple of arrays: each array written in the tuple is an operand of the
 # adjoint rule (numpy_rules.concatenate, stack), ``axis`` a keyword
 SEQUENCE_OPS = {"concatenate": ("axis",), "stack": ("axis",)}
@@ -460,6 +462,8 @@ class Lowering:
         if rule is None:
             raise self.error(node, f"no adjoint rule for {describe(op)}: astjit.grad cannot differentiate it "
                              "(astjit.adjoint registers one)")
+        aliases = KEYWORD_ALIASES.get(op, {})
+        keywords = {aliases.get(k, k): v for k, v in keywords.items()}
         for k, v in keywords.items():
             if self.active(v):
                 raise self.error(node, f"the gradient flows through keyword {k}= of {describe(op)}")

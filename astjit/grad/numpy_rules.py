@@ -99,7 +99,7 @@ def where(g, ans, condition, x, y):
 
 
 @adjoint(np.clip, unbroadcast=True)
-def clip(g, ans, a, a_min, a_max):
+def clip(g, ans, a, a_min=None, a_max=None):
     # numpy returns a_max where a_min > a_max: the adjoint goes to the value returned (a, else a_min, else
     # a_max; where a_min == a_max a_min gets it, so np.clip(x, c, c) has slope 1 in c)
     return g * (ans == a), g * (ans != a) * (ans == a_min), g * (ans != a) * (ans == a_max) * (ans != a_min)

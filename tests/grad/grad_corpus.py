@@ -349,6 +349,11 @@ def ravel_orders(x):
     return np.sum(a * a) + np.sum(np.tanh(b)) + np.sum(c ** 3)
 
 
+def clipped_by_keyword(x, hi):
+    # the method's own keywords: ReLU as x.clip(min=0.0), a bound the gradient flows into as max=
+    return np.sum(x.clip(min=0.0) ** 2) + np.sum(x.clip(max=hi) * 3.0) + np.sum(x.clip(min=-0.5, max=hi))
+
+
 def clipped_between_bounds(x, lo, hi):
     # with lo < hi, np.clip(x, hi, lo) returns lo everywhere (numpy returns a_max where a_min > a_max)
     weights = np.arange(x.size) + 1.0

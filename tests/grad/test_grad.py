@@ -107,6 +107,8 @@ CASES = {
     "clipped_between_bounds": (corpus.clipped_between_bounds, lambda r, n: (rand(r, n, low=-2.0, high=2.0),
                                                                          float(rand(r, 1)[0]) - 1.0, 0.5 + n * 0.1),
                                (0, 1, 2)),
+    "clipped_by_keyword": (corpus.clipped_by_keyword, lambda r, n: (rand(r, n, low=-2.0, high=2.0), 0.5 + n * 0.1),
+                           0),
     "reductions_by_position": (corpus.reductions_by_position, lambda r, n: (rand(r, n, 4),), 0),
     "dots_with_a_scalar": (corpus.dots_with_a_scalar, lambda r, n: (rand(r, n), rand(r, n + 1), np.array(0.3 * n)),
                            (0, 1, 2)),

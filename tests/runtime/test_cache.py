@@ -131,6 +131,16 @@ def test_recompile_limit_falls_back_to_python(monkeypatch):
     assert limits[0].lineno == affine.__code__.co_firstlineno + 1
 
 
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_a_recompile_limit_below_one_runs_the_function_as_python_and_says_why(monkeypatch, limit):
+    monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", limit)
+    jf = jit(affine)
+    for n in (3, 4):
+        assert_same_as_numpy(affine, RNG.standard_normal(n), RNG.standard_normal(n), jitted=jf)
+    assert jf.fragments == []
+    assert f"ASTJIT_RECOMPILE_LIMIT is {limit}: nothing is compiled" in str(explain(jf))
+
+
 def test_reaching_the_recompile_limit_warns_once_at_the_users_line(monkeypatch):
     monkeypatch.setenv("ASTJIT_RECOMPILE_LIMIT", "2")
     monkeypatch.setattr(new_extents, "EXTENTS_AT_ONCE", 100)    # (each length compiles at its first call)

@@ -76,6 +76,8 @@ def read(fragment, ctx, text, backends):
         return None
     for kind, message in records:
         fragment._record(kind, message)
+        if kind == "fallback":          # (as the specialization that stored it logged it)
+            config.log("fallbacks", "%s line %s: %s", fragment.owner_name, fragment.block.lineno, message)
     config.log("cache", "%s line %s: loaded from %s", fragment.owner_name, fragment.block.lineno, folder)
     meta = dict(meta, measured=cache.read_note(folder, MEASURED))
     return segments, reasons, meta

@@ -225,6 +225,26 @@ def test_nothing_is_written_where_tvm_failed_to_import(cache_dir, monkeypatch):
     assert not cache_dir.exists() or entries(cache_dir) == []
 
 
+def half_sum(a, b):
+    return a * 2 + b
+
+
+def half_sum_again(a, b):        # the same block: the entry the first one stored
+    return a * 2 + b
+
+
+def test_a_fallback_loaded_from_the_cache_is_logged_as_when_it_was_made(cache_dir, monkeypatch, caplog):
+    monkeypatch.setenv("ASTJIT_LOG", "fallbacks")
+    args = (np.ones(3, np.float16), np.ones(3, np.float16))         # (float16: nothing compiles)
+    for fn in (half_sum, half_sum_again):
+        caplog.clear()
+        with caplog.at_level("INFO", logger="astjit"):
+            assert_same_as_numpy(fn, *args)
+        disk_cache.wait()
+        assert any("[fallbacks]" in r.getMessage() and "line" in r.getMessage() and "float16" in r.getMessage()
+                   for r in caplog.records), [r.getMessage() for r in caplog.records]
+
+
 def mixed(a, b):
     # Only correctly rounded ops, so the kernels give numpy's bits whichever plan the
     # measurement picks (np.tanh(c) + 1.0 cancels, and tanh may differ from numpy's by an ulp).

@@ -123,7 +123,12 @@ def renamed_callee(fndef, call, site: int, filename, defaults=()) -> Inlined:
         raise NotInlinable(f"{name} may read {unbound!r} before assigning it")
     prefix = f"__astjit_{site}_{name}_"
     free = []
+    # the calls an error raised in the callee passes through, outermost first: (file or None for the
+    # loop's own, line, function or None for the loop's own), each a frame of the traceback
+    callers = getattr(call, "astjit_callers", ()) + (
+        (getattr(call, "astjit_file", None), getattr(call, "lineno", None), getattr(call, "astjit_function", None)),)
     for n in gast.walk(fndef):
+        n.astjit_callers = callers
         if isinstance(n, gast.Name):
             if n.id in local:
                 n.id = prefix + n.id

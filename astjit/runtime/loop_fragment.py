@@ -381,7 +381,9 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
             put_back(args, saved)
             return python_instead(args)
         raise_at(site.raise_(status[1:STATUS_SIZE]), site.filename or fragment.filename,      # (ints: a list's)
-                 site.line, site.function or fragment.owner_name)
+                 site.line, site.function or fragment.owner_name,
+                 [(f or fragment.filename, line, fn or fragment.owner_name) for f, line, fn in site.callers
+                  if line is not None])
 
     # what the loop leaves, as an expression over the status list ``s``, the local buffers ``local``
     # and the arguments ``a0``, ``a1``...: the generated runner returns it inline, ``finish`` for ``run``
@@ -557,14 +559,19 @@ def _overlap(a, b) -> bool:
         return True
 
 
-def raise_at(exc: BaseException, filename: str, line: int, qualname: str = "<module>"):
+def raise_at(exc: BaseException, filename: str, line: int, qualname: str = "<module>", callers=()):
     """Raise ``exc`` from a frame at the user's file and line, where plain Python would have raised it,
-    named as the user's function (``qualname``) is. The frame has no local variables: the kernel keeps
-    none of the loop's values (docs/semantics.md, "Tracebacks"). What the exception carries from where
-    it was made (the operation run in Python to make numpy's or Python's own: backends/tvm/loops) is
-    dropped: the traceback ends at the user's line."""
+    named as the user's function (``qualname``) is; ``callers``: (file, line, function) of each call of
+    an inlined function it is in, outermost first, a frame each (the call's line in the loop, then in
+    each callee). The frames have no local variables: the kernel keeps none of the loop's values
+    (docs/semantics.md, "Tracebacks"). What the exception carries from where it was made (the
+    operation run in Python to make numpy's or Python's own: backends/tvm/loops) is dropped: the
+    traceback ends at the user's line."""
     exc = exc.with_traceback(None)
-    types.FunctionType(_raising_code(filename, line, qualname), {"__astjit_exception": exc})()
+    call = types.FunctionType(_raising_code(filename, line, qualname), {"__astjit_exception": exc})
+    for caller in reversed(callers):
+        call = types.FunctionType(_calling_code(*caller), {"__astjit_callee": call})
+    call()
 
 
 @functools.lru_cache(maxsize=256)
@@ -573,7 +580,17 @@ def _raising_code(filename: str, line: int, qualname: str):
     cost 30-170 us (more the further down the file), a loop validating its input and raising at its
     second element ran 144x slower than plain Python. The exception is a global of the function, so that
     its frame's locals are empty (``pdb.post_mortem``, traceback tools)."""
-    module = compile("\n" * (line - 1) + "def f(): raise __astjit_exception from None", filename, "exec")
+    return _code_at(filename, line, qualname, "raise __astjit_exception from None")
+
+
+@functools.lru_cache(maxsize=256)
+def _calling_code(filename: str, line: int, qualname: str):
+    """The code of a function calling ``__astjit_callee`` at that line: an inlined function's call."""
+    return _code_at(filename, line, qualname, "__astjit_callee()")
+
+
+def _code_at(filename: str, line: int, qualname: str, statement: str):
+    module = compile("\n" * (line - 1) + f"def f(): {statement}", filename, "exec")
     code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
     names = {"co_name": qualname.rpartition(".")[2]}
     if hasattr(code, "co_qualname"):      # (Python 3.11 and later)

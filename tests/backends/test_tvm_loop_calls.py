@@ -97,6 +97,10 @@ def test_an_error_inside_a_called_function_is_raised_at_its_line_with_the_same_e
     frame = info.traceback[-1]
     assert str(frame.path) == __file__ and frame.lineno + 1 == at.__code__.co_firstlineno + 1
     assert list(a) == [1.0, 3.0, 6.0, 3.0]            # the writes before the failing read happened
+    # the call's own line comes before the callee's, as in plain Python's traceback
+    call_line = reads_past_the_end.__code__.co_firstlineno + 3
+    caller = info.traceback[-2]
+    assert str(caller.path) == __file__ and caller.lineno + 1 == call_line and caller.name == "reads_past_the_end"
 
 
 def test_a_rebound_or_redefined_function_is_called_as_it_is_now():

@@ -131,6 +131,7 @@ class ErrorSite:
     raise_: object                 # callable(values) -> an exception instance
     filename: str | None = None    # a line of an inlined function's file (else the loop's)
     function: str | None = None    # that inlined function's name (else the loop's function)
+    callers: tuple = ()            # the calls of inlined functions it is in (frontend/inline.renamed_callee)
 
 
 @dataclass
@@ -637,7 +638,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             self.go_on_if_ok()
             return
         self.sites.append(ErrorSite(getattr(node, "lineno", self.loop.lineno), raise_,
-                                    getattr(node, "astjit_file", None), getattr(node, "astjit_function", None)))
+                                    getattr(node, "astjit_file", None), getattr(node, "astjit_function", None),
+                                    getattr(node, "astjit_callers", ())))
         # where Python goes on (an int beyond int64: Python's is exact), the loop's Python runs from the
         # start instead: straight away for a loop without effects (BAIL); for one that writes arrays,
         # where the runner copied them before the call (LoopKernel.restores), after putting them back

@@ -46,7 +46,7 @@ def make_executable(kernel, input_kinds, out_specs, on_numpy, aligned=()):
     1000x1000 arrays 13x slower than its numpy); a multi-dimensional
     input in another memory order (Fortran, transposed) runs the segment on numpy (``on_numpy``), whose
     results follow the inputs' memory order as numpy's own do. A misaligned array at the ``aligned``
-    positions (one a float sum reads: backends/tvm/sum_order.misaligned_sensitive) runs it on numpy too."""
+    positions (one a float sum reads: backends/tvm/float_sums.misaligned_sensitive) runs it on numpy too."""
     allocs = [(shape, dtype) for shape, dtype, _ in out_specs]
     posts = [_CONVERT[output_suffix(t)] for _, _, t in out_specs]
     needs_conversion = any(k == "item" for k in input_kinds)

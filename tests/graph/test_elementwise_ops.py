@@ -390,6 +390,11 @@ def unsigned_wrapped_then_compared(a):
     return (3 - a) < 10
 
 
+def quotient_by_minus_one_then_compared(a, b):
+    # INT_MIN // -1 is INT_MIN in numpy: the quotient compared, signed, divided and reduced in one kernel
+    return (a // -1) > 0, np.sign(a // b), (a // -1) // 2, (a // b) % 3, np.floor_divide(a, -1).max()
+
+
 _I32 = np.array([2**31 - 1, 5, -(2**31), 0, 3], dtype=np.int32)
 
 
@@ -401,6 +406,9 @@ _I32 = np.array([2**31 - 1, 5, -(2**31), 0, 3], dtype=np.int32)
     pytest.param(wrapped_then_reduced, (np.array([7, 3, 0, -1, -(2**31)], np.int32),
                                         np.array([-9, -8, -9, -6, 6], np.int32))),
     pytest.param(unsigned_wrapped_then_compared, (np.array([5, 2, 0, 4294967295], np.uint32),)),
+    pytest.param(quotient_by_minus_one_then_compared, (np.resize(_I32, 1000), np.full(1000, -1, np.int32))),
+    pytest.param(quotient_by_minus_one_then_compared, (np.resize(_I32.astype(np.int64) * 2**32, 1000),
+                                                      np.full(1000, -1, np.int64))),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_integer_overflow_wraps_inside_fused_expressions(fn, args):
     """numpy wraps every intermediate result; a kernel must not reason as if it could not overflow

@@ -324,10 +324,10 @@ def int_floor_divide(dtype, a, b):
         return te.if_then_else(b == zero, zero, tirx.floordiv(a, safe_b))
     minus_one = const(-1, dtype)
     safe_b = te.if_then_else(b == minus_one, const(1, dtype), safe_b)
-    # x // -1 is -x, and INT_MIN // -1 is INT_MIN in numpy; 0 - INT_MIN would be a no-wrap overflow,
-    # which LLVM may treat as poison, so that case is selected explicitly.
-    smallest = tirx.min_value(dtype)
-    negated = te.if_then_else(a == smallest, smallest, zero - a)
+    # x // -1 is -x, and INT_MIN // -1 is INT_MIN in numpy: the negation in its wrapping form (a plain
+    # 0 - a is marked as never overflowing, and LLVM folded ``(a // -1) > 0`` to ``a < 0``, True at
+    # INT_MIN, whose quotient numpy wraps to INT_MIN)
+    negated = wrapping("subtract", dtype, zero, a)
     return te.if_then_else(b == zero, zero,
                            te.if_then_else(b == minus_one, negated, tirx.floordiv(a, safe_b)))
 

@@ -405,7 +405,8 @@ class JitFunction:
         # no record: explain() would otherwise call them compiled)
         fragments = self.fragments
         settled = sum(1 for f in fragments if f.entries and all(e.runs == "python" for e in f.entries))
-        waiting = sum(1 for f in fragments if not f.entries)
+        # (not a loop region's inner blocks: they run only where the loop runs as Python)
+        waiting = sum(1 for f in fragments if not f.entries and not f.block.in_region)
         return Explanation(self.__qualname__, self.records(), settled, waiting)
 
     def show(self, file=None, fragments: bool = False) -> None:

@@ -56,6 +56,8 @@ class Block:
     #                                                     (None: of nothing); False: none returns
     entry_facts: dict = field(default_factory=dict)     # loop regions: incoming ints known (frontend/entry_facts)
     in_loop: bool = False                               # inside a loop's body: settles on Python for longer
+    in_region: bool = False                             # inside a loop region: runs only where its loop
+    #                                                     runs as Python (the kernel declined, or a tiny loop)
     tiny_work: int = 0                                  # loop regions: the work at or below which the loop
     #                                                     runs as written (frontend/loop_guard.tiny_work)
     numbers_at_entry: frozenset = frozenset()           # loop regions: live-ins known to hold numbers on entry
@@ -212,6 +214,7 @@ class BlockFinder:
         block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound, unbound_after,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
                       entry_facts=facts, returns=checker.return_arity, in_loop=self.loop_depth > 0,
+                      in_region=self.region_depth > 0,
                       tiny_work=tiny_work(kernel_loop, live_in, live_out, checker.calls, hoisted_locals),
                       numbers_at_entry=frozenset(numbers_at_entry(stmts[:i], facts)),
                       hoisted_locals=frozenset(hoisted_locals), free_names=self.free_live_ins(live_in, hoisted),
@@ -334,7 +337,8 @@ class BlockFinder:
         bound = self.bound(run[0])
         maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
         block = Block(len(self.blocks), run, graph, live_in, live["live_out"], dict(lowering.hoisted),
-                      maybe_unbound, in_loop=self.loop_depth > 0, hoisted_locals=of_locals,
+                      maybe_unbound, in_loop=self.loop_depth > 0, in_region=self.region_depth > 0,
+                      hoisted_locals=of_locals,
                       free_names=self.free_live_ins(live_in, lowering.hoisted))
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))

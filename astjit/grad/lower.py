@@ -463,12 +463,12 @@ class Lowering:
             raise self.error(node, f"no adjoint rule for {describe(op)}: astjit.grad cannot differentiate it "
                              "(astjit.adjoint registers one)")
         aliases = KEYWORD_ALIASES.get(op, {})
-        keywords = {aliases.get(k, k): v for k, v in keywords.items()}
         for k, v in keywords.items():
             if self.active(v):
                 raise self.error(node, f"the gradient flows through keyword {k}= of {describe(op)}")
-            if k not in rule.operands:
+            if aliases.get(k, k) not in rule.operands:
                 raise self.error(node, f"keyword {k}= of {describe(op)} is not handled by its adjoint rule")
+        keywords = {aliases.get(k, k): v for k, v in keywords.items()}
         if len(operands) > len(rule.operands):
             raise self.error(node, f"{describe(op)} is called with more operands than its adjoint rule takes")
         out = dict(zip(rule.operands, operands)).get("out")        # (a keyword out= is refused before)

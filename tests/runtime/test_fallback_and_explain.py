@@ -229,6 +229,22 @@ def test_explain_says_which_blocks_no_call_has_reached():
     assert "not reached" not in str(explain(jf))
 
 
+def smoothed(a, out):
+    for i in range(1, len(a) - 1):
+        out[i] = 0.25 * a[i - 1] + 0.5 * a[i] + 0.25 * a[i + 1]
+    return out
+
+
+def test_a_compiled_loops_body_is_not_a_block_waiting_for_a_call():
+    """The loop's body is a block of its own, run only where the loop runs as Python: a loop compiled
+    whole left explain saying it was not reached yet."""
+    jf = jit(smoothed)
+    assert "1 block not reached" in str(explain(jf))
+    for n in (50, 60, 50):
+        assert_same_as_numpy(smoothed, np.linspace(0, 1, n), np.zeros(n), jitted=jf)
+    assert "not reached" not in str(explain(jf))
+
+
 def strict_combined(a, b, m):
     c = a * 2 + b
     return c.sum(), m @ a

@@ -58,3 +58,34 @@ def test_a_stage_load_counts_as_its_body_when_inlined():
     expr = kept[i] + kept[i]
     assert substituted_size(expr, inlined={"keep7": 100}) == substituted_size(expr) + 200
     assert substituted_size(expr, inlined={"other": 100}) == substituted_size(expr)
+
+
+def written_size(e, limit=100_000) -> int:
+    """The node count of ``e`` as written (each path once, a Let's variable a leaf): what a chain of
+    rules repeats where it reads an operand several times without binding it."""
+    from astjit.backends.tvm.expression_size import _children
+
+    count, stack = 0, [e]
+    while stack and count < limit:
+        node = stack.pop()
+        count += 1
+        stack.extend(_children(node))
+        if isinstance(node, tirx.Let):
+            stack.append(node.body)
+    return count
+
+
+def test_integer_floor_division_and_remainder_bind_their_operands():
+    """Integer ``//`` and ``%`` read each operand four times: nested, the expression as written grew
+    fourfold a level (``(b % (a // a)) % b`` of int64 took 10 s to compile); bound once, it grows by a
+    constant."""
+    from astjit.backends.tvm import support
+
+    remainder, floor_divide = support._remainder("int64"), support._floor_divide("int64")
+    a, b = tirx.Var("a", "int64"), tirx.Var("b", "int64")
+    e, sizes = a, []
+    for _ in range(4):
+        e = remainder(floor_divide(e, b), a)
+        sizes.append(written_size(e))
+    steps = [y - x for x, y in zip(sizes, sizes[1:])]
+    assert len(set(steps)) == 1, sizes

@@ -57,7 +57,7 @@ def shielded(expr, dtype):
     return tirx.Let(var, expr, var)
 
 
-def apply_once(rule, operands):
+def apply_once(rule, operands, integers=False):
     """``rule(*operands)``, with each compound float operand bound to a Let variable first.
 
     Rules read an operand several times (``isnan(a) ? a : max(a, b)``); substituting the operand's whole
@@ -65,11 +65,14 @@ def apply_once(rule, operands):
     that binds a compound value is kept by the simplifier, so each operand is computed once. The rule
     then sees plain variables: a Let inside a select's condition is analysed once per branch, and TVM
     rejects the second binding when it can bound the value (an integer cast to float). Bool Lets are
-    left out: TVM's vectorizer cannot bind a vector of bools."""
+    left out: TVM's vectorizer cannot bind a vector of bools. ``integers``: compound integer operands are
+    bound too (integer ``//`` and ``%`` read each operand four times: ``(b % (a // a)) % b`` of int64
+    took 10 s to compile)."""
     names, bindings = [], []
     for e in operands:
         dt = dtype_of(e)
-        if is_float(dt) and not isinstance(e, tirx.FloatImm | tvm.ir.Var):
+        bound = is_float(dt) or integers and dt.startswith(("int", "uint"))
+        if bound and not isinstance(e, tirx.FloatImm | tirx.IntImm | tvm.ir.Var):
             if isinstance(e, tirx.Let) and e.body.same_as(e.var):   # a shielded leaf: bind its value
                 e = e.value
             var = tirx.Var("t", dt)

@@ -51,7 +51,7 @@ def _floor_divide(dt):
         return lambda a, b: sm.float_divmod(dt, a, b)[0]
     if dt == "bool":
         raise Unsupported("floor division on bool")
-    return lambda a, b: sm.int_floor_divide(dt, a, b)
+    return lambda a, b: sm.apply_once(lambda x, y: sm.int_floor_divide(dt, x, y), [a, b], integers=True)
 
 
 def _remainder(dt):
@@ -59,7 +59,7 @@ def _remainder(dt):
         return lambda a, b: sm.float_divmod(dt, a, b)[1]
     if dt == "bool":
         raise Unsupported("remainder on bool")
-    return lambda a, b: sm.int_remainder(dt, a, b)
+    return lambda a, b: sm.apply_once(lambda x, y: sm.int_remainder(dt, x, y), [a, b], integers=True)
 
 
 def _bitwise(name):

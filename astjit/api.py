@@ -246,12 +246,13 @@ class JitFunction:
         from .frontend.transform import transform
 
         self._transforms += 1
-        if self._transforms == 1 and config.recompile_limit() < 1:
-            self._note_function(f"ASTJIT_RECOMPILE_LIMIT is {config.recompile_limit()}: nothing is compiled, "
-                                "the function runs as Python")
+        limit = config.recompile_limit()
+        if self._transforms == 1 and limit < 1:
+            self._note_function(f"ASTJIT_RECOMPILE_LIMIT is {limit}: nothing is compiled, the function runs as "
+                                "Python")
             self._disabled = True
             return None
-        if self._transforms > config.recompile_limit():
+        if self._transforms > limit:
             self._note_function(f"transformed {self._transforms - 1} times: the globals or attributes it "
                                 "resolves (functions, modules, classes, dtypes) keep being rebound to new "
                                 "objects; it runs as Python (ASTJIT_RECOMPILE_LIMIT)")

@@ -208,9 +208,10 @@ class BlockFinder:
                 self.big_ints = self.big_ints | {name}          # (and the loops inside it)
                 return note(f"{name!r} starts as {fact[1]}, an int beyond int64 (the kernel's ints), which "
                             "keeps it in Python", loop)
-        for name in sorted(self.big_ints & (set(live_in) - set(facts))):
-            return note(f"{name!r} starts, in an outer loop, as an int beyond int64 (the kernel's ints), which "
-                        "keeps it in Python", loop)
+        inherited = sorted(self.big_ints & (set(live_in) - set(facts)))
+        if inherited:
+            return note(f"{inherited[0]!r} starts, in an outer loop, as an int beyond int64 (the kernel's ints), "
+                        "which keeps it in Python", loop)
         block = Block(len(self.blocks), [loop], None, live_in, live_out, hoisted, maybe_unbound, unbound_after,
                       kind="loop", loop_calls=checker.calls, kernel_loop=kernel_loop, written_loop=written_loop,
                       entry_facts=facts, returns=checker.return_arity, in_loop=self.loop_depth > 0,

@@ -198,8 +198,8 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
     refuses them (runtime/loop_fragment.make_loop_runner: ``arrays``, ``written``, ``copied``,
     ``scalars`` are positions in ``args``, the arguments of the call being specialized), or where an
-    array at the ``aligned`` positions is misaligned (a position, or (position, n): misaligned with more
-    than n elements); ``converted``: position -> the function that makes
+    array is misaligned with more elements than ``aligned`` allows ((position, most) pairs; most -1: none);
+    ``converted``: position -> the function that makes
     the kernel's array of a tuple or list argument, or None (the call then takes ``checked``);
     ``compacting``: a one-item list that ``checked`` sets True once it passed an array with an axis
     of extent 0 or 1 as ``backends/array_views.compact`` makes it (numpy ignores the strides there and
@@ -272,23 +272,23 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     names = _names(len(args))
     params = ", ".join(names)
     packed = f"({params}{',' if names else ''})"
+    # where only the loop's Python can take the call (odd strides, misaligned arrays, ints beyond int64):
+    # straight to it, since ``checked`` would test everything again (2 us a call where every call brings
+    # such an argument, a 64-bit hash's offset basis)
+    python_loop = "python_loop" if on_refusal == "checked" else on_refusal
     lines = [f"def run({params}):"]
     if bailed is not None:        # (the kernel bailed lately: the loop's Python runs for a few calls)
         lines += ["    if bailed[0]:", "        bailed[0] -= 1", f"        return python({params})"]
     for p in converted:
         lines += [f"    q{p} = convert{p}({names[p]})", f"    if q{p} is None:", f"        return {on_refusal}({params})"]
-    if aligned:     # (the loop's Python straight away, as for odd strides: ``checked`` would test again)
-        test = " and ".join(f"{names[p]}.flags.aligned" if isinstance(p, int) else
-                            f"({names[p[0]]}.flags.aligned or {names[p[0]]}.size <= {p[1]:d})" for p in aligned)
-        lines += [f"    if not ({test}):",
-                  f"        return {'python_loop' if on_refusal == 'checked' else on_refusal}({params})"]
+    if aligned:
+        test = " and ".join(f"({names[p]}.flags.aligned or {names[p]}.size <= {most:d})" for p, most in aligned)
+        lines += [f"    if not ({test}):", f"        return {python_loop}({params})"]
     taken = [p for p in arrays if p not in converted and isinstance(args[p], np.ndarray)]
     if taken:           # (each array's number of axes and item size are its key's)
         test = " or ".join(f"{names[p]}.strides[{d}] % {args[p].itemsize}" for p in taken
                            for d in range(args[p].ndim))
-        # (the loop's Python straight away: ``checked`` would test everything again)
-        lines += [f"    if odd_strides[0] and ({test}):",
-                  f"        return {'python_loop' if on_refusal == 'checked' else on_refusal}({params})"]
+        lines += [f"    if odd_strides[0] and ({test}):", f"        return {python_loop}({params})"]
     others = sorted((set(arrays) - set(converted)) | set(copied))
     pairs = [(p, q) for p in sorted(written) for q in others if q != p]
     if pairs:
@@ -303,10 +303,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
     ints = [names[p] for p in scalars if type(args[p]) is int]
     if ints:            # (after a call with an int beyond int64: the kernel's refusal of it cost 20 us)
         test = " and ".join(f"{INT64.min} <= {x} <= {INT64.max}" for x in ints)
-        # (the loop's Python straight away, as for odd strides: ``checked`` would test everything again,
-        # 2 us a call where every call starts from such an int, a 64-bit hash's offset basis)
-        lines += ["    if big_ints[0] and not (" + test + "):",
-                  f"        return {'python_loop' if on_refusal == 'checked' else on_refusal}({params})"]
+        lines += ["    if big_ints[0] and not (" + test + "):", f"        return {python_loop}({params})"]
     for p in scalars:
         # (a numpy scalar as the Python number its .item() gives: float() of an np.float32 costs 10 ns,
         # its .item() 190 ns, a quarter of a short loop's call)

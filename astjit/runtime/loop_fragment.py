@@ -246,10 +246,12 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     # a Fibonacci of 100 ran the kernel and then its Python at every call, twice plain Python's time
     bailed = [0, 0]              # (calls left to run as Python, the length of the last such run)
     scalars = [live_in.index(n) for n, _ in lowered.scalars]
-    # arrays a BLAS dot reads, and arrays of more than BUFFER elements a float sum reads: a misaligned one
-    # runs the loop's Python (backends/tvm/loops)
-    aligned = [live_in.index(n) for n in lowered.aligned_arrays if n in live_in]
-    summed = [live_in.index(n) for n in lowered.summed_arrays if n in live_in and n not in lowered.aligned_arrays]
+    # (position, most elements) of the arrays that must be aligned beyond that size, else the loop's Python
+    # runs (backends/tvm/loops): those a BLAS dot reads at any size (-1), those a float sum reads beyond
+    # one numpy buffer
+    aligned = [(live_in.index(n), -1) for n in lowered.aligned_arrays if n in live_in]
+    aligned += [(live_in.index(n), BUFFER) for n in lowered.summed_arrays
+                if n in live_in and n not in lowered.aligned_arrays]
     appends = AppendedValues(lowered, live_in, STATUS_SIZE + SLOTS_PER_VALUE * len(lowered.outputs), converters)
     n_out = len(fragment.live_out if live_out is None else live_out)   # (then a ``return``'s values: loop_return)
     read_returned = result_reader(lowered, n_out)
@@ -290,8 +292,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
         return DISJOINT
 
     def run(*args):                # (a tiny loop never gets here: frontend/loop_guard runs it as written)
-        if not all(args[p].flags.aligned for p in aligned) or not appends.distinct(args) or not all(
-                args[p].flags.aligned or args[p].size <= BUFFER for p in summed):
+        if not all(args[p].flags.aligned or args[p].size <= most for p, most in aligned) \
+                or not appends.distinct(args):
             return fallback(*args)
         for p, q in pairs:
             if _overlap(args[p], args[q]):
@@ -406,8 +408,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
                  "<astjit loop results>", "exec"), namespace)
     finish = namespace["finish"]
     runner = make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
-                                   appends, run, stopped, result_expression(True), allocate,
-                                   aligned + [(p, BUFFER) for p in summed],
+                                   appends, run, stopped, result_expression(True), allocate, aligned,
                                    converters, compacting, overlapping, big_ints, snapshot if restored else None,
                                    (bailed, fallback) if lowered.bails else None, (odd_strides, fallback))
     if restored:

@@ -7,6 +7,7 @@ from ...graph.ops import OPS
 
 BUFFER = 8192              # numpy's default ufunc buffer size, in elements
 
+
 def misaligned_sensitive(ctx, segment) -> list:
     """The positions of the segment's inputs of more than BUFFER elements that a float sum reads as they
     are or through views: numpy adds a misaligned array's elements in buffers of BUFFER (its copy

@@ -172,10 +172,10 @@ class LoopKernel:
     returns: object = False         # values a ``return`` gives back (the last outputs); None: nothing;
     #                                 False: the loop has no ``return``
     blas_libraries: list = field(default_factory=list)   # libraries of the BLAS functions it calls (loop_dots)
-    # arrays the runner checks are aligned (else the loop's Python runs): those a BLAS dot reads (numpy
-    # copies a misaligned one first), and those a float sum reads unless they hold at most BUFFER
-    # elements (numpy adds a misaligned one's elements in buffers of BUFFER, not pairwise over the row)
-    aligned_arrays: list = field(default_factory=list)
+    # arrays the runner checks are aligned, else the loop's Python runs:
+    aligned_arrays: list = field(default_factory=list)   # those a BLAS dot reads (numpy copies a misaligned one)
+    # those a float sum reads, where they hold more than BUFFER elements (numpy adds a misaligned array's
+    # elements in buffers of BUFFER, not pairwise over the row)
     summed_arrays: list = field(default_factory=list)
     sequences: dict = field(default_factory=dict)        # name -> Sequence: a tuple or list the runner converts
     appended: list = field(default_factory=list)         # (name, Scalar) per list the loop appends to (loop_lists)

@@ -6,7 +6,8 @@
 ``mixed_compare``: int64 against uint64 (numpy's exact mixed loop); ``int_clip``: ``np.clip`` of an
 int16 array with a Python-int bound beyond the dtype (numpy drops it); ``root_by``: a power whose
 exponent (0.5) arrives at run time (numpy's sqrt fast path); ``relu_clip``: ``np.clip`` with one bound
-(numpy's maximum). Each result is checked against
+(numpy's maximum); ``int_quotients``: int64 ``//`` and ``%`` nested, divisors holding 0 and -1 (numpy's
+0 and its wrapped ``INT_MIN // -1``), compared in the same block. Each result is checked against
 numpy first; small sizes may run as the block's Python by astjit's own measurement, which is the point:
 never slower than numpy.
 """
@@ -37,6 +38,10 @@ def relu_clip(a):
     return np.clip(a * 2.0 - 1.0, 0.0, None)
 
 
+def int_quotients(a, b):
+    return ((a + 1) // b) % (b - 3) > 0
+
+
 SIZES = [("10M", 10_000_000), ("16", 16)]
 
 
@@ -52,6 +57,10 @@ def inputs(fn, n, seed=0):
         return rng.random(n), 0.5
     if fn is relu_clip:
         return (rng.standard_normal(n),)
+    if fn is int_quotients:
+        a = rng.integers(-2**63, 2**63 - 1, n)
+        a[::5] = np.iinfo(np.int64).max          # (a + 1 wraps to INT_MIN, whose // -1 is INT_MIN)
+        return a, rng.integers(-2, 3, n)
     return (rng.integers(-30000, 30000, n).astype(np.int16),)
 
 
@@ -59,7 +68,7 @@ def main():
     opts = parse_args(__doc__.splitlines()[0])
     print_header("conversions and mixed comparisons", opts.repeats)
     cases = []
-    for fn in (to_int8, mixed_compare, int_clip, root_by, relu_clip):
+    for fn in (to_int8, mixed_compare, int_clip, root_by, relu_clip, int_quotients):
         for label, n in SIZES:
             jitted = jit(fn)
             args = inputs(fn, n)

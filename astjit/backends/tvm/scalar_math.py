@@ -65,13 +65,13 @@ def apply_once(rule, operands, integers=False):
     that binds a compound value is kept by the simplifier, so each operand is computed once. The rule
     then sees plain variables: a Let inside a select's condition is analysed once per branch, and TVM
     rejects the second binding when it can bound the value (an integer cast to float). Bool Lets are
-    left out: TVM's vectorizer cannot bind a vector of bools. ``integers``: compound integer operands are
-    bound too (integer ``//`` and ``%`` read each operand four times: ``(b % (a // a)) % b`` of int64
-    took 10 s to compile)."""
+    left out: TVM's vectorizer cannot bind a vector of bools. ``integers``: integer operands that hold a
+    choice are bound too (integer ``//`` and ``%`` read each operand four times: ``(b % (a // a)) % b``
+    of int64 took 10 s to compile)."""
     names, bindings = [], []
     for e in operands:
         dt = dtype_of(e)
-        bound = is_float(dt) or integers and dt.startswith(("int", "uint")) and not _read(e)
+        bound = is_float(dt) or integers and dt.startswith(("int", "uint")) and _selects(e)
         if bound and not isinstance(e, tirx.FloatImm | tirx.IntImm | tvm.ir.Var):
             if isinstance(e, tirx.Let) and e.body.same_as(e.var):   # a shielded leaf: bind its value
                 e = e.value
@@ -86,15 +86,21 @@ def apply_once(rule, operands, integers=False):
     return result
 
 
-def _read(e) -> bool:
-    """Whether ``e`` is an element read (or a cast of one): bound to a Let, an int32 read made the
-    vectorized ``a // b`` 20% slower, and reading it again costs nothing."""
-    if isinstance(e, tirx.Cast):
-        e = e.value
-    # (by the node's type name: in TVM 0.27 ``tirx.BufferLoad`` is a constructor function, not the class;
-    # a TE tensor's read is a TensorSlice until it is used in an expression)
-    return type(e).__name__ in ("BufferLoad", "TensorSlice") or (isinstance(e, tvm.ir.expr.Call)
-                                                and getattr(e.op, "name", None) == "te.tensor_load")
+def _selects(e) -> bool:
+    """Whether the integer ``e`` holds a choice (an ``if_then_else`` or Select: another ``//`` or ``%``),
+    which repeated four times a level grows exponentially. Plain arithmetic and reads are left unbound:
+    bound to Lets, they made the vectorized ``((a + 1) // b) % (b - 3)`` of int64 20% slower, and an
+    int32 ``a // b`` too."""
+    from .expression_size import _children
+
+    stack = [e] if isinstance(e, tvm.ir.expr.Expr) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tirx.Select) or (isinstance(node, tvm.ir.expr.Call)
+                                             and getattr(node.op, "name", None) == "prim.if_then_else"):
+            return True
+        stack.extend(_children(node))
+    return False
 
 
 def _flattened(e, bindings):

@@ -33,12 +33,15 @@ SEQUENCE_WEIGHED_FROM = 16
 # (its first run compiles the blocks the loop holds: not timed either), alternating so that a burst of
 # load hits both; then the faster (the best time of each), a tie going to the kernel
 SCHEDULE = ("warming", "compiling", "kernel", "python", "kernel", "python", "kernel")
+WHILE_WEIGHED = 6         # a ``while``'s calls timed per class (weighed_while), after one that compiles
+WHILE_LONG = 20e-6        # a ``while``'s kernel call longer than this repays its call (weighed_while)
 
 
 # why the loop's Python may win, as explain says it where it did
 NUMPY_ROWS = "numpy's vectorized loops run its rows faster"
 CONVERTS_ITS_LISTS = ("the kernel's runner makes an array of the lists or tuples the loop reads at each call, and "
                       "the loop reads few of their items")
+SHORT_WHILE = ("the trips left after its first ones (run as written) were too few to repay the kernel's call")
 COPIES_ITS_ARRAYS = ("the kernel's runner copies the arrays the loop writes before each call (to put them "
                      "back where an int leaves int64 and Python goes on), and the loop touches few of "
                      "their elements")
@@ -46,17 +49,10 @@ COPIES_ITS_ARRAYS = ("the kernel's runner copies the arrays the loop writes befo
 
 def weighed(runner, fallback, fragment, args, why=NUMPY_ROWS):
     """``runner`` (the kernel's) and ``fallback`` (the loop's Python) behind one call that weighs them
-    per size class of the arguments (the module's docstring). The call is generated code over the
-    arguments by position: a size class built in Python from lists of positions cost 1 us a call."""
-    n = len(args)
-    names = [f"a{p}" for p in range(n)]
-    parts = [f"{x}.size.bit_length()" for x, a in zip(names, args) if isinstance(a, np.ndarray)]
-    parts += [f"({x}.bit_length() if type({x}) is int else -1)" for x, a in zip(names, args) if type(a) is int]
-    # (a list or tuple the kernel's runner converts at each call: its length)
-    parts += [f"len({x}).bit_length()" for x, a in zip(names, args) if type(a) in (list, tuple)]
+    per size class of the arguments (the module's docstring)."""
     choices = {}                 # size class -> True (the kernel), False (the Python) or its timings
-    recorded = []
     weighing = [0]               # classes weighed
+    decide = _decider(choices, fragment, why)
 
     def weigh(key, args):
         state = choices.get(key)         # (again: another thread may have decided it meanwhile)
@@ -71,7 +67,7 @@ def weighed(runner, fallback, fragment, args, why=NUMPY_ROWS):
             state = choices[key] = {"warming": [], "kernel": [], "python": [], "compiling": []}
         done = sum(map(len, state.values()))
         if done >= len(SCHEDULE):        # (threads weighing one class together ran past its schedule)
-            decide(key, state)
+            decide(key, min(state["kernel"], default=0.0), min(state["python"], default=float("inf")))
             return (runner if choices[key] else fallback)(*args)
         which = SCHEDULE[done]
         start = time.perf_counter()
@@ -79,12 +75,79 @@ def weighed(runner, fallback, fragment, args, why=NUMPY_ROWS):
         state[which].append(time.perf_counter() - start)
         # (>=: a call of the function inside the loop's Python may have weighed this class further)
         if choices.get(key) is state and sum(map(len, state.values())) >= len(SCHEDULE):
-            decide(key, state)
+            # (the best time of each; a tie goes to the kernel)
+            decide(key, min(state["kernel"], default=0.0), min(state["python"], default=float("inf")))
         return out
 
-    def decide(key, state):
-        """The faster of the class's timings, best of each; a tie goes to the kernel."""
-        kernel, python = min(state["kernel"], default=0.0), min(state["python"], default=float("inf"))
+    small = [f"{x}.size < {WEIGHED_FROM}" for x, a in zip(_names(args), args) if isinstance(a, np.ndarray)]
+    small += [f"len({x}) < {SEQUENCE_WEIGHED_FROM}" for x, a in zip(_names(args), args)
+              if type(a) in (list, tuple)]
+    return _by_size_class(args, choices, runner, fallback, weigh, " and ".join(small) or "False")
+
+
+def weighed_while(runner, fallback, settled, fragment, args):
+    """``runner`` (the kernel of a ``while`` whose first trips ran as written, and which writes no
+    array and appends to no list) and ``fallback`` (the rest of the loop as Python) behind one call
+    that weighs them per size class of the arguments, ``settled`` running a class whose Python won
+    (the rewritten function then runs the whole loop as written).
+
+    How many trips are left changes from call to call (a Newton iteration, an escape-time count), so
+    timings of different calls do not compare: such a loop has no effects, and each of a class's
+    first WHILE_WEIGHED calls (after one that warms both) runs both on the same values, each twice for
+    its better time: the kernel first, its result kept, then the Python, whose results are dropped (its
+    errors are the loop's own, and numpy's warnings are silenced: the kernel's run gave them). A call whose kernel takes over
+    WHILE_LONG seconds is left to the kernel, untimed against Python: a call repays itself there, and
+    the Python of a long loop would cost a lot. The sums of the times decide."""
+    choices = {}                 # size class -> True (the kernel), False (the Python) or its time pairs
+    weighing = [0]
+    decide = _decider(choices, fragment, SHORT_WHILE)
+
+    def weigh(key, args):
+        state = choices.get(key)
+        if state is True or state is False:
+            return (runner if state else settled)(*args)
+        if state is None:
+            if weighing[0] >= CLASSES_AT_MOST:
+                if len(choices) < REMEMBERED:
+                    choices[key] = True
+                return runner(*args)
+            weighing[0] += 1
+            state = choices[key] = []
+        out, kernel = _timed(runner, args)
+        if not state:                  # (the first call warms both: the Python compiles the blocks it holds)
+            state.append(None)
+            with np.errstate(all="ignore"):
+                fallback(*args)
+            return out
+        kernel = min(kernel, _timed(runner, args)[1])
+        if kernel > WHILE_LONG:
+            state.append((kernel, float("inf")))
+        else:
+            with np.errstate(all="ignore"):
+                state.append((kernel, min(_timed(fallback, args)[1], _timed(fallback, args)[1])))
+        if choices.get(key) is state and len(state) > WHILE_WEIGHED:
+            decide(key, sum(k for k, _ in state[1:]), sum(p for _, p in state[1:]))
+        return out
+
+    return _by_size_class(args, choices, runner, settled, weigh, "False")
+
+
+def _timed(run, args):
+    start = time.perf_counter()
+    out = run(*args)
+    return out, time.perf_counter() - start
+
+
+def _names(args) -> list:
+    return [f"a{p}" for p in range(len(args))]
+
+
+def _decider(choices, fragment, why):
+    """``decide(key, kernel, python)``: the class's choice from its times (a tie goes to the kernel),
+    recorded for explain the first time Python wins."""
+    recorded = []
+
+    def decide(key, kernel, python):
         choices[key] = kernel <= python
         if not choices[key] and not recorded:
             recorded.append(key)
@@ -93,12 +156,20 @@ def weighed(runner, fallback, fragment, args, why=NUMPY_ROWS):
                                          "the loop's Python")
             config.log("fallbacks", "loop at %s line %s: its Python beat its kernel", fragment.owner_name,
                        fragment.block.lineno)
+    return decide
 
+
+def _by_size_class(args, choices, runner, fallback, weigh, small):
+    """The call that runs the choice of its arguments' size class (``runner`` straight away where
+    ``small``), or ``weigh(key, args)`` where the class is not decided. It is generated code over the
+    arguments by position: a size class built in Python from lists of positions cost 1 us a call."""
+    names = _names(args)
+    parts = [f"{x}.size.bit_length()" for x, a in zip(names, args) if isinstance(a, np.ndarray)]
+    parts += [f"({x}.bit_length() if type({x}) is int else -1)" for x, a in zip(names, args) if type(a) is int]
+    # (a list or tuple the kernel's runner converts at each call: its length)
+    parts += [f"len({x}).bit_length()" for x, a in zip(names, args) if type(a) in (list, tuple)]
     params = ", ".join(names)
-    packed = f"({params}{',' if n == 1 else ''})"
-    small = [f"{x}.size < {WEIGHED_FROM}" for x, a in zip(names, args) if isinstance(a, np.ndarray)]
-    small += [f"len({x}) < {SEQUENCE_WEIGHED_FROM}" for x, a in zip(names, args) if type(a) in (list, tuple)]
-    small = " and ".join(small) or "False"
+    packed = f"({params}{',' if len(args) == 1 else ''})"
     src = (f"def run({params}):\n"
            f"    if {small}:\n"
            f"        return runner({params})\n"

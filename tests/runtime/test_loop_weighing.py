@@ -214,3 +214,115 @@ def test_threads_weighing_one_class_together(clock):
 
 def loop_weighing_weigh(run):
     return run.__globals__["weigh"]
+
+
+# -- a ``while`` whose first trips ran as written (weighed_while) -------------------------------------
+
+def weighed_while(clock, kernel_cost, python_cost, first_args):
+    log, fragment = [], Fragment()
+    costs = {"kernel": kernel_cost, "python": python_cost, "settled": python_cost}
+    run = loop_weighing.weighed_while(runs(clock, costs, log, "kernel"), runs(clock, costs, log, "python"),
+                                      runs(clock, costs, log, "settled"), fragment, first_args)
+    return run, log, fragment
+
+
+def test_a_while_whose_remaining_trips_are_few_settles_on_its_python(clock):
+    """Each weighing call returns the kernel's result; both run on the same values, each twice after
+    a first call that warms both; then the settled runner (the rewritten function's loop as written)."""
+    run, log, fragment = weighed_while(clock, lambda x: 1e-6, lambda x: 3e-7, (1.0,))
+    weighing = loop_weighing.WHILE_WEIGHED + 1
+    assert [run(float(k)) for k in range(weighing)] == ["kernel"] * weighing
+    assert [name for name, _ in log] == ["kernel", "python"] + ["kernel", "kernel", "python", "python"] * (weighing - 1)
+    assert {args for _, args in log[2:6]} == {(1.0,)}           # (both on the call's own values)
+    assert [run(2.0) for _ in range(3)] == ["settled"] * 3
+    assert [kind for kind, _ in fragment.records] == ["measured"]
+    assert "too few to repay the kernel's call" in fragment.records[0][1]
+
+
+def test_a_while_whose_kernel_saves_time_keeps_it(clock):
+    run, log, fragment = weighed_while(clock, lambda x: 1e-6, lambda x: 2e-6 * x, (1.0,))
+    assert [run(float(k % 3)) for k in range(12)] == ["kernel"] * 12     # (1e-6 * 6 <= 2e-6 * (0+1+2+0+1+2))
+    assert log[-1][0] == "kernel" and len(log) == 2 + 4 * loop_weighing.WHILE_WEIGHED + 5
+    assert not fragment.records
+
+
+def test_a_long_kernel_call_is_not_timed_against_python(clock):
+    """Where the kernel takes over WHILE_LONG, its Python would cost far more: it does not run."""
+    run, log, fragment = weighed_while(clock, lambda x: 2 * loop_weighing.WHILE_LONG, lambda x: 1e-7, (1.0,))
+    assert [run(1.0) for _ in range(10)] == ["kernel"] * 10
+    assert [name for name, _ in log[2:]] == ["kernel"] * 2 * loop_weighing.WHILE_WEIGHED + ["kernel"] * 3
+
+
+def test_a_while_weighs_its_pythons_errors_and_warnings_as_its_own(clock):
+    """The Python run after the kernel's raises what the loop raises; numpy's warnings are the kernel's
+    run's alone."""
+    states = []
+
+    def python(x):
+        states.append(np.geterr()["over"])
+        if x < 0:
+            raise ZeroDivisionError("float division by zero")
+        return 1e-7
+
+    run, log, fragment = weighed_while(clock, lambda x: 1e-6, python, (1.0,))
+    run(1.0)
+    with pytest.raises(ZeroDivisionError):
+        run(-1.0)
+    assert states and set(states) == {"ignore"}
+
+
+def binary_search(a, v):
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def escape_time(c, most):
+    z = 0.0
+    n = 0
+    while abs(z) <= 2.0 and n < most:
+        z = z * z + c
+        n += 1
+    return n, z
+
+
+def clear_until(a, v):
+    i = 0
+    while i < len(a) and a[i] != v:
+        a[i] = 0
+        i += 1
+    return i
+
+
+@pytest.mark.parametrize("python_wins", [True, False])
+def test_while_loops_agree_with_python_whichever_runs(monkeypatch, python_wins):
+    """The weighing's choice forced either way (a fake ``_timed``): every call still gives what plain
+    Python gives, and where Python won, explain says why."""
+    timed = loop_weighing._timed
+
+    def fake(run, args):
+        out, _ = timed(run, args)
+        is_python = getattr(run, "__name__", "").startswith("__astjit_block")
+        return out, (0.0 if is_python == python_wins else 1e-6)
+
+    monkeypatch.setattr(loop_weighing, "_timed", fake)
+    rng = np.random.default_rng(3)
+    search, escape, clear = jit(binary_search), jit(escape_time), jit(clear_until)
+    for k in range(24):
+        a = np.sort(rng.uniform(0, 100, int(rng.integers(1, 3000))))
+        v = float(rng.uniform(-5, 105))
+        assert search(a, v) == binary_search(a, v)
+        c, most = float(rng.uniform(-2.1, 0.4)), int(rng.integers(1, 200))
+        got, want = escape(c, most), escape_time(c, most)
+        assert got == want and type(got[1]) is type(want[1])
+        b = rng.integers(0, 5, 200)
+        b2 = b.copy()
+        assert clear(b, 3) == clear_until(b2, 3) and np.array_equal(b, b2)
+    said = str(explain(search)) + str(explain(escape))
+    assert ("too few to repay the kernel's call" in said) == python_wins
+    assert "too few" not in str(explain(clear))     # (it writes an array: never weighed)

@@ -208,8 +208,14 @@ class Fragment:
             # SETTLED_CALLS, a larger array is still looked at within 64 calls; a Fragment call
             # every eighth (1.1 us) made such a function 1.7x plain Python's time
             self._settled_run = min(2 * run + 1, SETTLED_CALLS)
-        self.python_switch.cell_contents = itertools.chain(itertools.repeat(True, run), _DISPATCH)
+        self.run_inline(run)
         return self.fallback(*args)
+
+    def run_inline(self, calls: int) -> None:
+        """Let the rewritten function run the block's statements inline for its next ``calls`` calls
+        (the switch it reads before the loop around the block, or at its start), then call the
+        Fragment again."""
+        self.python_switch.cell_contents = itertools.chain(itertools.repeat(True, calls), _DISPATCH)
 
     def settle_python_scalar_work(self, *args):
         """``settle_python`` for a specialization whose values are numbers whatever the arrays' sizes."""

@@ -1101,6 +1101,27 @@ def test_loops_without_effects_give_pythons_big_ints():
     check(collatz_peak, [(6,), (27,), (2**47 - 1,)])
 
 
+def test_a_loop_whose_kernel_bails_runs_as_written_for_the_calls_after():
+    """After the kernel stopped where an int left int64 (the loop's Python ran), the next calls run the
+    loop as written inside the rewritten function, 1, 3, 7... up to BAILED_RUN_MOST of them, without a
+    Fragment call (a Fibonacci of 200 called its Fragment at every call: 0.74x plain Python), then
+    the kernel tries again: smaller values are back on the kernel."""
+    from astjit.runtime.loop_fragment import BAILED_RUN_MOST
+
+    jitted = jit(fibonacci_mod)
+    for k in range(200):
+        n = 150 + k % 7
+        assert jitted(n, 1000) == fibonacci_mod(n, 1000)
+    loop = next(f for f in jitted.fragments if f.block.kind == "loop")
+    assert 0 < loop.calls <= 200 // BAILED_RUN_MOST + 8        # (runs of 1, 3, ... 63, then 64 each)
+    calls = loop.calls
+    for n in (10, 60, 92):
+        for _ in range(BAILED_RUN_MOST + 1):
+            assert jitted(n, 10**9) == fibonacci_mod(n, 10**9)
+    assert loop.calls > calls
+    assert {e.runs for e in loop.entries} == {"compiled"}
+
+
 def float32_results(a):
     s = np.float32(0.0)
     mx = np.float32(-np.inf)

@@ -415,3 +415,49 @@ def test_a_list_read_otherwise_is_converted_only_where_the_loop_repays_it(conver
     loop = next(f for f in jitted.fragments if f.block.kind == "loop")
     runners = [e.runner for e in loop.entries]
     assert runners and all(isinstance(getattr(r, "weighed", None), dict) for r in runners), runners
+
+
+def skip_and_rebind(a, v):
+    total = 0.0
+    i = -1
+    for i in range(len(a)):
+        if a[i] < 0.2:
+            continue
+        total += a[i]
+        i = i * 2                 # (rebinding the target moves nothing: the range goes on)
+        if total > v:
+            break
+    return total, i
+
+
+def search_with_else(a, v):
+    for i in range(1, len(a), 2):
+        if a[i] > v:
+            break
+    else:
+        i = -5
+    return i
+
+
+def test_continue_a_rebound_target_and_an_else_across_the_handover():
+    """The first positions are a ``for`` over the range's first items, the kernel taking the rest
+    from the next one (a ``for ... else`` keeps its counter form)."""
+    sizes = (0, 1, HANDOVER - 1, HANDOVER, HANDOVER + 1, 2 * HANDOVER + 1, 50)
+    check(skip_and_rebind, [(rng.random(n), v) for n in sizes for v in (0.5, 3.0, 1e9)])
+    check(search_with_else, [(with_peak(n, at % max(n, 1)), 1) for n in sizes for at in POSITIONS])
+
+
+def test_an_estimate_decided_whichever_way_its_arrays_go_is_a_constant():
+    """A loop whose handover test comes out the same whether its names hold arrays or numbers tests
+    nothing before the loop (the names' isinstance tests cost about 0.2 us a call)."""
+    import gast
+
+    from astjit.frontend.loop_guard import _constant_truth
+
+    def parsed(text):
+        return gast.parse(text).body[0].value
+
+    assert _constant_truth(parsed("(1000 - 112) * (194 if isinstance(t, nd) else 13) > 224")) is True
+    assert _constant_truth(parsed("(20 - 3) * (194 if isinstance(t, nd) else 13) > 224")) is None
+    assert _constant_truth(parsed("(n - 3) * (194 if isinstance(t, nd) else 13) > 224")) is None
+    assert _constant_truth(parsed("5 * (194 if isinstance(t, nd) else 13) > 10 ** 9")) is None   # (** is not folded)

@@ -112,6 +112,7 @@ class Fragment:
         self.entries: list = []              # Specialization objects, in compile order
         self.records: list[Record] = []
         self._new_extents = NewExtents()     # lengths met but not compiled yet
+        self._counting_factory = None        # makes the runner of a length met again (_counting)
         self._deferred_keys: set = set()     # keys cached with the block's Python or a counting runner (new_extents)
         self._extents_noted = False
         self._counter = [0]
@@ -293,25 +294,31 @@ class Fragment:
     def _counting(self, key):
         """The cached runner of a length met again: the block's Python, each call counted (a cell of
         the generated function: one subtraction a call), until the calls repay its compile; then the
-        cache entry goes and the call compiles (runtime/new_extents)."""
+        cache entry goes and the call compiles (runtime/new_extents). The function is made by one
+        factory per Fragment, generated once: generating it per length cost 0.35 ms each, 6 us a call
+        where random lengths arrived (``(d * d).mean()`` of 10-5,000 elements: 0.82x plain numpy)."""
         left = [self._new_extents.left(key)]
+        made = []
 
         def repaid(args):
             self._new_extents.repaid(key)
-            if self.cache.get(key) is run:
+            if self.cache.get(key) is made[0]:
                 del self.cache[key]
             self._deferred_keys.discard(key)
             self._cool()
             return self._miss(args)
 
-        params = ", ".join(f"a{i}" for i in range(len(self.live_in)))
-        packed = f"({params}{',' if self.live_in else ''})"
-        namespace = {"left": left, "fallback": self.fallback, "repaid": repaid}
-        exec(compile(f"def run({params}):\n    left[0] -= 1\n    if left[0] > 0:\n"
-                     f"        return fallback({params})\n    return repaid({packed})\n",
-                     "<astjit counting runner>", "exec"), namespace)
-        run = namespace["run"]
-        return run
+        if self._counting_factory is None:
+            params = ", ".join(f"a{i}" for i in range(len(self.live_in)))
+            packed = f"({params}{',' if self.live_in else ''})"
+            namespace = {}
+            exec(compile(f"def make(left, fallback, repaid):\n"
+                         f"    def run({params}):\n        left[0] -= 1\n        if left[0] > 0:\n"
+                         f"            return fallback({params})\n        return repaid({packed})\n"
+                         f"    return run\n", "<astjit counting runner>", "exec"), namespace)
+            self._counting_factory = namespace["make"]
+        made.append(self._counting_factory(left, self.fallback, repaid))
+        return made[0]
 
     def _made_meanwhile(self, args):
         """The specialization another thread made for these arguments while this one waited, or None."""

@@ -16,7 +16,6 @@ import types
 import astor
 import gast
 
-from .blocks import is_docstring
 from .loop_guard import DECLINED_NAME, SHOWN, result_name, tiny_loop_guard
 from .loops import plain_attribute_read
 
@@ -71,7 +70,6 @@ def switch_local_name(block) -> str:
     return f"__astjit_py_{block.index}"
 
 
-PRELUDE = "astjit_prelude"      # attribute of a statement first in the body, before the switches' reads
 SWITCH_LOCAL = "astjit_switch_local"     # attribute of a block's ``if next(switch):``: the local it reads
 
 
@@ -156,9 +154,8 @@ def fragment_call(block) -> list:
         stmts, as_written = tiny_loop_guard(block, stmts)
         keep |= {id(m) for s in as_written for m in gast.walk(s)}
     # a block that settled on Python runs its statements here: a Fragment call costs several times a
-    # few scalar statements (runtime/fragment.settle_python); the switch is read into a local before
-    # the loop around it (or at the function's start) and after each call (build:
-    # _read_switches_before_loops)
+    # few scalar statements (runtime/fragment.settle_python); in a loop, the switch is read into a
+    # local before the loop around it and after each call (build: _read_switches_before_loops)
     test = gast.Call(func=load(NEXT_NAME), args=[load(python_switch_name(block))], keywords=[])
     stmts = [gast.If(test=test, body=[copy.deepcopy(s) for s in block.stmts], orelse=stmts)]
     setattr(stmts[0], SWITCH_LOCAL, switch_local_name(block))
@@ -384,7 +381,7 @@ def _find_code(code, name):
 
 
 def _read_switches_before_loops(fndef) -> None:
-    """Each block's ``if next(switch):`` (fragment_call) as ``if <local>:``, the local read from the
+    """Each block's ``if next(switch):`` (fragment_call) in a loop as ``if <local>:``, the local read from the
     switch before the innermost loop around it and again after each Fragment call: once a call chooses
     Python the rest of the loop runs the block's statements for the price of reading a local, where
     ``next`` cost about 35 ns an iteration a block (a loop of three such blocks ran 1.4x slower than its
@@ -396,9 +393,8 @@ def _read_switches_before_loops(fndef) -> None:
                                               type_comment=None), at)
 
     def visit(stmts, loop_reads, in_loop=False):
-        """Rewrite the switches in ``stmts``; returns the reads that belong before the loop around them
-        (outside loops, a switch read at the function's start is not read again after its call: no
-        later statement reads it)."""
+        """Rewrite the switches in ``stmts`` (``loop_reads``: gets the reads that belong before the loop
+        around them)."""
         out = []
         for s in stmts:
             if isinstance(s, gast.For | gast.While | gast.AsyncFor):
@@ -409,7 +405,12 @@ def _read_switches_before_loops(fndef) -> None:
                 out.append(s)
                 continue
             local = getattr(s, SWITCH_LOCAL, None)
-            if local is not None and isinstance(s, gast.If):
+            if local is not None and isinstance(s, gast.If) and not in_loop:
+                # (outside loops the switch is read where the block runs: read at the function's
+                # start, each block's cost a ``next`` on every call, run or not: twelve blocks of an
+                # if/elif chain, two of them run, cost 0.4 us a call)
+                setattr(s, SWITCH_LOCAL, None)
+            elif local is not None and isinstance(s, gast.If):
                 loop_reads.append((local, s.test))
                 if in_loop:
                     s.orelse = s.orelse + [read(local, s.test, s.orelse[-1] if s.orelse else s)]
@@ -427,13 +428,7 @@ def _read_switches_before_loops(fndef) -> None:
             out.append(s)
         return out
 
-    outside = []
-    fndef.body = visit(fndef.body, outside)
-    # (a switch outside any loop of this function: read at its start, after its docstring)
-    first = 1 if fndef.body and is_docstring(fndef.body[0]) else 0
-    while first < len(fndef.body) and getattr(fndef.body[first], PRELUDE, False):
-        first += 1                # (after what the switch tests read: frontend/suspensions)
-    fndef.body[first:first] = [read(local, test, fndef.body[0]) for local, test in dict(outside).items()]
+    fndef.body = visit(fndef.body, [])
 
 
 def build(fn, fndef, blocks, fragments: dict):

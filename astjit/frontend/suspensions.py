@@ -32,7 +32,7 @@ import inspect
 import gast
 
 from .blocks import is_docstring
-from .emit import PRELUDE, SWITCH_LOCAL, load
+from .emit import SWITCH_LOCAL, load
 from .loop_guard import SHOWN
 from .resolve import GUARD_ERRORS
 
@@ -65,8 +65,6 @@ def guard_after_suspensions(fndef, resolver):
     _after_suspensions(fndef.body, recheck)
     # (and first: the body starts at the first ``next()``, not at the call the guard tested)
     first = _parsed(f"{STALE_NAME} = False\n" + recheck, fndef.body[0])
-    for stmt in first:
-        setattr(stmt, PRELUDE, True)
     at = 1 if is_docstring(fndef.body[0]) else 0
     fndef.body[at:at] = first
     cells.pop(f"{PREFIX}fn", None)

@@ -214,7 +214,7 @@ class Fragment:
 
     def run_inline(self, calls: int) -> None:
         """Let the rewritten function run the block's statements inline for its next ``calls`` calls
-        (the switch it reads before the loop around the block, or at its start), then call the
+        (in a loop, the switch it reads before the loop around the block), then call the
         Fragment again."""
         self.python_switch.cell_contents = itertools.chain(itertools.repeat(True, calls), _DISPATCH)
 

@@ -519,3 +519,38 @@ def test_unbound_local_error_is_pythons():
     jf = jit(maybe_unbound)
     assert_same_as_numpy(maybe_unbound, A, True, jitted=jf)
     assert_same_as_numpy(maybe_unbound, A, False, jitted=jf)      # UnboundLocalError, same message
+
+
+def branch_of_four(x, mode):
+    if mode == 0:
+        y = x * 2.0
+    elif mode == 1:
+        y = x + 1.0
+    elif mode == 2:
+        y = x - 3.0
+    else:
+        y = -x
+    return y
+
+
+def test_a_block_outside_loops_reads_its_switch_only_where_it_runs():
+    """Each block's ``if next(switch):`` stays where the block is: read at the function's start, the
+    twelve blocks of an if/elif chain cost a ``next`` each on every call, run or not."""
+    class Counted:
+        reads = 0
+
+        def __next__(self):
+            self.reads += 1
+            return False                   # (the Fragment call)
+
+    jitted = jit(branch_of_four)
+    x = np.arange(5.0)
+    for mode in (0, 1, 2, 3) * 3:
+        np.testing.assert_array_equal(jitted(x, mode), branch_of_four(x, mode))
+    first = next(f for f in jitted.fragments if f.block.lineno == branch_of_four.__code__.co_firstlineno + 2)
+    counted = first.python_switch.cell_contents = Counted()
+    for _ in range(3):
+        np.testing.assert_array_equal(jitted(x, 3), branch_of_four(x, 3))
+    assert counted.reads == 0
+    np.testing.assert_array_equal(jitted(x, 0), branch_of_four(x, 0))
+    assert counted.reads == 1

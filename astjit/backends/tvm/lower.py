@@ -54,6 +54,11 @@ class Lowered:
         if sm.is_float(dtype) and self.constant is not None:     # cast here; shield the result
             c = tirx.const(float(np.dtype(dtype).type(self.constant)), dtype)
             return lambda *i: sm.shielded(c, dtype)
+        if self.constant is not None and not sm.is_float(self.dtype) and self.dtype != "bool":
+            # an int constant wrapped here as numpy's cast wraps it (``np.where(c, -2, a)`` of uint16:
+            # 65534): TVM refuses a negative constant of an unsigned type
+            c = tirx.const(np.array(self.constant, self.dtype).astype(dtype).item(), dtype)
+            return lambda *i: c
         convert = casts.converter(self.dtype, dtype)
         if sm.is_float(self.dtype) and not sm.is_float(dtype):   # reads its value thrice: bind it once
             return lambda *i: sm.apply_once(convert, [self.at(*i)])

@@ -101,3 +101,51 @@ def test_softmax_cross_entropy(dtype, shape):
     z[0, 1] = np.nan
     assert_same_as_numpy(softmax_cross_entropy, z, onehot, jitted=jf)
     assert_compiled(jf)
+
+
+def mod_of_clip(a, lo, hi):
+    return np.mod(a, np.clip(a, lo, hi))
+
+
+def floor_of_nested_maximum(a, b):
+    return np.floor_divide(a, np.maximum(a < b, np.clip(a, -2.0, b))) + np.mod(b, a * 2.0)
+
+
+def mod_of_product(a, s):
+    return np.mod(a, a * s + 1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_float_divmod_of_a_choice_reads_it_from_a_stage(dtype):
+    """The sign and zero tests of a float ``//`` or ``%`` read its operands several times: an operand
+    holding a choice (``clip``, a NaN-aware ``maximum``) is computed in a stage of its own
+    (lower.SegmentLowering._stage_choices). Inline, TVM's passes took 0.7 s each over such a kernel
+    (4-6 s to compile ``np.mod(a, np.clip(a, lo, hi))``, 20-50 s nested in ``np.maximum``), though its
+    size, Lets substituted, was far below the staging threshold."""
+    rng = np.random.default_rng(12)
+    specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-300, -5.5, 3.0], dtype)
+    clip = jit(mod_of_clip, backend="tvm")
+    nested = jit(floor_of_nested_maximum, backend="tvm")
+    for n in (8, 1000):
+        a = np.concatenate([specials, (rng.standard_normal(n) * 4).astype(dtype)])
+        b = np.concatenate([specials[::-1], (rng.standard_normal(n) * 4).astype(dtype)])
+        for lo, hi in ((-1.0, 2.0), (0.5, 0.5), (np.nan, 3.0)):
+            assert_same_as_numpy(mod_of_clip, a, lo, hi, jitted=clip)
+        assert_same_as_numpy(floor_of_nested_maximum, a, b, jitted=nested)
+    assert "stage" in tir_of(clip) and "stage" in tir_of(nested)
+    plain = jit(mod_of_product, backend="tvm")          # (no choice: one loop, no stage)
+    assert_same_as_numpy(mod_of_product, a, 2.0, jitted=plain)
+    assert "stage" not in tir_of(plain)
+
+
+def test_a_choice_under_a_let_is_found():
+    """scalar_math._selects walks a Let's body too (clip's value is Lets around its selects): without
+    it the choices of such values went unseen."""
+    from astjit.backends.tvm import scalar_math as sm
+    from astjit.backends.tvm.runtime import tvm_module
+
+    tvm = tvm_module()
+    x, t = tvm.tirx.Var("x", "float64"), tvm.tirx.Var("t", "float64")
+    choice = tvm.te.if_then_else(t > x, t, x)
+    assert sm._selects(tvm.tirx.Let(t, x + 1.0, choice))
+    assert not sm._selects(tvm.tirx.Let(t, x + 1.0, t * x))

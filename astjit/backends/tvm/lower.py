@@ -23,6 +23,7 @@ from .expression_size import FUSED_OPS_AT_MOST, STAGE_ABOVE, SizeMemo, substitut
 from .float_sums import is_float_sum
 from .runtime import tvm_module
 from .sum_order import IN_ORDER, PAIRWISE, summation_order
+from .support import is_float_divmod
 
 tvm = tvm_module()
 from tvm import te, tirx  # noqa: E402
@@ -147,6 +148,8 @@ class SegmentLowering:
         for n in self.segment.nodes:
             if is_float_sum(self.ctx, n) and n.args[0] in summed and n.args[0] in costly:
                 self._stage_summed(n.args[0])
+            if is_float_divmod(self.ctx, n):
+                self._stage_choices(n)
             lv = self.node(n)
             elementwise = OPS[n.op].kind == "elementwise"
             size = self._size(lv) if elementwise and lv.shape else 0
@@ -187,6 +190,25 @@ class SegmentLowering:
         if ov is not None and ov.shape and ov.fused_ops and not ov.staged and o not in self.segment.inputs \
                 and self._size(ov) > SUMMED_STAGE_ABOVE:
             self.values[o] = _staged(o, ov)
+
+    def _stage_choices(self, n) -> None:
+        """The operands of a float ``//`` or ``%`` that hold a choice (``clip``, ``where``, a NaN-aware
+        ``maximum``), computed in stages of their own: its sign and zero tests read them several times,
+        and TVM's passes took 0.7 s each over such a kernel (``np.mod(a, np.clip(a, lo, hi))``: 4-6 s
+        to compile, nested in ``np.maximum``: 20-50 s), though small by its size (expression_size)."""
+        for o in dict.fromkeys(n.operands):
+            ov = self.values.get(o)
+            if ov is None or not ov.shape or o in self.segment.inputs or ov.staged or not ov.fused_ops:
+                continue
+            rank = len(ov.shape)
+            index = self.probe.setdefault(rank, tuple(tirx.Var(f"i{d}", "int64") for d in range(rank)))
+            self.probing = True
+            try:
+                choice = sm._selects(ov.at(*index))
+            finally:
+                self.probing = False
+            if choice:
+                self.values[o] = _staged(o, ov)
 
     def _stage_operands(self, n) -> bool:
         """``n``'s value, Lets substituted, is past what TVM's passes take in reasonable time

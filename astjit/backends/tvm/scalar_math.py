@@ -100,6 +100,8 @@ def _selects(e) -> bool:
                                              and getattr(node.op, "name", None) == "prim.if_then_else"):
             return True
         stack.extend(_children(node))
+        if isinstance(node, tirx.Let):            # (its value is among the children, its body is not)
+            stack.append(node.body)
     return False
 
 

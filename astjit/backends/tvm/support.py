@@ -506,7 +506,7 @@ def supports(ctx, node):
         if op.kind == "elementwise":
             if _follows_a_transposed_operand(ctx, node):
                 return "its numpy result takes the memory order of a transposed operand"
-            if _is_float_divmod(ctx, node) and any(_computed_by_float_divmod(ctx, o, set()) for o in node.args):
+            if is_float_divmod(ctx, node) and any(_computed_by_float_divmod(ctx, o, set()) for o in node.args):
                 return NESTED_DIVMOD_REASON
             elementwise_rule(ctx, node)
         elif op.kind == "reduction":
@@ -555,7 +555,7 @@ NESTED_DIVMOD_REASON = "float // or % of a float // or % result runs on numpy (i
 _DIVMOD = ("floor_divide", "remainder")
 
 
-def _is_float_divmod(ctx, node) -> bool:
+def is_float_divmod(ctx, node) -> bool:
     op = OPS[node.op]
     t = ctx.types[node]
     return op.ufunc is not None and op.ufunc.__name__ in _DIVMOD and isinstance(t, ArrayType) \
@@ -567,7 +567,7 @@ def _computed_by_float_divmod(ctx, node, seen) -> bool:
     if node in seen or _kind(node) != "elementwise":
         return False
     seen.add(node)
-    return _is_float_divmod(ctx, node) or any(_computed_by_float_divmod(ctx, o, seen) for o in node.args)
+    return is_float_divmod(ctx, node) or any(_computed_by_float_divmod(ctx, o, seen) for o in node.args)
 
 
 def _follows_a_transposed_operand(ctx, node) -> bool:

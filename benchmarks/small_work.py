@@ -34,13 +34,19 @@ kernel's runner copies the array it writes);
 ``uint64_big_constant``, ``uint64_big_constant_16``: ``(a + 2**63) ^ (2**64 - 1)`` on 100k and 16 uint64
 (TVM refused the Python int);
 ``fnv1a_8_bytes``: a 64-bit FNV-1a hash of 8 bytes, its Python int starting beyond int64 (its loop kernel
-bailed at every call).
+bailed at every call);
+``binary_search_1k``: a ``while`` binary search through 1000 sorted floats (a kernel call for the 3 trips
+left after 7 as written);
+``fixed_point_cos_*``: ``for _ in range(1000)`` iterating ``x = cos(x)`` until it moves less than 1e-3 or
+1e-12 (16 or 69 trips, then ``break``);
+``fibonacci_200``: 200 steps of ``a, b = b, a + b`` (the ints leave int64: its kernel bails).
 
 Then ``new lengths``: a short chain called on 60 arrays of random lengths (1,000 to 200,000), each length
 once per pass, three passes; the total time of each pass, numpy's and astjit's (each new length once
 compiled a kernel: runtime/new_extents).
 """
 
+import math
 import time
 
 import numpy as np
@@ -276,6 +282,33 @@ def switching(fn):
     return call
 
 
+def binary_search(a, v):
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def fixed_point_cos(x, tol):
+    for _ in range(1000):
+        nx = math.cos(x)
+        if abs(nx - x) < tol:
+            break
+        x = nx
+    return x
+
+
+def fibonacci(n):
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+
+
 def cases():
     rng = np.random.default_rng(0)
     osc = Oscillator()
@@ -323,6 +356,10 @@ def cases():
         ("uint64_big_constant", flipped_high_bit, jit(flipped_high_bit),
          (rng.integers(0, 2**63, 100_000, dtype=np.uint64),)),
         ("fnv1a_8_bytes", fnv1a, jit(fnv1a), (rng.integers(0, 256, 8).astype(np.uint8),)),
+        ("binary_search_1k", binary_search, jit(binary_search), (np.sort(rng.random(1000)), 0.3)),
+        ("fixed_point_cos_16", fixed_point_cos, jit(fixed_point_cos), (0.5, 1e-3)),
+        ("fixed_point_cos_69", fixed_point_cos, jit(fixed_point_cos), (0.5, 1e-12)),
+        ("fibonacci_200", fibonacci, jit(fibonacci), (200,)),
     ]
 
 

@@ -42,3 +42,9 @@ def softmax_cross_entropy(z):
     e = np.exp(z - z.max(axis=1, keepdims=True))
     p = e / e.sum(axis=1, keepdims=True)
     return -np.mean(np.log(p[:, 0] + 1e-12))
+
+
+def mod_of_clip(x):
+    """A float ``%`` whose divisor holds a choice: the kernel took 6 s to compile before that divisor
+    was computed in a stage of its own."""
+    return np.mod(x, np.clip(x, -0.5, 2.0))

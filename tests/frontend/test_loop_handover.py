@@ -461,3 +461,18 @@ def test_an_estimate_decided_whichever_way_its_arrays_go_is_a_constant():
     assert _constant_truth(parsed("(20 - 3) * (194 if isinstance(t, nd) else 13) > 224")) is None
     assert _constant_truth(parsed("(n - 3) * (194 if isinstance(t, nd) else 13) > 224")) is None
     assert _constant_truth(parsed("5 * (194 if isinstance(t, nd) else 13) > 10 ** 9")) is None   # (** is not folded)
+
+
+def test_a_while_trips_count_by_choice_is_constant_trips():
+    """A ``while``'s first trips, where a trip's work depends only on whether names hold arrays, are
+    one of two constant tuples (no division and ``range()`` at each call)."""
+    import gast
+
+    from astjit.frontend.loop_guard import _trips_by_choice
+
+    each = gast.parse("(1 + 64) if isinstance(x, nd) else (1 + 5)").body[0].value
+    chosen = _trips_by_choice(60, each)
+    assert isinstance(chosen, gast.IfExp)
+    assert [len(branch.elts) for branch in (chosen.body, chosen.orelse)] == [0, 10]
+    assert _trips_by_choice(60, gast.parse("n * 3").body[0].value) is None
+    assert isinstance(_trips_by_choice(10_000, gast.parse("1 if p else 2").body[0].value).body, gast.Call)

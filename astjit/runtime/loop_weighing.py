@@ -11,6 +11,10 @@ the first seven calls alternate between the two (``SCHEDULE``), then the faster 
 shorter than WEIGHED_FROM elements run the kernel straight away. Nothing runs
 twice: each timed run is that call's own, so its effects happen once, and a run of the loop's Python
 costs what plain Python costs.
+
+A ``while`` loop without effects is weighed too (``weighed_while``): its first trips ran as written,
+and the trips left to its kernel may be too few to repay the kernel's call. Having no effects, it
+runs both on the same values, which compares them where the trips left change from call to call.
 """
 
 import time
@@ -94,10 +98,11 @@ def weighed_while(runner, fallback, settled, fragment, args):
     How many trips are left changes from call to call (a Newton iteration, an escape-time count), so
     timings of different calls do not compare: such a loop has no effects, and each of a class's
     first WHILE_WEIGHED calls (after one that warms both) runs both on the same values, each twice for
-    its better time: the kernel first, its result kept, then the Python, whose results are dropped (its
-    errors are the loop's own, and numpy's warnings are silenced: the kernel's run gave them). A call whose kernel takes over
-    WHILE_LONG seconds is left to the kernel, untimed against Python: a call repays itself there, and
-    the Python of a long loop would cost a lot. The sums of the times decide."""
+    its better time: the kernel first, its result kept, then the Python, whose results are dropped
+    (its errors are the loop's own, and numpy's warnings are silenced: the kernel's run gave them). A
+    call whose kernel takes over WHILE_LONG seconds is left to the kernel, untimed against Python: a
+    call repays itself there, and the Python of a long loop would cost a lot. The sums of the times
+    decide."""
     choices = {}                 # size class -> True (the kernel), False (the Python) or its time pairs
     weighing = [0]
     decide = _decider(choices, fragment, SHORT_WHILE)

@@ -326,3 +326,16 @@ def test_while_loops_agree_with_python_whichever_runs(monkeypatch, python_wins):
     said = str(explain(search)) + str(explain(escape))
     assert ("too few to repay the kernel's call" in said) == python_wins
     assert "too few" not in str(explain(clear))     # (it writes an array: never weighed)
+
+
+def test_once_a_class_chooses_the_kernel_every_class_runs_it(clock):
+    """The settled runner runs the loop as written for the next calls of every class (the rewritten
+    function's switch is the Fragment's): where another class's loops are long, every class runs the
+    kernel instead."""
+    run, log, fragment = weighed_while(clock, lambda n: 1e-6, lambda n: 3e-7 if n < 4 else 1e-3, (1,))
+    weighing = loop_weighing.WHILE_WEIGHED + 1
+    assert [run(1) for _ in range(weighing)] == ["kernel"] * weighing
+    assert run(1) == "settled"
+    assert [run(1000) for _ in range(weighing)] == ["kernel"] * weighing
+    assert run.weighed == {(1,): True, (10,): True}
+    assert [run(1) for _ in range(3)] == ["kernel"] * 3

@@ -13,8 +13,9 @@ ASTJIT_TINY_LOOP=N   a compiled loop estimated at N units of work or fewer (a un
                      arguments: frontend/loop_call_cost; 0: always the kernel). A ``while`` loop's
                      first trips, whose count is not known before they run, run as written up to
                      twice that work.
-ASTJIT_GC_FREEZE=0   do not freeze the garbage collector's objects after importing TVM's compiler
-                     (backends/tvm/runtime.tvm_module).
+ASTJIT_GC_FREEZE=1   freeze what the garbage collector tracks after importing TVM's compiler
+                     (backends/tvm/runtime.tvm_module): faster full collections, but objects alive
+                     then are never collected as cyclic garbage.
 ASTJIT_CACHE=0       do not read or write the on-disk cache of compiled kernels (runtime/disk_cache).
 ASTJIT_CACHE_DIR=P   keep that cache in folder P (default ``$XDG_CACHE_HOME/astjit`` or
                      ``~/.cache/astjit``); a folder other users can write is refused with a warning.
@@ -59,7 +60,7 @@ def disk_cache_enabled() -> bool:
 
 
 def gc_freeze() -> bool:
-    return os.environ.get("ASTJIT_GC_FREEZE", "1").strip().lower() not in ("0", "false", "no", "off")
+    return os.environ.get("ASTJIT_GC_FREEZE", "0").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def recompile_limit() -> int:

@@ -14,13 +14,11 @@ from ... import config
 
 # ``import tvm`` leaves about 76,000 objects Python's garbage collector tracks (the compiler's Python
 # side), and every full collection walks them: 85 ms a collection against 5 ms before, and a plain
-# loop building 300,000 dicts ran at 0.55-0.70x its speed after a process's first compile. They live as
-# long as the process, so they are frozen (``gc.freeze``: left out of every later collection), with
-# whatever else is alive at that moment, after a collection. Only where that is few objects (a script
-# early on): a program holding more has collections of its own size, which TVM's objects change
-# little, and its live objects (which would not be collected if they became cyclic garbage later)
-# are not frozen
-FREEZE_BELOW = 200_000
+# loop building 300,000 dicts ran at 0.55-0.70x its speed after a process's first compile. With
+# ASTJIT_GC_FREEZE=1 they are frozen (``gc.freeze``: left out of every later collection) after a
+# collection, with whatever else is alive at that moment: an object of the program's that becomes
+# cyclic garbage later is then never collected (a 400 MB array in a self-referencing object stayed in
+# memory, its finalizer never ran), which is why it is not the default
 
 
 def set_thread_environment() -> None:
@@ -47,11 +45,10 @@ def torch_kept_out():
 @functools.cache
 def tvm_module():
     set_thread_environment()
-    before = len(gc.get_objects()) if config.gc_freeze() else FREEZE_BELOW
     with torch_kept_out():
         import tvm
 
-    if before < FREEZE_BELOW:
+    if config.gc_freeze():
         gc.collect()
         gc.freeze()
     return tvm

@@ -38,7 +38,8 @@ SEQUENCE_WEIGHED_FROM = 16
 # load hits both; then the faster (the best time of each), a tie going to the kernel
 SCHEDULE = ("warming", "compiling", "kernel", "python", "kernel", "python", "kernel")
 WHILE_WEIGHED = 6         # a ``while``'s calls timed per class (weighed_while), after one that compiles
-WHILE_LONG = 20e-6        # a ``while``'s kernel call longer than this repays its call (weighed_while)
+WHILE_LONG = 5e-6         # a ``while``'s kernel call longer than this repays its call (weighed_while)
+WHILE_CLEAR = 2           # a ``while``'s Python this many times slower than its kernel loses at once
 
 
 # why the loop's Python may win, as explain says it where it did
@@ -100,16 +101,24 @@ def weighed_while(runner, fallback, inline, fragment, args):
     kernel's call (0.39x against 0.64x on the short ones).
 
     How many trips are left changes from call to call (a Newton iteration, an escape-time count), so
-    timings of different calls do not compare: such a loop has no effects, and each of a class's
-    first WHILE_WEIGHED calls (after one that warms both) runs both on the same values, each twice for
-    its better time: the kernel first, its result kept, then the Python, whose results are dropped
-    (its errors are the loop's own, and numpy's warnings are silenced: the kernel's run gave them). A
-    call whose kernel takes over WHILE_LONG seconds is left to the kernel, untimed against Python: a
-    call repays itself there, and the Python of a long loop would cost a lot. The sums of the times
-    decide."""
+    timings of different calls do not compare: such a loop has no effects, and a class's calls run both
+    on the same values, the kernel first (its result kept), then the Python, whose result is dropped
+    (its errors are the loop's own; numpy's warnings are silenced: the kernel's run gave them). The
+    first call runs the kernel alone (its first calls after the compile are slow), the second the
+    Python too (it compiles the blocks it holds: its time may only show the kernel faster); then up to
+    WHILE_WEIGHED calls are timed, and the sums of the times decide. The kernel wins at once where a call of it takes over WHILE_LONG
+    seconds (it repays its call there, and the Python of a long loop would cost a lot), or where the
+    Python's times so far are over WHILE_CLEAR times the kernel's: timing the Python of 500 trips at
+    six calls a class made them 0.45x plain Python where the kernel ran 12x."""
     choices = {}                 # size class -> True (the kernel), False (the Python) or its time pairs
     weighing = [0]
     decide = _decider(choices, fragment, SHORT_WHILE)
+
+    def settle(key, state, kernel, python):
+        if choices.get(key) is state:
+            decide(key, kernel, python)
+            if True in choices.values():         # (one class runs the kernel: every class does)
+                choices.update((k, True) for k, v in list(choices.items()) if v is False)
 
     def weigh(key, args):
         state = choices.get(key)
@@ -123,21 +132,26 @@ def weighed_while(runner, fallback, inline, fragment, args):
             weighing[0] += 1
             state = choices[key] = []
         out, kernel = _timed(runner, args)
-        if not state:                  # (the first call warms both: the Python compiles the blocks it holds)
+        if not state:                  # (the kernel's first call: slow after its compile)
             state.append(None)
-            with np.errstate(all="ignore"):
-                fallback(*args)
             return out
-        kernel = min(kernel, _timed(runner, args)[1])
         if kernel > WHILE_LONG:
-            state.append((kernel, float("inf")))
-        else:
-            with np.errstate(all="ignore"):
-                state.append((kernel, min(_timed(fallback, args)[1], _timed(fallback, args)[1])))
-        if choices.get(key) is state and len(state) > WHILE_WEIGHED:
-            decide(key, sum(k for k, _ in state[1:]), sum(p for _, p in state[1:]))
-            if True in choices.values():         # (one class runs the kernel: every class does)
-                choices.update((k, True) for k, v in list(choices.items()) if v is False)
+            settle(key, state, 0.0, float("inf"))
+            return out
+        with np.errstate(all="ignore"):
+            _, python = _timed(fallback, args)
+        if len(state) == 1:            # (the Python's first run compiles the blocks it holds: its time
+            state.append(None)         # may only tell that the kernel wins)
+            if python > WHILE_CLEAR * kernel:
+                settle(key, state, 0.0, float("inf"))
+            return out
+        state.append((kernel, python))
+        timed = state[2:]
+        kernels, pythons = sum(k for k, _ in timed), sum(p for _, p in timed)
+        if pythons > WHILE_CLEAR * kernels:
+            settle(key, state, 0.0, float("inf"))
+        elif len(timed) >= WHILE_WEIGHED:
+            settle(key, state, kernels / len(timed), pythons / len(timed))      # (per call, for explain)
         return out
 
     return _by_size_class(args, choices, runner, inline, weigh, "False")

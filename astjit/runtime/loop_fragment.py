@@ -163,9 +163,12 @@ def specialize_loop(fragment, key, args) -> Specialization:
         else:
             runner = weighed_where_copying(runner, weighed(runner, fragment.fallback, fragment, args,
                                                            COPIES_ITS_ARRAYS))
-    elif block.is_while and not (lowered.stores or lowered.appended or block.declines_inline or fragment.strict):
+    elif block.is_while and not (lowered.stores or lowered.appended or block.declines_inline or fragment.strict
+                                 or block.in_loop):
         # (its first trips ran as written, and the rest may be fewer than the kernel's call repays: a
-        # binary search over 1,000 elements ran at 0.57x plain Python)
+        # binary search over 1,000 elements ran at 0.57x plain Python. Not inside a loop of Python's:
+        # the run as written that the weighing settles on would cover the rest of that loop, whatever
+        # its later trips' classes)
         from .loop_weighing import weighed_while
 
         runner = weighed_while(runner, fragment.fallback, fragment.python_runner, fragment, args)
@@ -367,7 +370,9 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
         """The loop's Python, where the kernel stopped where Python goes on; the next few calls run it
         straight away (``bailed``)."""
         bailed[1] = min(2 * bailed[1] + 1, BAILED_RUN_MOST)
-        if fragment.strict or fallback is not fragment.fallback:
+        if fragment.strict or fallback is not fragment.fallback or fragment.block.in_loop:
+            # (inside a loop of Python's, a run as written would cover the rest of that loop: the
+            # window would count calls of the function, not runs of this loop)
             bailed[0] = bailed[1]
         else:          # (the rewritten function runs the loop as written: no dispatch, no runner)
             fragment.run_inline(bailed[1])

@@ -1122,6 +1122,28 @@ def test_a_loop_whose_kernel_bails_runs_as_written_for_the_calls_after():
     assert {e.runs for e in loop.entries} == {"compiled"}
 
 
+def grown_items(ms):
+    for m in ms:
+        a = 1
+        for _ in range(80):
+            a = a * m + 1
+        yield a % 1000
+
+
+def test_a_bailing_loop_inside_a_loop_of_pythons_keeps_its_fragment_calls():
+    """Inside a loop that stays Python (a generator's), a run as written after a bail would cover the
+    rest of that loop and the next calls: such a loop counts its runs of Python through its runner."""
+    jitted = jit(grown_items)
+    items = [1] * 20 + [3] + [1] * 20              # (3**80 leaves int64: that run bails)
+    for _ in range(3):
+        assert list(jitted(items)) == list(grown_items(items))
+    loop = next(f for f in jitted.fragments if f.block.kind == "loop")
+    assert loop.block.in_loop
+    before = loop.calls
+    assert list(jitted(items)) == list(grown_items(items))
+    assert loop.calls - before == len(items)         # (each item's loop through the Fragment)
+
+
 def float32_results(a):
     s = np.float32(0.0)
     mx = np.float32(-np.inf)

@@ -344,3 +344,25 @@ def test_once_a_class_chooses_the_kernel_every_class_runs_it(clock):
     assert [run(1000) for _ in range(weighing)] == ["kernel"] * weighing
     assert run.weighed == {(1,): True, (10,): True}
     assert [run(1) for _ in range(3)] == ["kernel"] * 3
+
+
+def escape_times(cs, most):
+    out = []
+    for c in cs:
+        z, n = 0.0, 0
+        while abs(z) <= 2.0 and n < most:
+            z = z * z + c
+            n += 1
+        out.append(f"{n}")                # (keeps the outer loop Python)
+    return out
+
+
+def test_a_while_inside_a_loop_of_pythons_is_not_weighed():
+    """The run as written that the weighing settles on would cover the rest of the outer loop,
+    whatever the classes of its later trips: such a ``while`` keeps its kernel."""
+    jitted = jit(escape_times)
+    cs = list(np.linspace(-2.1, 0.4, 40))
+    for most in (5, 50, 500) * 4:
+        assert jitted(cs, most) == escape_times(cs, most)
+    inner = next(f for f in jitted.fragments if f.block.kind == "loop" and f.block.in_loop)
+    assert inner.entries and not any(hasattr(e.runner, "weighed") for e in inner.entries)

@@ -39,6 +39,7 @@ SEQUENCE_WEIGHED_FROM = 16
 SCHEDULE = ("warming", "compiling", "kernel", "python", "kernel", "python", "kernel")
 WHILE_WEIGHED = 6         # a ``while``'s calls timed per class (weighed_while), after one that compiles
 WHILE_LONG = 5e-6         # a ``while``'s kernel call longer than this repays its call (weighed_while)
+WHILE_LONG_SECOND = 20e-6  # the same at its second call, which may still be slow after the compile
 WHILE_CLEAR = 2           # a ``while``'s Python this many times slower than its kernel loses at once
 
 
@@ -105,11 +106,13 @@ def weighed_while(runner, fallback, inline, fragment, args):
     on the same values, the kernel first (its result kept), then the Python, whose result is dropped
     (its errors are the loop's own; numpy's warnings are silenced: the kernel's run gave them). The
     first call runs the kernel alone (its first calls after the compile are slow), the second the
-    Python too (it compiles the blocks it holds: its time may only show the kernel faster); then up to
-    WHILE_WEIGHED calls are timed, and the sums of the times decide. The kernel wins at once where a call of it takes over WHILE_LONG
-    seconds (it repays its call there, and the Python of a long loop would cost a lot), or where the
-    Python's times so far are over WHILE_CLEAR times the kernel's: timing the Python of 500 trips at
-    six calls a class made them 0.45x plain Python where the kernel ran 12x."""
+    Python too (untimed: it compiles the blocks it holds); then up to WHILE_WEIGHED calls are timed,
+    and the sums of the times decide. The kernel wins at once where its second call takes over
+    WHILE_LONG_SECOND seconds, or from two timed calls on, where each took over WHILE_LONG (it repays
+    its call there, and the Python of a long loop would cost a lot) or the Python's times are over
+    WHILE_CLEAR times the kernel's: timing the Python of 500 trips at six calls a class made them
+    0.45x plain Python where the kernel ran 12x. (Its first calls after the compile are slow: a
+    binary search's kernel took 11-15 us at its second and third calls, 0.5 us later.)"""
     choices = {}                 # size class -> True (the kernel), False (the Python) or its time pairs
     weighing = [0]
     decide = _decider(choices, fragment, SHORT_WHILE)
@@ -135,20 +138,19 @@ def weighed_while(runner, fallback, inline, fragment, args):
         if not state:                  # (the kernel's first call: slow after its compile)
             state.append(None)
             return out
-        if kernel > WHILE_LONG:
+        if len(state) == 1 and kernel > WHILE_LONG_SECOND:
             settle(key, state, 0.0, float("inf"))
             return out
         with np.errstate(all="ignore"):
             _, python = _timed(fallback, args)
-        if len(state) == 1:            # (the Python's first run compiles the blocks it holds: its time
-            state.append(None)         # may only tell that the kernel wins)
-            if python > WHILE_CLEAR * kernel:
-                settle(key, state, 0.0, float("inf"))
+        if len(state) == 1:            # (the Python's first run compiles the blocks it holds: untimed)
+            state.append(None)
             return out
         state.append((kernel, python))
         timed = state[2:]
         kernels, pythons = sum(k for k, _ in timed), sum(p for _, p in timed)
-        if pythons > WHILE_CLEAR * kernels:
+        # (from the second timed call: the kernel's first calls after its compile are slow)
+        if len(timed) >= 2 and (min(k for k, _ in timed) > WHILE_LONG or pythons > WHILE_CLEAR * kernels):
             settle(key, state, 0.0, float("inf"))
         elif len(timed) >= WHILE_WEIGHED:
             settle(key, state, kernels / len(timed), pythons / len(timed))      # (per call, for explain)

@@ -242,20 +242,25 @@ def test_a_while_whose_remaining_trips_are_few_settles_on_its_python(clock):
 
 
 def test_a_while_whose_python_is_clearly_slower_stops_timing_it(clock):
-    """The Python's times over WHILE_CLEAR times the kernel's: the kernel wins at once, from the
-    Python's first run (timing a long Python at every weighing call made such loops 0.45x plain
-    Python)."""
+    """The Python's times over WHILE_CLEAR times the kernel's: the kernel wins at the second timed call
+    (timing a long Python at every weighing call made such loops 0.45x plain Python; the Python's first
+    run is not timed: it compiles the blocks the loop holds)."""
     run, log, fragment = weighed_while(clock, lambda x: 1e-6, lambda x: 5e-6, (1.0,))
     assert [run(1.0) for _ in range(12)] == ["kernel"] * 12
-    assert [name for name, _ in log] == ["kernel", "kernel", "python"] + ["kernel"] * 10
+    assert [name for name, _ in log] == ["kernel"] + ["kernel", "python"] * 3 + ["kernel"] * 8
     assert run.weighed == {(): True} and not fragment.records
 
 
 def test_a_long_kernel_call_is_not_timed_against_python(clock):
-    """Where the kernel takes over WHILE_LONG, its Python would cost far more: it never runs."""
-    run, log, fragment = weighed_while(clock, lambda x: 2 * loop_weighing.WHILE_LONG, lambda x: 1e-7, (1.0,))
+    """Where the kernel's second call takes over WHILE_LONG_SECOND, its Python would cost far more: it
+    never runs; where two timed calls took over WHILE_LONG, it stops."""
+    run, log, fragment = weighed_while(clock, lambda x: 2 * loop_weighing.WHILE_LONG_SECOND, lambda x: 1e-7,
+                                       (1.0,))
     assert [run(1.0) for _ in range(10)] == ["kernel"] * 10
     assert [name for name, _ in log] == ["kernel"] * 10
+    run, log, fragment = weighed_while(clock, lambda x: 2 * loop_weighing.WHILE_LONG, lambda x: 1e-7, (1.0,))
+    assert [run(1.0) for _ in range(10)] == ["kernel"] * 10
+    assert [name for name, _ in log] == ["kernel"] + ["kernel", "python"] * 3 + ["kernel"] * 6
 
 
 def test_a_while_weighs_its_pythons_errors_and_warnings_as_its_own(clock):

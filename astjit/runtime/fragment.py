@@ -414,6 +414,14 @@ class Fragment:
         if self.cache.get(spec.key) is failing:
             self.cache[spec.key] = spec.runner
 
+    def use_runner(self, spec, runner) -> None:
+        """``runner`` runs ``spec`` from now on (a weighing that settled on its kernel: the kernel without
+        the weighing's own call)."""
+        old, spec.runner = spec.runner, runner
+        if self.cache.get(spec.key) is old:
+            self.cache[spec.key] = runner
+        self._cool()
+
     def _warn_limit(self, limit, key, args) -> None:
         """Warn once, at the user's line, naming what keeps changing between calls."""
         last = self.entries[-1]

@@ -171,9 +171,11 @@ def specialize_loop(fragment, key, args) -> Specialization:
         # its later trips' classes)
         from .loop_weighing import weighed_while
 
-        runner = weighed_while(runner, fragment.fallback, fragment.python_runner, fragment, args)
+        kernel, runner = runner, weighed_while(runner, fragment.fallback, fragment.python_runner, fragment, args)
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
+    if hasattr(runner, "on_kernel"):       # (the weighing of a while: once it settles on the kernel, that alone)
+        runner.on_kernel.append(lambda: fragment.use_runner(spec, kernel))
     spec.segments = [loop_segment(lowered.func, None if stored is not None else module)]
     spec.loaded_module = module          # (the kernel lives as long as its module)
     spec.loop = lowered

@@ -120,8 +120,10 @@ def weighed_while(runner, fallback, inline, fragment, args):
     def settle(key, state, kernel, python):
         if choices.get(key) is state:
             decide(key, kernel, python)
-            if True in choices.values():         # (one class runs the kernel: every class does)
+            if True in choices.values():         # (one class runs the kernel: every class does, and
                 choices.update((k, True) for k, v in list(choices.items()) if v is False)
+                for chosen in run.on_kernel:     # the later ones without this call around it)
+                    chosen()
 
     def weigh(key, args):
         state = choices.get(key)
@@ -153,10 +155,15 @@ def weighed_while(runner, fallback, inline, fragment, args):
         if len(timed) >= 2 and (min(k for k, _ in timed) > WHILE_LONG or pythons > WHILE_CLEAR * kernels):
             settle(key, state, 0.0, float("inf"))
         elif len(timed) >= WHILE_WEIGHED:
-            settle(key, state, kernels / len(timed), pythons / len(timed))      # (per call, for explain)
+            # (per call, for explain; the Python must be faster at half the calls too: a few slow runs
+            # of either, 4x the others on a busy machine, outweighed the rest)
+            faster = sum(p < k for k, p in timed) * 2 >= len(timed)
+            settle(key, state, kernels / len(timed), pythons / len(timed) if faster else float("inf"))
         return out
 
-    return _by_size_class(args, choices, runner, inline, weigh, "False")
+    run = _by_size_class(args, choices, runner, inline, weigh, "False")
+    run.on_kernel = []           # what to call once the kernel runs every class (loop_fragment)
+    return run
 
 
 def _timed(run, args):

@@ -335,6 +335,9 @@ def test_while_loops_agree_with_python_whichever_runs(monkeypatch, python_wins):
         assert clear(b, 3) == clear_until(b2, 3) and np.array_equal(b, b2)
     said = str(explain(search)) + str(explain(escape))
     assert ("too few to repay the kernel's call" in said) == python_wins
+    # (once the kernel won, it runs without the weighing's call around it)
+    entries = [e for f in search.fragments if f.block.kind == "loop" for e in f.entries]
+    assert entries and all(hasattr(e.runner, "weighed") == python_wins for e in entries)
     assert "too few" not in str(explain(clear))     # (it writes an array: never weighed)
 
 

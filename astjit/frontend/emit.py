@@ -405,16 +405,14 @@ def _read_switches_before_loops(fndef) -> None:
                 out.append(s)
                 continue
             local = getattr(s, SWITCH_LOCAL, None)
-            if local is not None and isinstance(s, gast.If) and not in_loop:
+            if local is not None and isinstance(s, gast.If):
                 # (outside loops the switch is read where the block runs: read at the function's
                 # start, each block's cost a ``next`` on every call, run or not: twelve blocks of an
                 # if/elif chain, two of them run, cost 0.4 us a call)
-                setattr(s, SWITCH_LOCAL, None)
-            elif local is not None and isinstance(s, gast.If):
-                loop_reads.append((local, s.test))
                 if in_loop:
+                    loop_reads.append((local, s.test))
                     s.orelse = s.orelse + [read(local, s.test, s.orelse[-1] if s.orelse else s)]
-                s.test = gast.copy_location(load(local), s.test)
+                    s.test = gast.copy_location(load(local), s.test)
                 setattr(s, SWITCH_LOCAL, None)
             if not isinstance(s, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef | gast.Lambda):
                 for name in ("body", "orelse", "finalbody", "handlers"):

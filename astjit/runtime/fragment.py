@@ -410,13 +410,12 @@ class Fragment:
                                  f"{type(exc).__name__}: {exc}: the block runs as Python "
                                  f"(for {describe_key(self.live_in, spec.key)})")
         config.log("fallbacks", "%s line %s: compiled code raised %r", self.owner_name, self.block.lineno, exc)
-        failing, spec.runner, spec.mode_chosen = spec.runner, self.python_runner, "python"
-        if self.cache.get(spec.key) is failing:
-            self.cache[spec.key] = spec.runner
+        spec.mode_chosen = "python"
+        self.use_runner(spec, self.python_runner)
 
     def use_runner(self, spec, runner) -> None:
-        """``runner`` runs ``spec`` from now on (a weighing that settled on its kernel: the kernel without
-        the weighing's own call)."""
+        """``runner`` runs ``spec`` from now on (its Python after its kernel failed; a weighing that settled
+        on its kernel: the kernel without the weighing's own call), the hot dispatch too."""
         old, spec.runner = spec.runner, runner
         if self.cache.get(spec.key) is old:
             self.cache[spec.key] = runner

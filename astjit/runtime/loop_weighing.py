@@ -65,12 +65,9 @@ def weighed(runner, fallback, fragment, args, why=NUMPY_ROWS):
         if state is True or state is False:
             return (runner if state else fallback)(*args)
         if state is None:
-            if weighing[0] >= CLASSES_AT_MOST:
-                if len(choices) < REMEMBERED:
-                    choices[key] = True
+            state = _new_class(choices, weighing, key, {"warming": [], "kernel": [], "python": [], "compiling": []})
+            if state is None:
                 return runner(*args)
-            weighing[0] += 1
-            state = choices[key] = {"warming": [], "kernel": [], "python": [], "compiling": []}
         done = sum(map(len, state.values()))
         if done >= len(SCHEDULE):        # (threads weighing one class together ran past its schedule)
             decide(key, min(state["kernel"], default=0.0), min(state["python"], default=float("inf")))
@@ -130,24 +127,23 @@ def weighed_while(runner, fallback, inline, fragment, args):
         if state is True or state is False:
             return (runner if state else inline)(*args)
         if state is None:
-            if weighing[0] >= CLASSES_AT_MOST:
-                if len(choices) < REMEMBERED:
-                    choices[key] = True
+            state = _new_class(choices, weighing, key, [])
+            if state is None:
                 return runner(*args)
-            weighing[0] += 1
-            state = choices[key] = []
         out, kernel = _timed(runner, args)
         if not state:                  # (the kernel's first call: slow after its compile)
             state.append(None)
             return out
-        if len(state) == 1 and kernel > WHILE_LONG_SECOND:
-            settle(key, state, 0.0, float("inf"))
+        if len(state) == 1:
+            if kernel > WHILE_LONG_SECOND:
+                settle(key, state, 0.0, float("inf"))
+            else:                      # (the Python's first run compiles the blocks it holds: untimed)
+                with np.errstate(all="ignore"):
+                    fallback(*args)
+                state.append(None)
             return out
         with np.errstate(all="ignore"):
             _, python = _timed(fallback, args)
-        if len(state) == 1:            # (the Python's first run compiles the blocks it holds: untimed)
-            state.append(None)
-            return out
         state.append((kernel, python))
         timed = state[2:]
         kernels, pythons = sum(k for k, _ in timed), sum(p for _, p in timed)
@@ -164,6 +160,18 @@ def weighed_while(runner, fallback, inline, fragment, args):
     run = _by_size_class(args, choices, runner, inline, weigh, "False")
     run.on_kernel = []           # what to call once the kernel runs every class (loop_fragment)
     return run
+
+
+def _new_class(choices, weighing, key, state):
+    """``state``, the weighing state of ``key``, a class met the first time; None past CLASSES_AT_MOST
+    classes weighed (the kernel runs it, remembered while fewer than REMEMBERED classes are)."""
+    if weighing[0] >= CLASSES_AT_MOST:
+        if len(choices) < REMEMBERED:
+            choices[key] = True
+        return None
+    weighing[0] += 1
+    choices[key] = state
+    return state
 
 
 def _timed(run, args):

@@ -139,7 +139,7 @@ def test_a_float_divmod_of_a_choice_reads_it_from_a_stage(dtype):
 
 
 def test_a_choice_under_a_let_is_found():
-    """scalar_math._selects walks a Let's body too (clip's value is Lets around its selects): without
+    """scalar_math.holds_choice walks a Let's body too (clip's value is Lets around its selects): without
     it the choices of such values went unseen."""
     from astjit.backends.tvm import scalar_math as sm
     from astjit.backends.tvm.runtime import tvm_module
@@ -147,5 +147,5 @@ def test_a_choice_under_a_let_is_found():
     tvm = tvm_module()
     x, t = tvm.tirx.Var("x", "float64"), tvm.tirx.Var("t", "float64")
     choice = tvm.te.if_then_else(t > x, t, x)
-    assert sm._selects(tvm.tirx.Let(t, x + 1.0, choice))
-    assert not sm._selects(tvm.tirx.Let(t, x + 1.0, t * x))
+    assert sm.holds_choice(tvm.tirx.Let(t, x + 1.0, choice))
+    assert not sm.holds_choice(tvm.tirx.Let(t, x + 1.0, t * x))

@@ -200,14 +200,7 @@ class SegmentLowering:
             ov = self.values.get(o)
             if ov is None or not ov.shape or o in self.segment.inputs or ov.staged or not ov.fused_ops:
                 continue
-            rank = len(ov.shape)
-            index = self.probe.setdefault(rank, tuple(tirx.Var(f"i{d}", "int64") for d in range(rank)))
-            self.probing = True
-            try:
-                choice = sm._selects(ov.at(*index))
-            finally:
-                self.probing = False
-            if choice:
+            if sm.holds_choice(self._probed(ov)):
                 self.values[o] = _staged(o, ov)
 
     def _stage_operands(self, n) -> bool:
@@ -227,11 +220,15 @@ class SegmentLowering:
         Every value is sized at the same index (``probe``), where elementwise values keep their
         expressions (``elementwise``): a chain's value reuses its operand's instead of building the
         whole chain again, and the size memo counts only what is new."""
+        return substituted_size(self._probed(lv), STAGE_ABOVE + 1, self.kept_sizes, self.size_memo)
+
+    def _probed(self, lv):
+        """``lv``'s expression at the shared index of its rank (``probe``)."""
         rank = len(lv.shape)
         index = self.probe.setdefault(rank, tuple(tirx.Var(f"i{d}", "int64") for d in range(rank)))
         self.probing = True
         try:
-            return substituted_size(lv.at(*index), STAGE_ABOVE + 1, self.kept_sizes, self.size_memo)
+            return lv.at(*index)
         finally:
             self.probing = False
 

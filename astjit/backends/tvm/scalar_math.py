@@ -71,7 +71,7 @@ def apply_once(rule, operands, integers=False):
     names, bindings = [], []
     for e in operands:
         dt = dtype_of(e)
-        bound = is_float(dt) or integers and dt.startswith(("int", "uint")) and _selects(e)
+        bound = is_float(dt) or integers and dt.startswith(("int", "uint")) and holds_choice(e)
         if bound and not isinstance(e, tirx.FloatImm | tirx.IntImm | tvm.ir.Var):
             if isinstance(e, tirx.Let) and e.body.same_as(e.var):   # a shielded leaf: bind its value
                 e = e.value
@@ -86,11 +86,12 @@ def apply_once(rule, operands, integers=False):
     return result
 
 
-def _selects(e) -> bool:
-    """Whether the integer ``e`` holds a choice (an ``if_then_else`` or Select: another ``//`` or ``%``),
-    which repeated four times a level grows exponentially. Plain arithmetic and reads are left unbound:
-    bound to Lets, they made the vectorized ``((a + 1) // b) % (b - 3)`` of int64 20% slower, and an
-    int32 ``a // b`` too."""
+def holds_choice(e) -> bool:
+    """Whether ``e`` holds a choice (an ``if_then_else`` or Select), in a Let's body too. An integer
+    ``//`` or ``%`` binds such an operand (another ``//`` or ``%``), which repeated four times a level
+    grows exponentially, and a float one reads it from a stage (lower). Integer ``//`` and ``%`` leave
+    plain arithmetic and reads unbound: bound to Lets, they made the vectorized ``((a + 1) // b) %
+    (b - 3)`` of int64 20% slower, and an int32 ``a // b`` too."""
     from .expression_size import _children
 
     stack = [e] if isinstance(e, tvm.ir.expr.Expr) else []

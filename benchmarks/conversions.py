@@ -7,7 +7,9 @@
 int16 array with a Python-int bound beyond the dtype (numpy drops it); ``root_by``: a power whose
 exponent (0.5) arrives at run time (numpy's sqrt fast path); ``relu_clip``: ``np.clip`` with one bound
 (numpy's maximum); ``int_quotients``: int64 ``//`` and ``%`` nested, divisors holding 0 and -1 (numpy's
-0 and its wrapped ``INT_MIN // -1``), compared in the same block. Each result is checked against
+0 and its wrapped ``INT_MIN // -1``), compared in the same block; ``mod_of_clip``: a float ``%`` whose
+divisor is a ``np.clip`` (computed in a stage of its own; 6 s to compile before); ``where_minus_two``:
+``np.where(a < b, -2, a)`` of uint16 (the -2 wrapped as numpy wraps it; it ran on numpy before). Each result is checked against
 numpy first; small sizes may run as the block's Python by astjit's own measurement, which is the point:
 never slower than numpy.
 """
@@ -42,6 +44,14 @@ def int_quotients(a, b):
     return ((a + 1) // b) % (b - 3) > 0
 
 
+def mod_of_clip(a):
+    return np.mod(a, np.clip(a, -0.5, 2.0))
+
+
+def where_minus_two(a, b):
+    return np.where(a < b, -2, a)
+
+
 SIZES = [("10M", 10_000_000), ("16", 16)]
 
 
@@ -61,6 +71,10 @@ def inputs(fn, n, seed=0):
         a = rng.integers(-2**63, 2**63 - 1, n)
         a[::5] = np.iinfo(np.int64).max          # (a + 1 wraps to INT_MIN, whose // -1 is INT_MIN)
         return a, rng.integers(-2, 3, n)
+    if fn is mod_of_clip:
+        return (rng.standard_normal(n) * 4,)
+    if fn is where_minus_two:
+        return tuple(rng.integers(0, 65536, n).astype(np.uint16) for _ in range(2))
     return (rng.integers(-30000, 30000, n).astype(np.int16),)
 
 
@@ -68,7 +82,8 @@ def main():
     opts = parse_args(__doc__.splitlines()[0])
     print_header("conversions and mixed comparisons", opts.repeats)
     cases = []
-    for fn in (to_int8, mixed_compare, int_clip, root_by, relu_clip, int_quotients):
+    for fn in (to_int8, mixed_compare, int_clip, root_by, relu_clip, int_quotients, mod_of_clip,
+               where_minus_two):
         for label, n in SIZES:
             jitted = jit(fn)
             args = inputs(fn, n)

@@ -26,6 +26,7 @@ from .loops import (
     loop_liveness,
 )
 from .lower import USER_CALL_REASON, BlockLowering, attribute_chain
+from .window_views import hoist_windows
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
 # A block without arithmetic, a reduction or a matrix product (only metadata such as shapes and
@@ -68,6 +69,9 @@ class Block:
     #                                                     function reads a name it assigns: emit)
     free_names: frozenset = frozenset()                 # live-ins that are globals or closure variables
     #                                                     (read before the call where deletion shows: emit)
+    views: dict = field(default_factory=dict)           # windows the caller may take for the block:
+    #                                                     input name -> frontend/window_views.WindowView
+    window_graph: object = None                         # the graph reading those windows as inputs
 
     @property
     def is_while(self) -> bool:
@@ -324,6 +328,7 @@ class BlockFinder:
             if name not in lowering.env:
                 return                                 # defensive: cannot publish this name
         graph.outputs = [(name, lowering.env[name]) for name in live["live_out"]]
+        views, window_graph = hoist_windows(graph, lowering.subscripts, self.value_names, len(self.blocks))
         # an attribute of a local object (``o.scale``) is read through runtime/plain_attribute: a property
         # (read at each use, maybe with effects, maybe of what the block updates first) or a missing
         # attribute (AttributeError after the block's earlier statements) runs the block as Python,
@@ -339,8 +344,8 @@ class BlockFinder:
         maybe_unbound = [n for n in live_in if n in self.liveness.local_names and n not in bound]
         block = Block(len(self.blocks), run, graph, live_in, live["live_out"], dict(lowering.hoisted),
                       maybe_unbound, in_loop=self.loop_depth > 0, in_region=self.region_depth > 0,
-                      hoisted_locals=of_locals,
-                      free_names=self.free_live_ins(live_in, lowering.hoisted))
+                      hoisted_locals=of_locals, views=views, window_graph=window_graph,
+                      free_names=self.free_live_ins(live_in, {**lowering.hoisted, **views}))
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))
 

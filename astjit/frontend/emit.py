@@ -49,6 +49,11 @@ UNBOUND_ERROR_NAME = "__astjit_unbound_error"
 # Fragment declines, its Python raises where it reads, after the statements before)
 GONE_ERRORS_NAME = "__astjit_gone_errors"
 GONE_ERRORS = Exception
+# cells of the factory for windows the caller takes (_view_reads): numpy's ndarray, the types of the
+# values a window's index may read, and what is passed for a window not taken
+NDARRAY_NAME = "__astjit_ndarray"
+INDEX_TYPES_NAME = "__astjit_index_types"
+NOT_TAKEN_NAME = "__astjit_not_taken"
 
 
 # cells of the factory: the builtin next, and per straight-line block an iterator that says whether to
@@ -144,9 +149,11 @@ def fragment_call(block) -> list:
             gast.copy_location(n, block.stmts[0])
         for s, shows in [(gone[0], [])] + list(zip(main, [shown] + [[]] * len(main))):
             setattr(s, SHOWN, shows)
-    checks = [_check(n) for n in block.maybe_unbound] + gone
+    checks = [_check(n) for n in block.maybe_unbound] + gone + (_view_reads(block) if block.views else [])
     # a check holds the old value: drop it, so that a block rebinding the name does not keep it alive
-    drop = [_delete([checked_name(n) for n in block.maybe_unbound])] if block.maybe_unbound else []
+    # (and a window its array)
+    dropped = [checked_name(n) for n in block.maybe_unbound] + list(block.views)
+    drop = [_delete(dropped)] if dropped else []
     anchor = block.stmts[0]
     stmts = checks + main + drop + [_unbind(n) for n in block.unbound_after]
     if block.kind == "loop":
@@ -193,6 +200,39 @@ def _gone_checks(block) -> list:
     handler = gast.ExceptHandler(type=load(GONE_ERRORS_NAME), name=None, body=[gone])
     return [gast.Try(body=[_assign(name, value) for name, value in reads], handlers=[handler], orelse=[],
                      finalbody=[])]
+
+
+def windows_switch_name(block) -> str:
+    return f"__astjit_windows_{block.index}"
+
+
+def _view_reads(block) -> list:
+    """The windows a block reads, taken by the caller once its Fragment asks for them
+    (frontend/window_views)::
+
+        if __astjit_windows_0 and type(a) is ndarray and type(lo) in INDEX_TYPES and type(w) in INDEX_TYPES:
+            try:
+                __astjit_view_0_0_a = a[lo:lo + w]
+            except __astjit_gone_errors:
+                __astjit_view_0_0_a = __astjit_not_taken
+        else:
+            __astjit_view_0_0_a = __astjit_not_taken
+
+    Taking a view of an ndarray with ints has no effects, so the block's Python may take it again
+    where the Fragment runs it."""
+    def is_type(n, op, kind):
+        called = gast.Call(func=load(TYPE_NAME), args=[load(n)], keywords=[])
+        return gast.Compare(left=called, ops=[op], comparators=[load(kind)])
+
+    tests = [load(windows_switch_name(block))]
+    for view in block.views.values():
+        tests.append(is_type(view.base, gast.Is(), NDARRAY_NAME))
+        tests += [is_type(n, gast.In(), INDEX_TYPES_NAME) for n in view.index_names]
+    not_taken = gast.Assign(targets=[store(n) for n in block.views], value=load(NOT_TAKEN_NAME), type_comment=None)
+    taken = [_assign(n, copy.deepcopy(view.expr)) for n, view in block.views.items()]
+    handler = gast.ExceptHandler(type=load(GONE_ERRORS_NAME), name=None, body=[copy.deepcopy(not_taken)])
+    attempt = gast.Try(body=taken, handlers=[handler], orelse=[], finalbody=[])
+    return [gast.If(test=gast.BoolOp(op=gast.And(), values=tests), body=[attempt], orelse=[not_taken])]
 
 
 def _gone_reads(block) -> list:

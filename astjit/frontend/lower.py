@@ -83,6 +83,7 @@ class BlockLowering:
         self.env: dict[str, object] = {}
         self.assigned: set[str] = set()
         self.hoisted: dict[str, gast.expr] = {}   # input name -> expression evaluated by the caller
+        self.subscripts: dict = {}                # getitem node -> the subscript read it lowers (window_views)
 
     # -- statements -------------------------------------------------------------------------------
     def statement(self, stmt) -> None:
@@ -172,8 +173,10 @@ class BlockLowering:
         if isinstance(e, gast.Attribute):
             return self.attribute(e)
         if isinstance(e, gast.Subscript):
-            return g.add("getitem", [self.expr(e.value), self.index(e.slice)], lineno=e.lineno,
+            node = g.add("getitem", [self.expr(e.value), self.index(e.slice)], lineno=e.lineno,
                          col=e.col_offset)
+            self.subscripts[node] = e
+            return node
         if isinstance(e, gast.Tuple | gast.List):
             if any(isinstance(x, gast.Starred) for x in e.elts):
                 raise NotTraceable("starred expressions stay Python", e)

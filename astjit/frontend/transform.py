@@ -10,9 +10,10 @@ import types
 from dataclasses import dataclass, field
 
 import gast
+import numpy as np
 
 from ..errors import FrameIntrospection, SourceUnavailableError
-from ..runtime.fragment import UNBOUND, Fragment
+from ..runtime.fragment import NOT_TAKEN, UNBOUND, Fragment
 from ..runtime.loop_fragment import DECLINED, LoopFragment, Returned
 from ..runtime.plain_attribute import NAME as PLAIN_ATTRIBUTE_NAME
 from ..runtime.plain_attribute import plain_attribute
@@ -21,7 +22,10 @@ from .blocks import BlockFinder
 from .emit import (
     GONE_ERRORS,
     GONE_ERRORS_NAME,
+    INDEX_TYPES_NAME,
+    NDARRAY_NAME,
     NEXT_NAME,
+    NOT_TAKEN_NAME,
     RETURNED_NAME,
     TYPE_NAME,
     UNBOUND_ERROR_NAME,
@@ -33,6 +37,7 @@ from .emit import (
     register_source,
     rewrite,
     to_source,
+    windows_switch_name,
 )
 from .guard_prologue import MISSING, guard_prologue, takes_prologue
 from .liveness import FunctionLiveness
@@ -46,6 +51,7 @@ from .prepare import expression_checker, hoist_tests_and_returns
 from .resolve import Resolver, assigned_attribute_chains
 from .source import parse_function
 from .suspensions import guard_after_suspensions, resumes
+from .window_views import INDEX_TYPES
 
 
 @dataclass
@@ -182,6 +188,10 @@ def _transform(fn, strict, backend, parsed, rewrites, fastmath, device, guard_fa
     cells.update(modules)        # (a block's Python, a function of its own, reads ``np`` from its cell)
     if any(b.maybe_unbound or b.unbound_after or b.free_names or passed_attributes(b) for b in blocks):
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError, GONE_ERRORS_NAME: GONE_ERRORS})
+    if any(b.views for b in blocks):
+        cells.update({GONE_ERRORS_NAME: GONE_ERRORS, TYPE_NAME: type, NDARRAY_NAME: np.ndarray,
+                      INDEX_TYPES_NAME: INDEX_TYPES, NOT_TAKEN_NAME: NOT_TAKEN})
+        cells.update({windows_switch_name(f.block): f.windows_switch for f in fragments.values() if f.block.views})
     if any(b.kind == "loop" for b in blocks):
         cells.update({**BUILTIN_CELLS, **ARRAY_WORK_CELLS, DECLINED_NAME: DECLINED, RETURNED_NAME: Returned,
                       TYPE_NAME: type})

@@ -6,7 +6,7 @@ effects (in-place updates) stay where the user wrote them.
 
 Passes (graph/passes) work on a ``clone`` per specialization, so the block's own graph, which every
 later specialization starts from, never changes. They mutate it only through ``insert_before``,
-``replace_all_uses`` and ``remove_dead``, which keep that order; ``verify`` checks it after each pass.
+``move_before``, ``replace_all_uses`` and ``remove_dead``, which keep that order; ``verify`` checks it after each pass.
 """
 
 from dataclasses import dataclass, field
@@ -74,6 +74,14 @@ class Graph:
         self.nodes.insert(self.nodes.index(anchor), node)
         self._renumber()
         return node
+
+    def move_before(self, node: Node, anchor: Node) -> None:
+        """Place ``node``, which reads nothing (an input, a constant), right before ``anchor``; ids are
+        renumbered in order."""
+        assert not node.operands, "only a node without operands can move"
+        self.nodes.remove(node)
+        self.nodes.insert(self.nodes.index(anchor), node)
+        self._renumber()
 
     def replace_all_uses(self, old: Node, new: Node) -> None:
         """Every operand and output that reads ``old`` reads ``new`` instead (``old`` stays, unused)."""

@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import AstjitError, Unsupported
 from ..graph.infer import infer
 from ..graph.types import ArrayType, Static, WeakScalar
+from ..runtime.fragment import NOT_TAKEN
 
 _ARRAY = re.compile(r"^\s*(\w+)\s*\[\s*([\d\s,]*)\s*\]\s*$")
 
@@ -125,7 +126,9 @@ def specialize_statically(jf, values: dict, receiver=None) -> list[str]:
     for frag in jf.fragments:
         args = []
         for name in frag.live_in:
-            if name in env:
+            if name in frag.block.views:          # (a window the caller takes once its bounds move)
+                args.append(NOT_TAKEN)
+            elif name in env:
                 args.append(env[name])
             elif name in literals and literals[name][1] < frag.lines[0] and name not in _parameters(fn):
                 args.append(literals[name][0])

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import config
 from ..errors import RaisesAsPython, RecompileLimitWarning, StrictModeError, Unsupported
+from ..frontend.window_views import INDEX_TYPES, window_taker
 from .keys import KEYS, describe_key, key_difference
 from .new_extents import (
     AGAIN,
@@ -51,6 +52,20 @@ class _Unbound:
 
 
 UNBOUND = _Unbound()
+
+
+class _NotTaken:
+    """What the rewritten function passes for a window it did not take (frontend/window_views): the
+    block's own graph, which takes it, runs."""
+
+    __slots__ = ()
+    window_not_taken = True          # (runtime/keys leaves it out of what it prints)
+
+    def __repr__(self) -> str:
+        return "<window not taken>"
+
+
+NOT_TAKEN = _NotTaken()
 
 # The rewritten function asks ``next(switch)`` before each block (once before the loop around it, and
 # after each call: frontend/emit): True runs the block's own statements inline, False calls its
@@ -117,6 +132,13 @@ class Fragment:
         self._extents_noted = False
         self._counter = [0]
         self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
+        # whether the rewritten function takes the block's windows and passes them in (window_views)
+        self.windows_switch = types.CellType(False)
+        self._window_positions = [self.live_in.index(n) for n in block.views]
+        self._window_bases = [self.live_in.index(v.base) for v in block.views.values()]
+        self._window_index_positions = [self.live_in.index(n) for v in block.views.values() for n in v.index_names]
+        self._window_shapes_seen: set = set()
+        self._take_windows = window_taker(self.live_in, block.views) if block.views else None
         self._settled_run = self._first_settled_run = SETTLED_CALLS if block.in_loop else SETTLED_CALLS_OUTSIDE
         from .dispatch import make_dispatch
 
@@ -222,11 +244,24 @@ class Fragment:
         """``settle_python`` for a specialization whose values are numbers whatever the arrays' sizes."""
         return self.settle_python(*args, scalar_work=True)
 
+    def graph_for(self, args):
+        """The block's graph, or the one reading its windows as inputs where the caller took them
+        (``args``: the call's arguments, or a key made of them)."""
+        if self._window_positions:
+            first = args[self._window_positions[0]]
+            if first is not NOT_TAKEN and first is not _NotTaken:
+                return self.block.window_graph
+        return self.graph
+
     def _miss(self, args):
         self.calls += 1
         run, self._settled_run = self._settled_run, self._first_settled_run   # new argument types: look again soon
         if any(a is UNBOUND for a in args):   # not a type to specialize on: the block's Python raises
             return self.fallback(*args)
+        if self._window_positions:
+            taken = self._windows_decided(args)
+            if taken is not None:
+                return taken
         with self._lock:                 # threads missing together compile once
             spec = self._made_meanwhile(args)
             # (a length met for the first times runs the block's Python: runtime/new_extents; outside
@@ -241,6 +276,53 @@ class Fragment:
         if not spec.in_range(args):      # made for this key, but this int does not fit: numpy's own path
             return self.fallback(*args)
         return spec.runner(*args)
+
+    def _windows_decided(self, args):
+        """Switch the caller to taking the windows where they moved: a specialization of these argument
+        types holds for other bounds, and windows of these shapes were met before, at other bounds
+        (frontend/window_views; windows of ever new lengths gain nothing from it). A window the
+        kernel cannot take (not C-contiguous) switches it back for good. None goes on with the call."""
+        if args[self._window_positions[0]] is not NOT_TAKEN:
+            if all(args[p].flags.c_contiguous for p in self._window_positions):
+                return None
+            self._stop_windows("a window read is not C-contiguous: the block's graph takes its bounds' "
+                               "values as constants")
+            return self.fallback(*args)
+        if self.windows_switch.cell_contents or self.strict:
+            return None
+        shapes = self._window_shapes(args)
+        if shapes is None:
+            return None
+        key = self.make_key(args)
+        moved = any(spec.key == key and any(p in self._window_index_positions and not _same_value(args[p], v)
+                                            for p, v in spec.value_guards.items()) for spec in self.entries)
+        if not moved or shapes not in self._window_shapes_seen:
+            if len(self._window_shapes_seen) < REMEMBERED:
+                self._window_shapes_seen.add(shapes)
+            return None
+        self.windows_switch.cell_contents = True
+        self._record("windows", "a window's bounds moved: the rewritten function takes the window and passes "
+                                "it in, and a specialization holds for any bounds giving its length")
+        return self.fallback(*args)      # (not a specialization for these bounds: none would meet them again)
+
+    def _window_shapes(self, args):
+        """The shapes of the windows the caller would take for ``args``, or None where it would not take
+        them (not an ndarray, an index not an int, an error, a window not C-contiguous)."""
+        if any(type(args[p]) is not np.ndarray for p in self._window_bases) \
+                or any(type(args[p]) not in INDEX_TYPES for p in self._window_index_positions):
+            return None
+        try:
+            views = self._take_windows(*args)
+        except Exception:
+            return None
+        if not all(type(v) is np.ndarray and v.flags.c_contiguous for v in views):
+            return None
+        return tuple(v.shape for v in views)
+
+    def _stop_windows(self, why) -> None:
+        self.windows_switch.cell_contents = False
+        self._window_positions = []
+        self._record("windows", why)
 
     def _deferred(self, args):
         """None where this call's new array lengths (or int values) compile; else the runner of the
@@ -365,8 +447,9 @@ class Fragment:
                 if limit > 0 and any(e.mode != "python" for e in self.entries):
                     self._warn_limit(limit, key, args)
             return Specialization(key, self.fallback, "python", "recompile limit")
-        if self.entries:
-            change = key_difference(self.live_in, self.entries[-1].key, key)
+        last = self.entries[-1] if self.entries else None
+        if last is not None and self.graph_for(args) is self.graph_for(last.key):
+            change = key_difference(self.live_in, last.key, key)
             self._record("recompile", f"recompiled: {change}")
             config.log("recompiles", "%s line %s: %s", self.owner_name, self.block.lineno, change)
         started = time.perf_counter()

@@ -86,15 +86,21 @@ def _dims(k) -> str:
 
 def spelled(name: str) -> str:
     """A live-in's name as the user writes it: ``o.k`` for the attribute read passed in as
-    ``__astjit_attr_1o_1k`` (frontend/lower.hoisted_name)."""
+    ``__astjit_attr_1o_1k`` (frontend/lower.hoisted_name), ``a[...]`` for a window of ``a`` the caller
+    takes (frontend/window_views)."""
     from ..frontend.lower import HOISTED_PREFIX, attribute_of
+    from ..frontend.window_views import VIEW_PREFIX, spelled_view
 
+    if name.startswith(VIEW_PREFIX):
+        return spelled_view(name)
     return attribute_of(name) if name.startswith(HOISTED_PREFIX) else name
 
 
 def describe_key(names, key) -> str:
     parts = []
     for name, k in zip(map(spelled, names), key):
+        if getattr(k, "window_not_taken", False):        # (runtime/fragment.NOT_TAKEN: nothing to show)
+            continue
         if isinstance(k, tuple) and len(k) > 2 and isinstance(k[2], tuple):     # on a CUDA device
             device, index, kind = k[2]
             parts.append(f"{name}={k[0]}[{_dims(k)}] on {device}:{index} ({kind.__module__.split('.')[0]})")
@@ -114,8 +120,8 @@ def key_difference(names, old, new) -> str:
     """Which argument and which dimension changed between two keys, in words."""
     changes = []
     for name, a, b in zip(map(spelled, names), old, new):
-        if a == b:
-            continue
+        if a == b or getattr(a, "window_not_taken", False) or getattr(b, "window_not_taken", False):
+            continue        # (a window the caller now takes: the record "windows" says so)
         if isinstance(a, tuple) and isinstance(b, tuple):
             where_a, where_b = _where(a), _where(b)
             if where_a != where_b:

@@ -31,7 +31,7 @@ def specialize(fragment, key, args):
             raise Unsupported(f"{name!r} is not a C-contiguous array (strided, transposed or "
                               "Fortran-ordered): numpy runs the block in its layout")
     place = _placement(fragment, args)
-    graph, ctx, applied = run_pipeline(fragment.graph, args, fragment.rules)
+    graph, ctx, applied = run_pipeline(fragment.graph_for(args), args, fragment.rules)
     ctx.device, ctx.placement = place.device, place
     try:
         return _specialize_typed(fragment, key, graph, ctx, applied, place)

@@ -39,7 +39,9 @@ bailed at every call);
 left after 7 as written);
 ``fixed_point_cos_*``: ``for _ in range(1000)`` iterating ``x = cos(x)`` until it moves less than 1e-3 or
 1e-12 (16 or 69 trips, then ``break``);
-``fibonacci_200``: 200 steps of ``a, b = b, a + b`` (the ints leave int64: its kernel bails).
+``fibonacci_200``: 200 steps of ``a, b = b, a + b`` (the ints leave int64: its kernel bails);
+``window_moved_*``: ``x = a[lo:lo + w]; (x * x).sum() / w + x.mean()`` with ``lo`` moved by 97 at each call,
+``w`` 16 and 1000 in 100k float64 (each position met the block's Python: a window read at fixed bounds).
 
 Then ``new lengths``: a short chain called on 60 arrays of random lengths (1,000 to 200,000), each length
 once per pass, three passes; the total time of each pass, numpy's and astjit's (each new length once
@@ -309,6 +311,22 @@ def fibonacci(n):
     return a
 
 
+def window_energy(a, lo, w):
+    x = a[lo:lo + w]
+    return (x * x).sum() / w + x.mean()
+
+
+def moving_window(fn, a, w, step=97):
+    """``fn(a, lo, w)`` with ``lo`` moved by ``step`` at each call (wrapping before the end)."""
+    at = [0]
+
+    def call():
+        at[0] = (at[0] + step) % (len(a) - w)
+        return fn(a, at[0], w)
+
+    return call
+
+
 def cases():
     rng = np.random.default_rng(0)
     osc = Oscillator()
@@ -360,7 +378,9 @@ def cases():
         ("fixed_point_cos_16", fixed_point_cos, jit(fixed_point_cos), (0.5, 1e-3)),
         ("fixed_point_cos_69", fixed_point_cos, jit(fixed_point_cos), (0.5, 1e-12)),
         ("fibonacci_200", fibonacci, jit(fibonacci), (200,)),
-    ]
+    ] + [(f"window_moved_{w}", moving_window(window_energy, a, w), moving_window(jitted, a, w), (), jitted)
+         for w, a, jitted in [(16, rng.random(100_000), jit(window_energy)),
+                              (1000, rng.random(100_000), jit(window_energy))]]
 
 
 def same(got, want):

@@ -260,3 +260,48 @@ def test_other_raises_keep_the_loop_in_python_and_say_why(fn, reason):
     extra = (KeyError("k"),) if fn is raise_of_an_instance else (1j,) if fn is raise_of_a_complex else ()
     jitted = check(fn, [(np.array([1, 2, -3, 4]), *extra), (np.arange(5), *extra)], compiled=False)
     assert reason in str(jitted.explain()), str(jitted.explain())
+
+
+def stored_choice(a, b):
+    for i in range(len(a)):
+        b[i] = a[i] if a[i] != 0 else math.log(a[i])
+    return b
+
+
+def stored_or(a, b):
+    for i in range(len(a)):
+        b[i] = a[i] or math.log(a[i])
+    return b
+
+
+def stored_min_of_choice(a, b):
+    for i in range(len(a)):
+        b[i] = min(a[i], 5.0 if a[i] != 0 else 1.0 / float(a[i]))
+    return b
+
+
+def stored_chain(a, b):
+    for i in range(len(a)):
+        b[i] = 0.0 < a[i] < math.exp(a[i] * 1000.0)
+    return b
+
+
+def stored_pair(a, b, c):
+    for i in range(len(a)):
+        b[i], c[i] = a[i], (a[i] if a[i] != 0 else math.log(a[i]))
+    return b, c
+
+
+@pytest.mark.parametrize("fn", [stored_choice, stored_or, stored_min_of_choice, stored_chain])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_expression_raising_in_one_branch_stores_nothing(fn, dtype):
+    """``b[i] = x if c else E`` where E raises: Python stores nothing into ``b[i]``; the kernel used to
+    store what the register held (the error code's bits, a stale value)."""
+    calls = [(np.array(a, dtype), np.full(len(a), 7.0, dtype))
+             for a in ([1, 2, 0, 3], [1, 2, 3, 4, 5, 6, 0], [0.5, 2, 3], [1, 2, 3, 4, 5, 6, 9], [4, 0, 0])]
+    check(fn, calls)
+
+
+def test_a_tuple_store_raising_in_one_item_stores_no_target():
+    calls = [(np.array(a), np.full(len(a), 7.0), np.full(len(a), 7.0)) for a in ([1.0, 2, 0, 3], [5.0, 6, 7], [0.0, 1])]
+    check(stored_pair, calls)

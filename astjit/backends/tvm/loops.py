@@ -415,6 +415,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
 
     def build(self) -> LoopKernel:
         self.sites = []
+        self.checks_emitted = 0      # fail() calls so far: a branch of an expression that may stop (carried_checks)
         self.stores = set()
         self.restores = False                  # (fail: a site where Python goes on, after effects)
         self.bails = False                     # (fail: a site where Python goes on)
@@ -631,6 +632,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
         flag, or nothing where they passed."""
         if self.check_mode == "trusted":
             return
+        self.checks_emitted += 1
         if self.check_mode == "find":
             with T.If(cond):
                 with T.Then():
@@ -656,6 +658,17 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                     T.buffer_store(self.status, _as_int64(v), [k + 1])
                 T.buffer_store(self.ok, tirx.const(False, "bool"), [0])
         self.go_on_if_ok()
+
+    @contextmanager
+    def carried_checks(self):
+        """Around an expression whose parts are evaluated in branches of their own (``x if c else E``,
+        ``a or E``, ``a < b < E``, an inlined callee): where a check in one of them may stop the
+        kernel, what the current scope emits after the expression (the store of its value into
+        ``b[i]``) runs only while no check has failed, as Python stores nothing where E raises."""
+        before = self.checks_emitted
+        yield
+        if self.checks_emitted != before:
+            self.go_on_if_ok()
 
     @contextmanager
     def scope(self):
@@ -1836,7 +1849,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                     with T.Then(), self.scope():
                         step(right, k + 1)
 
-        step(self.expr(e.left), 0)
+        left = self.expr(e.left)
+        with self.carried_checks():
+            step(left, 0)
         if len(steps) == 1:
             types, tag = steps[0]
             return Val(out[0], types, tag)
@@ -1948,7 +1963,8 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             for (put_one, _), v in zip(choices, items(value)):
                 put_one(v)
 
-        produce(put)
+        with self.carried_checks():
+            produce(put)
         values = [current() for _, current in choices]
         return values[0] if arity is None else values
 
@@ -2103,9 +2119,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.flags.pop()
                 self.returns.pop()
 
-        value = self._twice(produce, e, arity)
-        self.go_on_if_ok()          # a check that failed in the callee stops what follows the call too
-        return value
+        return self._twice(produce, e, arity)     # (a check failed in the callee stops what follows it too)
 
     def go_on_if_ok(self) -> None:
         """What the current scope emits from here runs only while no check has failed (``fail`` does

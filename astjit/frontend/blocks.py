@@ -6,6 +6,7 @@ Python. A run becomes a Block only if it does real array work (at least one op).
 """
 
 import copy
+import functools
 from dataclasses import dataclass, field
 
 import gast
@@ -26,6 +27,7 @@ from .loops import (
     loop_liveness,
 )
 from .lower import USER_CALL_REASON, BlockLowering, attribute_chain
+from .rank_generic import rank_generic_twin
 from .window_views import hoist_windows
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
@@ -72,6 +74,8 @@ class Block:
     views: dict = field(default_factory=dict)           # windows the caller may take for the block:
     #                                                     input name -> frontend/window_views.WindowView
     window_graph: object = None                         # the graph reading those windows as inputs
+    make_twin: object = None                            # makes the block as a one-trip loop region
+    #                                                     (frontend/rank_generic), or None
 
     @property
     def is_while(self) -> bool:
@@ -346,6 +350,10 @@ class BlockFinder:
                       maybe_unbound, in_loop=self.loop_depth > 0, in_region=self.region_depth > 0,
                       hoisted_locals=of_locals, views=views, window_graph=window_graph,
                       free_names=self.free_live_ins(live_in, {**lowering.hoisted, **views}))
+        if not (views or lowering.hoisted or maybe_unbound
+                or any(OPS[n.op].kind == "effect" for n in graph.nodes if n.op in OPS)):
+            block.make_twin = functools.partial(rank_generic_twin, block, self.resolver, self.value_names,
+                                                self.local_functions)
         self.blocks.append(block)
         self.placements.append((stmts, start, start + len(run), block))
 

@@ -130,6 +130,8 @@ class Fragment:
         self._counting_factory = None        # makes the runner of a length met again (_counting)
         self._deferred_keys: set = set()     # keys cached with the block's Python or a counting runner (new_extents)
         self._extents_noted = False
+        self._twin = None                    # the rank-generic twin: None until needed, False if none
+        self._twin_noted = False
         self._counter = [0]
         self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
         # whether the rewritten function takes the block's windows and passes them in (window_views)
@@ -346,6 +348,11 @@ class Fragment:
                                     f"its compile (at least {SIGHTINGS_TO_COMPILE} times; never where its "
                                     "kernel would save little, or Python won at lengths not much shorter)")
         entry = self.guarded.get(key)
+        if decision != NEVER and entry is None:
+            twin = self._rank_generic(args)
+            if twin is not None:          # (one kernel for any length: its calls go there from now on)
+                self._remember_deferred(key, twin)
+                return twin
         if decision == AGAIN:
             if entry is None:         # (its calls count from the cache from now on: _counting)
                 self._remember_deferred(key, self._counting(key))
@@ -361,6 +368,32 @@ class Fragment:
             self._remember_deferred(key, runner)
             return runner
         return self.python_runner
+
+    def _rank_generic(self, args):
+        """The block's rank-generic twin (frontend/rank_generic), made at the first need, where its
+        kernel compiles for these arguments' dtypes and ranks; else None."""
+        twin = self._twin
+        if twin is None:
+            made = self.block.make_twin() if self.block.make_twin is not None else None
+            if made is None:
+                self._twin = False
+                return None
+            from .loop_fragment import LoopFragment
+
+            twin = self._twin = LoopFragment(made, self.filename, self.owner_name, self.strict, self.backend,
+                                             self.rules, self.device)
+            twin.fallback = self.fallback
+        elif twin is False:
+            return None
+        key = twin.make_key(args)
+        spec = next((e for e in twin.entries if e.key == key), None) or twin.specialize_only(args)
+        if spec.runs != "compiled":
+            return None
+        if not self._twin_noted:
+            self._twin_noted = True
+            self._record("extents", "arrays of new lengths keep arriving: a further length runs one kernel "
+                                    "made for any length (the block as a loop of one trip)")
+        return twin
 
     def _remember_deferred(self, key, runner) -> None:
         """Cache ``runner`` (the block's Python, or a counting one) for a deferred length; past

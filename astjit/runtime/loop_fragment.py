@@ -274,7 +274,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     local_index = {spec.name: j for j, spec in enumerate(lowered.locals)}
     # a live-out array: its local buffer where the loop rebound it, else the argument (also one it
     # updated only in place, ``x += ...``)
-    rebound = [(k, local_index.get(var.name), live_in.index(var.name))
+    # (a one-trip loop, frontend/rank_generic, always binds its live-outs: none is passed in)
+    rebound = [(k, local_index.get(var.name), live_in.index(var.name) if var.name in live_in else None)
                for k, var in enumerate(lowered.outputs[:n_out]) if isinstance(var, LocalArray)]
 
     compacting = [False]       # (set once an empty or size-1 axis came: make_loop_kernel_runner)
@@ -412,7 +413,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
         items, names = result_expressions(lowered, 0, n_out, views)
         ints = "q" if views else "s"
         for k, j, p in rebound:
-            items[k] = f"(local[{j}] if {ints}[{status_slot(k)}] else a{p})" if j is not None else f"a{p}"
+            items[k] = (f"a{p}" if j is None else f"local[{j}]" if p is None
+                        else f"(local[{j}] if {ints}[{status_slot(k)}] else a{p})")
         for k, var in enumerate(lowered.outputs[:n_out]):
             if isinstance(var, RotatedArray):              # the argument it holds in the final phase
                 held = "".join(f"a{live_in.index(m)}, " for m in var.members)

@@ -1,5 +1,7 @@
 """Arrays of ever new lengths: after EXTENTS_AT_ONCE lengths of one pattern compiled, a new length runs
-the block's Python until it recurs (runtime/new_extents), with numpy's results throughout."""
+the block's Python until it recurs (runtime/new_extents), with numpy's results throughout. These tests
+are of blocks without a rank-generic twin, as blocks the loop region's syntax refuses (its twin, which
+takes such lengths where it compiles: tests/frontend/test_rank_generic.py)."""
 
 from types import SimpleNamespace
 
@@ -9,6 +11,7 @@ from differential import assert_same_as_numpy
 
 from astjit import explain, jit
 from astjit.runtime import new_extents
+from astjit.runtime.fragment import Fragment
 from astjit.runtime.new_extents import (
     AGAIN,
     EXTENTS_AT_ONCE,
@@ -24,6 +27,11 @@ from astjit.runtime.new_extents import (
 )
 
 RNG = np.random.default_rng(46)
+
+
+@pytest.fixture(autouse=True)
+def no_rank_generic_twin(monkeypatch):
+    monkeypatch.setattr(Fragment, "_rank_generic", lambda self, args: None)
 
 
 def chain(a, b):

@@ -1,0 +1,76 @@
+"""A straight-line block meeting ever new lengths runs its rank-generic twin (frontend/rank_generic):
+one loop kernel for any length, with numpy's results."""
+
+import numpy as np
+import pytest
+
+from astjit import explain, jit
+from tests.differential import assert_same_as_numpy
+
+RNG = np.random.default_rng(11)
+
+
+def centered_energy(x):
+    d = x - 1.0
+    return (d * d).mean()
+
+
+def quotients(a, b):
+    return (a * 3 + b) // 2, a % 7
+
+
+def scaled_pair(x, y):
+    d = x - y
+    e = d * 2.0 + 1.0
+    return e, d
+
+
+def updated(x):
+    y = x * 2.0
+    x[0] = 1.0
+    return y
+
+
+def _lengths(count, low=1000, high=60_000):
+    return [int(n) for n in RNG.integers(low, high, count)]
+
+
+def test_new_lengths_run_one_kernel_for_any_length_with_numpys_bits():
+    jf = jit(centered_energy)
+    for n in _lengths(24):
+        assert_same_as_numpy(centered_energy, RNG.standard_normal(n), jitted=jf)
+    (frag,) = jf.fragments
+    assert [e.runs for e in frag._twin.entries] == ["compiled"]
+    assert any("one kernel made for any length" in r.message for r in explain(jf))
+    # (the sum in numpy's pairwise order: the same bits, not only close)
+    x = RNG.standard_normal(77_777)
+    assert jf(x) == centered_energy(x)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16])
+def test_new_lengths_of_integer_blocks(dtype):
+    jf = jit(quotients)
+    for n in _lengths(20):
+        a = RNG.integers(0, 1000, n).astype(dtype)
+        b = RNG.integers(1, 9, n).astype(dtype)
+        assert_same_as_numpy(quotients, a, b, jitted=jf)
+
+
+def test_results_of_the_twin_are_fresh_arrays_at_each_call():
+    jf = jit(scaled_pair)
+    kept = []
+    for n in _lengths(20, 2000, 20_000):
+        x, y = RNG.standard_normal(n), RNG.standard_normal(n)
+        kept.append(((x, y), jf(x, y)))
+    for (x, y), (e, d) in kept:
+        np.testing.assert_array_equal(d, x - y)
+        np.testing.assert_array_equal(e, (x - y) * 2.0 + 1.0)
+        assert e.flags.owndata and d.flags.owndata
+    assert not np.shares_memory(kept[-1][1][0], kept[-2][1][0])
+
+
+def test_blocks_updating_arrays_in_place_have_no_twin():
+    jf = jit(updated)
+    for n in _lengths(8):
+        assert_same_as_numpy(updated, RNG.standard_normal(n), jitted=jf)
+    assert all(f.block.make_twin is None for f in jf.fragments)

@@ -14,7 +14,9 @@ costs what plain Python costs.
 
 A ``while`` loop without effects is weighed too (``weighed_while``): its first trips ran as written,
 and the trips left to its kernel may be too few to repay the kernel's call. Having no effects, it
-runs both on the same values, which compares them where the trips left change from call to call.
+runs both on the same values, which compares them where the trips left change from call to call. A
+``for`` loop without effects is weighed the same way: its trips, too, may be fewer than its call
+repays (a few whole-array steps on short arrays).
 """
 
 import time
@@ -48,6 +50,7 @@ NUMPY_ROWS = "numpy's vectorized loops run its rows faster"
 CONVERTS_ITS_LISTS = ("the kernel's runner makes an array of the lists or tuples the loop reads at each call, and "
                       "the loop reads few of their items")
 SHORT_WHILE = ("the trips left after its first ones (run as written) were too few to repay the kernel's call")
+SHORT_FOR = "its trips were too few to repay the kernel's call"
 COPIES_ITS_ARRAYS = ("the kernel's runner copies the arrays the loop writes before each call (to put them "
                      "back where an int leaves int64 and Python goes on), and the loop touches few of "
                      "their elements")
@@ -88,7 +91,7 @@ def weighed(runner, fallback, fragment, args, why=NUMPY_ROWS):
     return _by_size_class(args, choices, runner, fallback, weigh, " and ".join(small) or "False")
 
 
-def weighed_while(runner, fallback, inline, fragment, args):
+def weighed_while(runner, fallback, inline, fragment, args, why=SHORT_WHILE):
     """``runner`` (the kernel of a ``while`` whose first trips ran as written, and which writes no
     array and appends to no list) and ``fallback`` (the rest of the loop as Python) behind one call
     that weighs them per size class of the arguments. A class whose Python won runs ``inline`` (the
@@ -112,7 +115,7 @@ def weighed_while(runner, fallback, inline, fragment, args):
     binary search's kernel took 11-15 us at its second and third calls, 0.5 us later.)"""
     choices = {}                 # size class -> True (the kernel), False (the Python) or its time pairs
     weighing = [0]
-    decide = _decider(choices, fragment, SHORT_WHILE)
+    decide = _decider(choices, fragment, why)
 
     def settle(key, state, kernel, python):
         if choices.get(key) is state:

@@ -374,3 +374,60 @@ def test_a_while_inside_a_loop_of_pythons_is_not_weighed():
         assert jitted(cs, most) == escape_times(cs, most)
     inner = next(f for f in jitted.fragments if f.block.kind == "loop" and f.block.in_loop)
     assert inner.entries and not any(hasattr(e.runner, "weighed") for e in inner.entries)
+
+
+def dot_of(a, b):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * b[i]
+    return s
+
+
+def logistic(x, r, steps):
+    for _ in range(steps):
+        x = r * x * (1.0 - x)
+    return x
+
+
+def horner(c, x):
+    y = np.zeros_like(x)
+    for k in range(len(c)):
+        y = y * x + c[k]
+    return y
+
+
+def scaled_into(a, out):
+    for i in range(len(a)):
+        out[i] = 2.0 * a[i]
+    return out
+
+
+@pytest.mark.parametrize("python_wins", [True, False])
+def test_for_loops_without_effects_are_weighed_and_agree_with_python(monkeypatch, python_wins):
+    """A ``for`` loop without effects is weighed as a ``while`` is (its trips may be too few to repay the
+    kernel's call); one writing an array is not. Whichever side the weighing keeps, plain Python's
+    results."""
+    timed = loop_weighing._timed
+
+    def fake(run, args):
+        out, _ = timed(run, args)
+        is_python = getattr(run, "__name__", "").startswith("__astjit_block")
+        return out, (0.0 if is_python == python_wins else 1e-6)
+
+    monkeypatch.setattr(loop_weighing, "_timed", fake)
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", "0")
+    rng = np.random.default_rng(5)
+    jd, jl, jh, js = jit(dot_of), jit(logistic), jit(horner), jit(scaled_into)
+    for k in range(20):
+        n = int(rng.integers(1, 400))
+        a, b = rng.standard_normal(n), rng.standard_normal(n)
+        assert jd(a, b) == dot_of(a, b)
+        x, steps = float(rng.uniform(0.1, 0.9)), int(rng.integers(0, 60))
+        assert jl(x, 3.7, steps) == logistic(x, 3.7, steps)
+        c = rng.standard_normal(4)
+        np.testing.assert_array_equal(jh(c, a), horner(c, a))
+        out1, out2 = np.zeros(n), np.zeros(n)
+        np.testing.assert_array_equal(js(a, out1), scaled_into(a, out2))
+    said = str(explain(jd)) + str(explain(jl))
+    assert ("its trips were too few to repay the kernel's call" in said) == python_wins
+    assert "too few" not in str(explain(js))

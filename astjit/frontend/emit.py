@@ -54,6 +54,7 @@ GONE_ERRORS = Exception
 NDARRAY_NAME = "__astjit_ndarray"
 INDEX_TYPES_NAME = "__astjit_index_types"
 NOT_TAKEN_NAME = "__astjit_not_taken"
+PYTHON_INTS_NAME = "__astjit_python_ints"
 
 
 # cells of the factory: the builtin next, and per straight-line block an iterator that says whether to
@@ -210,16 +211,18 @@ def _view_reads(block) -> list:
     """The windows a block reads, taken by the caller once its Fragment asks for them
     (frontend/window_views)::
 
-        if __astjit_windows_0 and type(a) is ndarray and type(lo) in INDEX_TYPES and type(w) in INDEX_TYPES:
-            try:
+        try:
+            if __astjit_windows_0 and type(a) is ndarray and type(hi) in INDEX_TYPES \
+                    and type(lo) in PYTHON_INTS and type(w) in PYTHON_INTS:
                 __astjit_view_0_0_a = a[lo:lo + w]
-            except __astjit_gone_errors:
+            else:
                 __astjit_view_0_0_a = __astjit_not_taken
-        else:
+        except __astjit_gone_errors:
             __astjit_view_0_0_a = __astjit_not_taken
 
     Taking a view of an ndarray with ints has no effects, so the block's Python may take it again
-    where the Fragment runs it."""
+    where the Fragment runs it; a name unbound here (bound in one branch only) passes NOT_TAKEN, and
+    the block's statements raise where they read it."""
     def is_type(n, op, kind):
         called = gast.Call(func=load(TYPE_NAME), args=[load(n)], keywords=[])
         return gast.Compare(left=called, ops=[op], comparators=[load(kind)])
@@ -228,11 +231,12 @@ def _view_reads(block) -> list:
     for view in block.views.values():
         tests.append(is_type(view.base, gast.Is(), NDARRAY_NAME))
         tests += [is_type(n, gast.In(), INDEX_TYPES_NAME) for n in view.index_names]
+        tests += [is_type(n, gast.In(), PYTHON_INTS_NAME) for n in view.computed_names]
     not_taken = gast.Assign(targets=[store(n) for n in block.views], value=load(NOT_TAKEN_NAME), type_comment=None)
     taken = [_assign(n, copy.deepcopy(view.expr)) for n, view in block.views.items()]
-    handler = gast.ExceptHandler(type=load(GONE_ERRORS_NAME), name=None, body=[copy.deepcopy(not_taken)])
-    attempt = gast.Try(body=taken, handlers=[handler], orelse=[], finalbody=[])
-    return [gast.If(test=gast.BoolOp(op=gast.And(), values=tests), body=[attempt], orelse=[not_taken])]
+    choice = gast.If(test=gast.BoolOp(op=gast.And(), values=tests), body=taken, orelse=[copy.deepcopy(not_taken)])
+    handler = gast.ExceptHandler(type=load(GONE_ERRORS_NAME), name=None, body=[not_taken])
+    return [gast.Try(body=[choice], handlers=[handler], orelse=[], finalbody=[])]
 
 
 def _gone_reads(block) -> list:

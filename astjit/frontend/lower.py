@@ -83,7 +83,8 @@ class BlockLowering:
         self.env: dict[str, object] = {}
         self.assigned: set[str] = set()
         self.hoisted: dict[str, gast.expr] = {}   # input name -> expression evaluated by the caller
-        self.subscripts: dict = {}                # getitem node -> the subscript read it lowers (window_views)
+        self.subscripts: dict = {}                # getitem node -> the subscript read it lowers, where no name
+        #                                           it reads was assigned earlier in the block (window_views)
 
     # -- statements -------------------------------------------------------------------------------
     def statement(self, stmt) -> None:
@@ -175,7 +176,8 @@ class BlockLowering:
         if isinstance(e, gast.Subscript):
             node = g.add("getitem", [self.expr(e.value), self.index(e.slice)], lineno=e.lineno,
                          col=e.col_offset)
-            self.subscripts[node] = e
+            if not any(isinstance(n, gast.Name) and n.id in self.assigned for n in gast.walk(e)):
+                self.subscripts[node] = e       # (as written, it reads the values from before the block)
             return node
         if isinstance(e, gast.Tuple | gast.List):
             if any(isinstance(x, gast.Starred) for x in e.elts):

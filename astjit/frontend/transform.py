@@ -26,6 +26,7 @@ from .emit import (
     NDARRAY_NAME,
     NEXT_NAME,
     NOT_TAKEN_NAME,
+    PYTHON_INTS_NAME,
     RETURNED_NAME,
     TYPE_NAME,
     UNBOUND_ERROR_NAME,
@@ -51,7 +52,7 @@ from .prepare import expression_checker, hoist_tests_and_returns
 from .resolve import Resolver, assigned_attribute_chains
 from .source import parse_function
 from .suspensions import guard_after_suspensions, resumes
-from .window_views import INDEX_TYPES
+from .window_views import INDEX_TYPES, PYTHON_INTS
 
 
 @dataclass
@@ -190,7 +191,7 @@ def _transform(fn, strict, backend, parsed, rewrites, fastmath, device, guard_fa
         cells.update({UNBOUND_NAME: UNBOUND, UNBOUND_ERROR_NAME: UnboundLocalError, GONE_ERRORS_NAME: GONE_ERRORS})
     if any(b.views for b in blocks):
         cells.update({GONE_ERRORS_NAME: GONE_ERRORS, TYPE_NAME: type, NDARRAY_NAME: np.ndarray,
-                      INDEX_TYPES_NAME: INDEX_TYPES, NOT_TAKEN_NAME: NOT_TAKEN})
+                      INDEX_TYPES_NAME: INDEX_TYPES, PYTHON_INTS_NAME: PYTHON_INTS, NOT_TAKEN_NAME: NOT_TAKEN})
         cells.update({windows_switch_name(f.block): f.windows_switch for f in fragments.values() if f.block.views})
     if any(b.kind == "loop" for b in blocks):
         cells.update({**BUILTIN_CELLS, **ARRAY_WORK_CELLS, DECLINED_NAME: DECLINED, RETURNED_NAME: Returned,

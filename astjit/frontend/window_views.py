@@ -13,9 +13,11 @@ runs (taking them at every call cost a stencil with four windows of fixed bounds
 
 Only reads whose base and bounds are the block's live-ins (values from before the block) qualify, in
 blocks that update no array in place (the kernel does not know that a window and the other arrays
-it reads share memory). The caller takes the views only where the base is an ndarray and each name
-in the index an int, a numpy int or None, and none raises (frontend/emit._view_read); otherwise it
-passes NOT_TAKEN, and the block's own graph takes the call as before.
+it reads share memory), and whose names none of the block's statements before assigns (as written,
+the read is of the values from before the block). The caller takes the views only where the base is
+an ndarray, each name the index reads as it is an int, a numpy int or None, each it computes with a
+Python int, and nothing raises (frontend/emit._view_reads); otherwise it passes NOT_TAKEN, and the
+block's own graph takes the call as before.
 """
 
 from dataclasses import dataclass
@@ -29,15 +31,20 @@ VIEW_PREFIX = "__astjit_view_"
 INDEX_ARITHMETIC = frozenset({"add", "subtract", "multiply", "floor_divide", "negative"})
 # what a name in a window's index may hold for the caller to take the view (bool is an int to a slice)
 INDEX_TYPES = frozenset({int, bool, type(None)} | {np.dtype(c).type for c in np.typecodes["AllInteger"]})
+PYTHON_INTS = frozenset({int})     # what a name the index computes with may hold
 
 
 @dataclass(frozen=True)
 class WindowView:
     """A subscript read the caller takes for the block: ``expr`` as written, ``base`` the array's name,
-    ``index_names`` the names its index reads (each must hold an int, a numpy int or None)."""
+    ``index_names`` the names its index reads as they are (each must hold an int, a numpy int or None),
+    ``computed_names`` those it computes with (``lo + w``: each must hold a Python int, whose
+    arithmetic neither wraps nor warns, so that the block's Python, taking the window again where it
+    runs, warns as plain Python does)."""
     expr: object
     base: str
     index_names: tuple
+    computed_names: tuple = ()
 
 
 def view_name(block_index: int, k: int, base: str) -> str:
@@ -62,8 +69,10 @@ def hoist_windows(graph, subscripts: dict, value_names: set, block_index: int) -
             continue
         names = _index_names(index, value_names)
         if names:
+            bare, computed = names
             name = view_name(block_index, len(found), base.value)
-            found.append((node.id, name, WindowView(subscripts[node], base.value, tuple(dict.fromkeys(names)))))
+            found.append((node.id, name, WindowView(subscripts[node], base.value, tuple(dict.fromkeys(bare)),
+                                                    tuple(dict.fromkeys(computed)))))
     if not found:
         return {}, None
     for _, name, _ in found:
@@ -93,19 +102,20 @@ def window_taker(live_in: list, views: dict):
     return namespace["take"]
 
 
-def _index_names(index, value_names) -> list | None:
-    """The live-in names an index reads, where it is made of slices (one at least, with a bound
-    known only at run time), constants and int arithmetic on live-ins; else None."""
-    names, windowed = [], False
+def _index_names(index, value_names) -> tuple | None:
+    """(the live-in names an index reads as they are, those it computes with), where it is made of
+    slices (one at least, with a bound known only at run time), constants and int arithmetic on
+    live-ins; else None."""
+    bare, computed, windowed = [], [], False
 
-    def walk(n, in_slice):
+    def walk(n, in_slice, in_arithmetic=False):
         nonlocal windowed
         if n.op == "const":
             return n.value is None or n.value is Ellipsis or type(n.value) is int
         if n.op == "input":
             if n.value not in value_names:
                 return False
-            names.append(n.value)
+            (computed if in_arithmetic else bare).append(n.value)
             windowed |= in_slice
             return True
         if n.op == "slice":
@@ -113,10 +123,12 @@ def _index_names(index, value_names) -> list | None:
         if n.op == "tuple":
             return all(walk(p, in_slice) for p in n.args)
         if n.op in INDEX_ARITHMETIC and not n.kwargs:
-            return all(walk(p, in_slice) for p in n.args)
+            return all(walk(p, in_slice, True) for p in n.args)
         return False
 
-    return names if walk(index, False) and windowed else None
+    if not walk(index, False) or not windowed:
+        return None
+    return [n for n in bare if n not in computed], computed
 
 
 def _index_nodes(index) -> list:

@@ -138,7 +138,10 @@ class Fragment:
         self.windows_switch = types.CellType(False)
         self._window_positions = [self.live_in.index(n) for n in block.views]
         self._window_bases = [self.live_in.index(v.base) for v in block.views.values()]
-        self._window_index_positions = [self.live_in.index(n) for v in block.views.values() for n in v.index_names]
+        self._window_index_positions = [self.live_in.index(n) for v in block.views.values()
+                                        for n in v.index_names + v.computed_names]
+        self._window_computed_positions = [self.live_in.index(n) for v in block.views.values()
+                                           for n in v.computed_names]
         self._window_shapes_seen: set = set()
         self._take_windows = window_taker(self.live_in, block.views) if block.views else None
         self._settled_run = self._first_settled_run = SETTLED_CALLS if block.in_loop else SETTLED_CALLS_OUTSIDE
@@ -311,7 +314,8 @@ class Fragment:
         """The shapes of the windows the caller would take for ``args``, or None where it would not take
         them (not an ndarray, an index not an int, an error, a window not C-contiguous)."""
         if any(type(args[p]) is not np.ndarray for p in self._window_bases) \
-                or any(type(args[p]) not in INDEX_TYPES for p in self._window_index_positions):
+                or any(type(args[p]) not in INDEX_TYPES for p in self._window_index_positions) \
+                or any(type(args[p]) is not int for p in self._window_computed_positions):
             return None
         try:
             views = self._take_windows(*args)

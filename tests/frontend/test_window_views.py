@@ -56,6 +56,37 @@ def window_maybe_unbound(a, flag, w):
     return (a[lo:lo + w] * 2.0).sum()
 
 
+def window_after_rebinding(a, lo, w):
+    lo = lo + 1
+    x = a[lo:lo + w]
+    return x * 2.0 + 1.0
+
+
+def window_of_rebound_base(a, b, lo, w):
+    s = a * 0.5
+    a = b
+    x = a[lo:lo + w]
+    return x * 2.0 + s.sum()
+
+
+def window_after_shifted_bounds(a, lo, hi):
+    s = a[lo:hi] * 1.0
+    lo, hi = lo + 1, hi + 1
+    return s + a[lo:hi]
+
+
+def window_bound_in_one_branch(a, b, d, c, hi):
+    if c:
+        lo = hi - 5
+    t = b + d
+    x = a[lo:hi]
+    return x * 2.0 + t
+
+
+def window_of_computed_bounds(a, lo, w):
+    return a[lo:lo + w] * 2.0
+
+
 def _fragment(jf):
     (frag,) = [f for f in jf.fragments if f.block.views]
     return frag
@@ -152,3 +183,45 @@ def test_show_prints_the_windows_the_caller_takes():
     out = io.StringIO()
     jf.show(file=out)
     assert "a[lo:lo + w]" in out.getvalue() and "__astjit_windows_0" in out.getvalue()
+
+
+@pytest.mark.parametrize("fn", [window_after_rebinding, window_after_shifted_bounds])
+def test_a_bound_rebound_earlier_in_the_block_is_read_at_its_new_value(fn, kernels_measure_faster):
+    jf = jit(fn)
+    a = np.arange(100.0)
+    for lo in range(1, 40, 2):
+        assert_same_as_numpy(fn, a, lo, lo + 4 if fn is window_after_shifted_bounds else 4, jitted=jf)
+
+
+def test_a_base_rebound_earlier_in_the_block_is_the_array_read(kernels_measure_faster):
+    jf = jit(window_of_rebound_base)
+    a, b = np.arange(100.0), -np.arange(100.0)
+    for lo in range(1, 40, 2):
+        assert_same_as_numpy(window_of_rebound_base, a, b, lo, 4, jitted=jf)
+
+
+def test_a_bound_unbound_at_the_block_raises_where_python_raises(kernels_measure_faster):
+    jf = jit(window_bound_in_one_branch)
+    a = RNG.standard_normal(20)
+    for hi in range(6, 16):
+        assert_same_as_numpy(window_bound_in_one_branch, a, np.ones(5), np.ones(5), True, hi, jitted=jf)
+    assert _fragment(jf).windows_switch.cell_contents is True
+    for d, c in ((np.ones(4), False), (np.ones(5), False), (np.ones(4), True)):
+        assert_same_as_numpy(window_bound_in_one_branch, a, np.ones(5), d, c, 6, jitted=jf)
+
+
+def test_numpy_int_bounds_computed_with_warn_once_as_python_does(kernels_measure_faster):
+    """``lo + w`` of numpy ints may wrap and warn: the caller does not take such a window (it would
+    warn, and the block's Python again)."""
+    import warnings
+
+    jf = jit(window_of_computed_bounds)
+    a = np.arange(300.0)
+    for lo in range(0, 30, 3):
+        assert_same_as_numpy(window_of_computed_bounds, a, lo, 10, jitted=jf)
+    assert _fragment(jf).windows_switch.cell_contents is True
+    for fn in (window_of_computed_bounds, jf):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(a, np.uint8(250), np.uint8(10))
+        assert [str(w.message) for w in caught] == ["overflow encountered in scalar add"]

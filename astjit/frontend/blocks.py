@@ -350,8 +350,8 @@ class BlockFinder:
                       maybe_unbound, in_loop=self.loop_depth > 0, in_region=self.region_depth > 0,
                       hoisted_locals=of_locals, views=views, window_graph=window_graph,
                       free_names=self.free_live_ins(live_in, {**lowering.hoisted, **views}))
-        if not (views or lowering.hoisted or maybe_unbound
-                or any(OPS[n.op].kind == "effect" for n in graph.nodes if n.op in OPS)):
+        if not (lowering.hoisted or maybe_unbound or any(OPS[n.op].kind == "effect" for n in graph.nodes if n.op in OPS)
+                or list(views) != live_in[len(live_in) - len(views):]):
             block.make_twin = functools.partial(rank_generic_twin, block, self.resolver, self.value_names,
                                                 self.local_functions)
         self.blocks.append(block)

@@ -9,6 +9,8 @@ meets a new length it would otherwise run as Python, it runs this twin instead (
 against numpy's own time before. The twin is built at that first need, from the block's statements,
 where the loop region's syntax admits them; its kernel runs the statements as the loop kernel does
 (numpy's pairwise sums included), and it declines, to the block's Python, wherever the kernel would.
+A block reading windows (frontend/window_views) gets one too: its kernel reads ``a[lo:lo + w]`` at
+any bounds, where windows of ever new lengths would meet the block's Python.
 """
 
 import copy
@@ -36,8 +38,9 @@ def one_trip_loop(stmts, calls: dict):
 
 
 def rank_generic_twin(block, resolver, value_names, local_functions):
-    """The Block of kind "loop" running ``block``'s statements once, with the block's live-ins and
-    live-outs; None where the loop region's syntax refuses them."""
+    """The Block of kind "loop" running ``block``'s statements once, with the block's live-ins (but the
+    windows a caller may take, the last ones: frontend/window_views) and live-outs; None where the
+    loop region's syntax refuses them."""
     from .blocks import Block
 
     checker = LoopChecker(resolver, value_names, local_functions)
@@ -48,6 +51,7 @@ def rank_generic_twin(block, resolver, value_names, local_functions):
         return None
     if checker.hoisted or checker.closure_names or checker.free_names or checker.return_arity is not False:
         return None
-    return Block(block.index, [loop], None, list(block.live_in), list(block.live_out), kind="loop",
+    live_in = [n for n in block.live_in if n not in block.views]
+    return Block(block.index, [loop], None, live_in, list(block.live_out), kind="loop",
                  loop_calls=checker.calls, kernel_loop=loop, written_loop=copy.deepcopy(loop),
                  in_loop=block.in_loop, in_region=block.in_region, free_names=block.free_names)

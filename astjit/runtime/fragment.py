@@ -131,6 +131,7 @@ class Fragment:
         self._deferred_keys: set = set()     # keys cached with the block's Python or a counting runner (new_extents)
         self._extents_noted = False
         self._twin = None                    # the rank-generic twin: None until needed, False if none
+        self._twin_runner = None             # what runs it on the block's arguments
         self._twin_noted = False
         self._counter = [0]
         self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
@@ -384,11 +385,17 @@ class Fragment:
                 return None
             from .loop_fragment import LoopFragment
 
-            twin = self._twin = LoopFragment(made, self.filename, self.owner_name, self.strict, self.backend,
-                                             self.rules, self.device)
-            twin.fallback = self.fallback
+            twin = LoopFragment(made, self.filename, self.owner_name, self.strict, self.backend, self.rules,
+                                self.device)
+            # (the windows a caller may take are the last live-ins: the twin reads them from their arrays)
+            taken = (NOT_TAKEN,) * (len(self.live_in) - len(made.live_in))
+            fallback = self.fallback
+            twin.fallback = (lambda *a: fallback(*a, *taken)) if taken else fallback
+            self._twin = twin
+            self._twin_runner = (lambda *a: twin(*a[:len(made.live_in)])) if taken else twin
         elif twin is False:
             return None
+        args = args[:len(twin.live_in)]
         key = twin.make_key(args)
         spec = next((e for e in twin.entries if e.key == key), None) or twin.specialize_only(args)
         if spec.runs != "compiled":
@@ -397,7 +404,7 @@ class Fragment:
             self._twin_noted = True
             self._record("extents", "arrays of new lengths keep arriving: a further length runs one kernel "
                                     "made for any length (the block as a loop of one trip)")
-        return twin
+        return self._twin_runner
 
     def _remember_deferred(self, key, runner) -> None:
         """Cache ``runner`` (the block's Python, or a counting one) for a deferred length; past

@@ -74,3 +74,21 @@ def test_blocks_updating_arrays_in_place_have_no_twin():
     for n in _lengths(8):
         assert_same_as_numpy(updated, RNG.standard_normal(n), jitted=jf)
     assert all(f.block.make_twin is None for f in jf.fragments)
+
+
+def window_energy(a, lo, w):
+    x = a[lo:lo + w]
+    return (x * x).sum() + x.mean()
+
+
+def test_a_block_reading_windows_has_a_twin_that_reads_them_from_their_arrays():
+    """Windows of ever new lengths at moving bounds: the twin (a loop kernel reading ``a[lo:lo + w]`` at
+    any bounds) is made without the windows the caller may take."""
+    jf = jit(window_energy)
+    a = RNG.standard_normal(300_000)
+    for k in range(40):
+        lo, w = int(RNG.integers(0, 100_000)), int(RNG.integers(5000, 150_000))
+        assert_same_as_numpy(window_energy, a, lo, w, jitted=jf)
+    (frag,) = jf.fragments
+    twin = frag.block.make_twin()
+    assert twin is not None and twin.live_in == ["a", "lo", "w"]

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from .fpstate import current_state, last_quiet
-from .keys import TupleOfLength, tuple_key
+from .keys import ListOf, TupleOfLength, list_key, tuple_key
 
 try:           # numpy's C functions themselves: np.may_share_memory's dispatch layer doubles its cost
     from numpy._core._multiarray_umath import may_share_memory, shares_memory
@@ -36,7 +36,7 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     ``promote(key, runner)`` is told of each hit while ``promoting[0]`` holds (``make_hot_dispatch``)."""
     from ..devices import device_key, device_types
     from .fpstate import current_state, kernels_allowed, last_quiet
-    from .keys import KEY_CODE, tuple_key
+    from .keys import KEY_CODE
 
     names = _names(n)
     params = ", ".join(names)
@@ -57,7 +57,8 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     namespace = {"ndarray": np.ndarray, "cache_get": cache.get, "miss": miss, "counter": counter,
                  "fp_state": current_state, "fp_quiet": last_quiet, "fp_allowed": kernels_allowed,
                  "as_python": as_python, "promote": promote, "promoting": promoting,
-                 "device_key": device_key, "device_types": device_types, "tuple_key": tuple_key}
+                 "device_key": device_key, "device_types": device_types, "tuple_key": tuple_key,
+                 "list_key": list_key}
     exec(compile(src, "<astjit dispatch>", "exec"), namespace)
     return namespace["dispatch"]
 
@@ -86,13 +87,18 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
 
         runner = runner.refused(refused)
     namespace = {"ndarray": np.ndarray, "runner": runner, "generic": generic, "counter": counter,
-                 "fp_state": current_state, "fp_quiet": last_quiet, "tuple_key": tuple_key}
+                 "fp_state": current_state, "fp_quiet": last_quiet, "tuple_key": tuple_key,
+                 "list_key": list_key}
     terms = []
     shape_compared = key_by != "shape"      # (a loop kernel takes any extents)
     for i, (x, part) in enumerate(zip(names, key)):
         if isinstance(part, TupleOfLength):
             namespace[f"t{i}"] = part
             terms.append(f"type({x}) is tuple and tuple_key({x}) is t{i}")
+            continue
+        if isinstance(part, ListOf):
+            namespace[f"t{i}"] = part
+            terms.append(f"type({x}) is list and list_key({x}) is t{i}")
             continue
         if not isinstance(part, tuple):
             namespace[f"t{i}"] = part

@@ -188,3 +188,18 @@ def test_a_long_tuple_is_keyed_by_its_first_item_and_converted_only_with_items_o
     # all-float tuples after it run
     jitted = check(item_total, [(mixed,), (many,), (mixed,), (many[::-1],)])
     assert {e.mode for f in jitted.fragments if f.block.kind == "loop" for e in f.entries} == {"tvm"}
+
+
+def test_a_list_is_keyed_by_its_first_items_type():
+    """``list(a)`` gives numpy floats: after a list of Python floats its items got the loop's Python (the
+    first kernel refuses them), each step calling the body's block, 0.55x plain Python. Now each item
+    type compiles a kernel of its own; mixed items still run as Python."""
+    x = rng.random(30)
+    values = [1.0, -2.0, 3.0, 0.5, 0.25]
+    calls = [([t(v) for v in values], x, np.zeros(30)) for t in (float, np.float64, np.float32, float, np.float64)]
+    calls += [(list(rng.random(7)), x, np.zeros(30)), (rng.random(6).tolist(), x, np.zeros(30))]
+    jitted = check(horner, calls)
+    keys = {e.key[0] for f in jitted.fragments if f.block.kind == "loop" for e in f.entries}
+    assert {k.item for k in keys} == {float, np.float64, np.float32}
+    assert "runs as Python" not in str(jitted.explain())
+    check(horner, [([1.0, np.float64(2.0)], x, np.zeros(30)), ([], x, np.zeros(30))], compiled=False)

@@ -152,7 +152,14 @@ def specialize_loop(fragment, key, args) -> Specialization:
 
         inner = make_loop_runner(main, lowered, fragment, kernel_args, live_in, live_out, fall_back)
         runner = tuple_runner(tuples, fragment.live_in, fragment.live_out, inner, fragment.fallback)
-    if (lowered.weigh or lowered.restores or lowered.sequences) and not (block.resume_at or block.declines_inline):
+    # (a for loop without effects may be shorter than its call repays too: Horner's rule over 4
+    # coefficients on 100 floats, y = y * x + c, 0.78x plain Python. Not inside a loop of Python's: the
+    # run as written that the weighing settles on would cover the rest of that loop, whatever its later
+    # trips' classes)
+    without_effects = (block.is_while or not block.resume_at) and not (
+        lowered.stores or lowered.appended or block.declines_inline or fragment.strict or block.in_loop)
+    if (lowered.weigh or lowered.restores or lowered.sequences and not without_effects) \
+            and not (block.resume_at or block.declines_inline):
         # (a handed-over loop's Python goes on in the rewritten function, where it cannot be timed)
         from .loop_weighing import CONVERTS_ITS_LISTS, COPIES_ITS_ARRAYS, NUMPY_ROWS, weighed
 
@@ -163,13 +170,9 @@ def specialize_loop(fragment, key, args) -> Specialization:
         else:
             runner = weighed_where_copying(runner, weighed(runner, fragment.fallback, fragment, args,
                                                            COPIES_ITS_ARRAYS))
-    elif (block.is_while or not block.resume_at) and not (lowered.stores or lowered.appended or block.declines_inline
-                                                         or fragment.strict or block.in_loop):
+    elif without_effects:
         # (a while's first trips ran as written, and the rest may be fewer than the kernel's call
-        # repays: a binary search over 1,000 elements ran at 0.57x plain Python; a for loop without
-        # effects may be shorter than its call too: Horner's rule over 4 coefficients on 100 floats,
-        # y = y * x + c, 0.77x. Not inside a loop of Python's: the run as written that the weighing
-        # settles on would cover the rest of that loop, whatever its later trips' classes)
+        # repays: a binary search over 1,000 elements ran at 0.57x plain Python)
         from .loop_weighing import SHORT_FOR, SHORT_WHILE, weighed_while
 
         kernel, runner = runner, weighed_while(runner, fragment.fallback, fragment.python_runner, fragment, args,

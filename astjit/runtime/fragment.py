@@ -23,10 +23,10 @@ from .keys import KEYS, describe_key, key_difference
 from .new_extents import (
     AGAIN,
     EXTENTS_AT_ONCE,
+    KEEP_KERNELS_FROM,
     NEVER,
     REMEMBERED,
     SIGHTINGS_TO_COMPILE,
-    WORTH_COUNTING,
     NewExtents,
 )
 from .plain_attribute import NOT_PLAIN
@@ -34,6 +34,17 @@ from .records import Record
 
 # a refused block whose arrays are all at most this large settles on its Python (``specialize_only``)
 SMALL_REFUSED = 4096
+
+
+# A new length runs the rank-generic twin (frontend/rank_generic) only where the block's arrays hold this
+# many elements together, and a length compiled before won its first call's measurement: below, a new
+# length's block runs as Python inline (settle_python) at almost no cost, where reaching the twin
+# through a miss cost 12-20 us a call (random lengths of 100-1,000 elements: 0.15-0.2x numpy).
+TWIN_FROM = 16384
+
+
+def _elements(args) -> int:
+    return sum(a.size for a in args if type(a) is np.ndarray)
 
 
 def _small_arrays(args) -> bool:
@@ -132,6 +143,7 @@ class Fragment:
         self._extents_noted = False
         self._twin = None                    # the rank-generic twin: None until needed, False if none
         self._twin_runner = None             # what runs it on the block's arguments
+        self._twin_keys: set = set()         # the twin's keys (dtypes, ranks) that compiled
         self._twin_noted = False
         self._counter = [0]
         self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
@@ -268,6 +280,10 @@ class Fragment:
             taken = self._windows_decided(args)
             if taken is not None:
                 return taken
+        if self._twin_keys:              # (a new length of dtypes and ranks the twin compiled for)
+            stripped = args[:len(self._twin.live_in)]
+            if self._twin.make_key(stripped) in self._twin_keys and _elements(args) >= TWIN_FROM:
+                return self._twin(*stripped)
         with self._lock:                 # threads missing together compile once
             spec = self._made_meanwhile(args)
             # (a length met for the first times runs the block's Python: runtime/new_extents; outside
@@ -353,7 +369,8 @@ class Fragment:
                                     f"its compile (at least {SIGHTINGS_TO_COMPILE} times; never where its "
                                     "kernel would save little, or Python won at lengths not much shorter)")
         entry = self.guarded.get(key)
-        if decision != NEVER and entry is None:
+        if decision != NEVER and entry is None and _elements(args) >= TWIN_FROM and any(
+                e.runs == "compiled" and e.measured for e in self.entries):
             twin = self._rank_generic(args)
             if twin is not None:          # (one kernel for any length: its calls go there from now on)
                 self._remember_deferred(key, twin)
@@ -365,10 +382,10 @@ class Fragment:
         # (a key whose int values all ran Python so far: its Python for every value, without the values'
         # checks at each call)
         if decision == NEVER and (entry is None or all(spec.runs == "python" for spec in entry.specs)):
-            # (the lengths compiled keep their kernels where those save more than a dispatch costs; else
-            # the block's Python runs inline for every length, the cheapest)
+            # (the lengths compiled keep their kernels where those save more than a new length's miss
+            # costs; else the block's Python runs inline for every length, the cheapest)
             runner = self.fallback if any(
-                e.measured and e.measured[1] - e.measured[0] >= WORTH_COUNTING
+                e.measured and e.measured[1] - e.measured[0] >= KEEP_KERNELS_FROM
                 for e in self.entries if e.runs == "compiled") else self.python_runner
             self._remember_deferred(key, runner)
             return runner
@@ -383,15 +400,11 @@ class Fragment:
             if made is None:
                 self._twin = False
                 return None
-            from .loop_fragment import LoopFragment
+            from .loop_fragment import RankGenericTwin
 
-            twin = LoopFragment(made, self.filename, self.owner_name, self.strict, self.backend, self.rules,
-                                self.device)
             # (the windows a caller may take are the last live-ins: the twin reads them from their arrays)
             taken = (NOT_TAKEN,) * (len(self.live_in) - len(made.live_in))
-            fallback = self.fallback
-            twin.fallback = (lambda *a: fallback(*a, *taken)) if taken else fallback
-            self._twin = twin
+            twin = self._twin = RankGenericTwin(made, self, taken)
             self._twin_runner = (lambda *a: twin(*a[:len(made.live_in)])) if taken else twin
         elif twin is False:
             return None
@@ -400,6 +413,7 @@ class Fragment:
         spec = next((e for e in twin.entries if e.key == key), None) or twin.specialize_only(args)
         if spec.runs != "compiled":
             return None
+        self._twin_keys.add(key)
         if not self._twin_noted:
             self._twin_noted = True
             self._record("extents", "arrays of new lengths keep arriving: a further length runs one kernel "

@@ -65,6 +65,33 @@ class LoopFragment(Fragment):
         return specialize_loop(self, key, args)
 
 
+class RankGenericTwin(LoopFragment):
+    """A straight-line block's twin, its statements as a loop of one trip (frontend/rank_generic), run
+    by the block's own Fragment (``outer``) for new lengths. Its Python is the block's; where its
+    weighing finds that faster, the block's Fragment settles on it, and the rewritten function runs
+    the block inline for the next calls (through the twin, each call reached it through a miss of
+    the block's Fragment: 0.6-0.75x numpy where its kernel lost). ``taken``: what the block's Python
+    takes for the windows a caller may take (frontend/window_views), which the twin does not."""
+
+    def __init__(self, block, outer, taken=()):
+        super().__init__(block, outer.filename, outer.owner_name, outer.strict, outer.backend, outer.rules,
+                         outer.device)
+        self.outer, self.taken = outer, tuple(taken)
+        self.fallback = (lambda *a: outer.fallback(*a, *self.taken)) if taken else outer.fallback
+
+    # (its Python is numpy's whole-array work: weighed against its kernel however long that runs,
+    # runtime/loop_weighing.weighed_while)
+
+    def _record(self, kind, message, lineno=None):
+        """What explain says of the twin, it says of the block."""
+        self.outer._record(kind, message, lineno)
+
+    @property
+    def python_runner(self):
+        outer, taken = self.outer, self.taken
+        return (lambda *a: outer.settle_python(*a, *taken)) if taken else outer.settle_python
+
+
 def loop_segment(prim_func, module) -> Segment:
     """What inspection shows of a compiled loop: its TIR, and its LLVM IR (compiled again, for a
     kernel loaded from the disk cache, whose ``module`` is None)."""
@@ -176,7 +203,8 @@ def specialize_loop(fragment, key, args) -> Specialization:
         from .loop_weighing import SHORT_FOR, SHORT_WHILE, weighed_while
 
         kernel, runner = runner, weighed_while(runner, fragment.fallback, fragment.python_runner, fragment, args,
-                                               SHORT_WHILE if block.is_while else SHORT_FOR)
+                                               SHORT_WHILE if block.is_while else SHORT_FOR,
+                                               long_repays=not isinstance(fragment, RankGenericTwin))
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
     if hasattr(runner, "on_kernel"):       # (the weighing of a while: once it settles on the kernel, that alone)

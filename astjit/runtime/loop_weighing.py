@@ -91,7 +91,7 @@ def weighed(runner, fallback, fragment, args, why=NUMPY_ROWS):
     return _by_size_class(args, choices, runner, fallback, weigh, " and ".join(small) or "False")
 
 
-def weighed_while(runner, fallback, inline, fragment, args, why=SHORT_WHILE):
+def weighed_while(runner, fallback, inline, fragment, args, why=SHORT_WHILE, long_repays=True):
     """``runner`` (the kernel of a ``while`` whose first trips ran as written, and which writes no
     array and appends to no list) and ``fallback`` (the rest of the loop as Python) behind one call
     that weighs them per size class of the arguments. A class whose Python won runs ``inline`` (the
@@ -109,8 +109,9 @@ def weighed_while(runner, fallback, inline, fragment, args, why=SHORT_WHILE):
     Python too (untimed: it compiles the blocks it holds); then up to WHILE_WEIGHED calls are timed,
     and the sums of the times decide. The kernel wins at once where its second call takes over
     WHILE_LONG_SECOND seconds, or from two timed calls on, where each took over WHILE_LONG (it repays
-    its call there, and the Python of a long loop would cost a lot) or the Python's times are over
-    WHILE_CLEAR times the kernel's: timing the Python of 500 trips at six calls a class made them
+    its call there, and the Python of a long loop would cost a lot; not with ``long_repays`` false:
+    a loop whose Python is numpy's whole-array work, not a trip at a time) or the Python's times are
+    over WHILE_CLEAR times the kernel's: timing the Python of 500 trips at six calls a class made them
     0.45x plain Python where the kernel ran 12x. (Its first calls after the compile are slow: a
     binary search's kernel took 11-15 us at its second and third calls, 0.5 us later.)"""
     choices = {}                 # size class -> True (the kernel), False (the Python) or its time pairs
@@ -138,7 +139,7 @@ def weighed_while(runner, fallback, inline, fragment, args, why=SHORT_WHILE):
             state.append(None)
             return out
         if len(state) == 1:
-            if kernel > WHILE_LONG_SECOND:
+            if kernel > WHILE_LONG_SECOND and long_repays:
                 settle(key, state, 0.0, float("inf"))
             else:                      # (the Python's first run compiles the blocks it holds: untimed)
                 with np.errstate(all="ignore"):
@@ -151,7 +152,8 @@ def weighed_while(runner, fallback, inline, fragment, args, why=SHORT_WHILE):
         timed = state[2:]
         kernels, pythons = sum(k for k, _ in timed), sum(p for _, p in timed)
         # (from the second timed call: the kernel's first calls after its compile are slow)
-        if len(timed) >= 2 and (min(k for k, _ in timed) > WHILE_LONG or pythons > WHILE_CLEAR * kernels):
+        if len(timed) >= 2 and (long_repays and min(k for k, _ in timed) > WHILE_LONG
+                                or pythons > WHILE_CLEAR * kernels):
             settle(key, state, 0.0, float("inf"))
         elif len(timed) >= WHILE_WEIGHED:
             # (per call, for explain; the Python must be faster at half the calls too: a few slow runs

@@ -33,6 +33,12 @@ LONGER_TO_TRY = 8
 # would be repaid after hundreds of thousands of calls (arrays of random lengths 1-59, whose kernels
 # saved 0.3 us a call, ran 1.6x plain Python's time while counted).
 WORTH_COUNTING = 1e-6
+# A length that runs the block's Python for good runs it inline (fragment.settle_python: the next calls
+# skip the Fragment) unless a compiled length saves more than this a call: then through the Fragment, so
+# that the compiled lengths keep their kernels between them. Each new length reaching the Fragment costs
+# a miss (10-20 us): random lengths of 100-1,000 elements whose compiled lengths saved 1 us a call ran
+# at 0.16x numpy.
+KEEP_KERNELS_FROM = 5e-6
 REMEMBERED = 1024          # lengths met and not compiled; forgotten all at once beyond that
 WAIT, AGAIN, NEVER = "wait", "again", "never"     # met the first time, met again, Python for good
 

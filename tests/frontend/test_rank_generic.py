@@ -92,3 +92,33 @@ def test_a_block_reading_windows_has_a_twin_that_reads_them_from_their_arrays():
     (frag,) = jf.fragments
     twin = frag.block.make_twin()
     assert twin is not None and twin.live_in == ["a", "lo", "w"]
+
+
+def test_short_new_lengths_keep_the_blocks_python_inline():
+    """Below TWIN_FROM elements a new length runs the block's Python inline (reaching the twin through a
+    miss of the block's Fragment cost more than the work)."""
+    jf = jit(centered_energy)
+    for n in _lengths(40, 100, 1000):
+        assert_same_as_numpy(centered_energy, RNG.standard_normal(n), jitted=jf)
+    (frag,) = jf.fragments
+    assert frag._twin is None
+
+
+def test_the_twin_is_weighed_against_the_blocks_python(monkeypatch):
+    """The twin's Python is numpy's whole-array work: weighed however long its kernel runs; where
+    Python wins, the block's Fragment settles on it."""
+    from astjit.runtime import loop_weighing
+
+    timed = loop_weighing._timed
+
+    def python_faster(run, args):
+        out, _ = timed(run, args)
+        return out, (0.0 if getattr(run, "__name__", "").startswith("__astjit_block") else 1e-3)
+
+    monkeypatch.setattr(loop_weighing, "_timed", python_faster)
+    jf = jit(centered_energy)
+    for n in _lengths(60, 20_000, 60_000):
+        assert_same_as_numpy(centered_energy, RNG.standard_normal(n), jitted=jf)
+    (frag,) = jf.fragments
+    assert frag._twin and all(hasattr(e.runner, "weighed") for e in frag._twin.entries)
+    assert "too few to repay the kernel's call" in str(explain(jf))

@@ -30,6 +30,7 @@ from tvm import te, tirx  # noqa: E402
 
 WEAK_DTYPES = {bool: "bool", int: "int64", float: "float64"}
 SUMMED_STAGE_ABOVE = 64      # expression size (expression_size) of a costly summed value that gets a stage
+ARG_STAGE_ABOVE = 24         # the same for the operand of an argmax or argmin (_stage_arg_operand)
 
 
 @dataclass
@@ -150,15 +151,21 @@ class SegmentLowering:
                 self._stage_summed(n.args[0])
             if is_float_divmod(self.ctx, n):
                 self._stage_choices(n)
+            if n.op.removeprefix("np.") in ("argmax", "argmin"):
+                self._stage_arg_operand(n.args[0])
             lv = self.node(n)
             elementwise = OPS[n.op].kind == "elementwise"
             size = self._size(lv) if elementwise and lv.shape else 0
             if (size > STAGE_ABOVE or lv.fused_ops > FUSED_OPS_AT_MOST) and self._stage_operands(n):
                 lv = self.node(n)
                 size = self._size(lv)
-            if elementwise and (sm.transcendental(n.op) or any(o in costly for o in n.operands)):
+            # (a float ``//`` or ``%`` branches on signs and zeros like a transcendental: ``(a - 1) % 2.5``
+            # read three times under a mean compiled 1 s longer per read)
+            if elementwise and (sm.transcendental(n.op) or is_float_divmod(self.ctx, n)
+                                or any(o in costly for o in n.operands)):
                 costly.add(n)
-            if n in costly and readers[n] >= 2 and lv.shape and n in summed and size > SUMMED_STAGE_ABOVE:
+            if n in costly and readers[n] >= 2 and lv.shape and (n in summed and size > SUMMED_STAGE_ABOVE
+                                                                 or is_float_divmod(self.ctx, n)):
                 lv = _staged(n, lv)            # (kept: the generic schedule would inline it back)
             elif n in costly and readers[n] >= 2 and lv.shape:
                 lv = _kept(n, lv)              # computed once, read twice (softmax's exponentials)
@@ -189,6 +196,16 @@ class SegmentLowering:
         ov = self.values.get(o)
         if ov is not None and ov.shape and ov.fused_ops and not ov.staged and o not in self.segment.inputs \
                 and self._size(ov) > SUMMED_STAGE_ABOVE:
+            self.values[o] = _staged(o, ov)
+
+    def _stage_arg_operand(self, o) -> None:
+        """The operand of an argmax or argmin, computed in a stage of its own where it is an expression
+        of more than ARG_STAGE_ABOVE nodes: the reduction's combiner reads each value several times (a
+        NaN test, two comparisons, a choice), and TVM's passes over it took 13 s for ``np.log(a).argmax()``,
+        3 s for ``(a // 3.0).argmin()``, at every new length."""
+        ov = self.values.get(o)
+        if ov is not None and ov.shape and ov.fused_ops and not ov.staged and o not in self.segment.inputs \
+                and self._size(ov) > ARG_STAGE_ABOVE:
             self.values[o] = _staged(o, ov)
 
     def _stage_choices(self, n) -> None:

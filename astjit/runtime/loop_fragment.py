@@ -180,10 +180,11 @@ def specialize_loop(fragment, key, args) -> Specialization:
         inner = make_loop_runner(main, lowered, fragment, kernel_args, live_in, live_out, fall_back)
         runner = tuple_runner(tuples, fragment.live_in, fragment.live_out, inner, fragment.fallback)
     # (a for loop without effects may be shorter than its call repays too: Horner's rule over 4
-    # coefficients on 100 floats, y = y * x + c, 0.78x plain Python. Not inside a loop of Python's: the
-    # run as written that the weighing settles on would cover the rest of that loop, whatever its later
-    # trips' classes)
-    without_effects = (block.is_while or not block.resume_at) and not (
+    # coefficients on 100 floats, y = y * x + c, 0.78x plain Python; not a nest, whose Python's run
+    # would compile its inner loops' kernels too, for nothing where the nest's kernel wins. Not inside
+    # a loop of Python's: the run as written that the weighing settles on would cover the rest of that
+    # loop, whatever its later trips' classes)
+    without_effects = (block.is_while or not (block.resume_at or _nests(block.kernel_loop))) and not (
         lowered.stores or lowered.appended or block.declines_inline or fragment.strict or block.in_loop)
     if (lowered.weigh or lowered.restores or lowered.sequences and not without_effects) \
             and not (block.resume_at or block.declines_inline):
@@ -217,6 +218,13 @@ def specialize_loop(fragment, key, args) -> Specialization:
     if stored is None:
         config.log("compiles", "loop kernel for %s line %s", fragment.owner_name, block.lineno)
     return spec
+
+
+def _nests(loop) -> bool:
+    """Whether a loop holds another loop."""
+    import gast
+
+    return any(isinstance(n, gast.For | gast.While) for s in loop.body + loop.orelse for n in gast.walk(s))
 
 
 def weighed_where_copying(runner, weighed_runner):

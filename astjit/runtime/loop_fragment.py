@@ -186,8 +186,7 @@ def specialize_loop(fragment, key, args) -> Specialization:
     # loop, whatever its later trips' classes)
     without_effects = (block.is_while or not (block.resume_at or _nests(block.kernel_loop))) and not (
         lowered.stores or lowered.appended or block.declines_inline or fragment.strict or block.in_loop)
-    if (lowered.weigh or lowered.restores or lowered.sequences and not without_effects) \
-            and not (block.resume_at or block.declines_inline):
+    if (lowered.weigh or lowered.restores or lowered.sequences) and not (block.resume_at or block.declines_inline):
         # (a handed-over loop's Python goes on in the rewritten function, where it cannot be timed)
         from .loop_weighing import CONVERTS_ITS_LISTS, COPIES_ITS_ARRAYS, NUMPY_ROWS, weighed
 

@@ -184,8 +184,9 @@ def specialize_loop(fragment, key, args) -> Specialization:
     # would compile its inner loops' kernels too, for nothing where the nest's kernel wins. Not inside
     # a loop of Python's: the run as written that the weighing settles on would cover the rest of that
     # loop, whatever its later trips' classes)
+    twin = isinstance(fragment, RankGenericTwin)      # (its Python settles its block, in a loop or not)
     without_effects = (block.is_while or not (block.resume_at or _nests(block.kernel_loop))) and not (
-        lowered.stores or lowered.appended or block.declines_inline or fragment.strict or block.in_loop)
+        lowered.stores or lowered.appended or block.declines_inline or fragment.strict or block.in_loop and not twin)
     if (lowered.weigh or lowered.restores or lowered.sequences) and not (block.resume_at or block.declines_inline):
         # (a handed-over loop's Python goes on in the rewritten function, where it cannot be timed)
         from .loop_weighing import CONVERTS_ITS_LISTS, COPIES_ITS_ARRAYS, NUMPY_ROWS, weighed
@@ -204,7 +205,7 @@ def specialize_loop(fragment, key, args) -> Specialization:
 
         kernel, runner = runner, weighed_while(runner, fragment.fallback, fragment.python_runner, fragment, args,
                                                SHORT_WHILE if block.is_while else SHORT_FOR,
-                                               long_repays=not isinstance(fragment, RankGenericTwin))
+                                               long_repays=not twin)
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
     if hasattr(runner, "on_kernel"):       # (the weighing of a while: once it settles on the kernel, that alone)

@@ -37,6 +37,22 @@ def one_trip_loop(stmts, calls: dict):
     return loop
 
 
+FRESH_KINDS = ("elementwise", "reduction")
+
+
+def fresh_outputs(graph) -> bool:
+    """Whether each value the block publishes is a new array or number of its own, made by an
+    elementwise op or a reduction (or a tuple of such): the twin's kernel gives each live-out a buffer
+    of its own, where ``d = c`` publishes one array under two names, and ``y = x[1:]`` a view."""
+    from ..graph.ops import OPS
+
+    values = []
+    for _, node in graph.outputs:
+        values += node.args if node.op == "tuple" else [node]
+    return len({id(v) for v in values}) == len(values) and all(
+        v.op in OPS and OPS[v.op].kind in FRESH_KINDS for v in values)
+
+
 def rank_generic_twin(block, resolver, value_names, local_functions):
     """The Block of kind "loop" running ``block``'s statements once, with the block's live-ins (but the
     windows a caller may take, the last ones: frontend/window_views) and live-outs; None where the

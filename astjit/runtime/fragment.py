@@ -36,15 +36,15 @@ from .records import Record
 SMALL_REFUSED = 4096
 
 
-# A new length runs the rank-generic twin (frontend/rank_generic) only where the block's arrays hold this
-# many elements together, and a length compiled before won its first call's measurement: below, a new
+# A new length runs the rank-generic twin (frontend/rank_generic) only where one of the block's arrays
+# holds this many elements, and a length compiled before won its first call's measurement: below, a new
 # length's block runs as Python inline (settle_python) at almost no cost, where reaching the twin
 # through a miss cost 12-20 us a call (random lengths of 100-1,000 elements: 0.15-0.2x numpy).
 TWIN_FROM = 16384
 
 
-def _elements(args) -> int:
-    return sum(a.size for a in args if type(a) is np.ndarray)
+def _largest(args) -> int:
+    return max((a.size for a in args if type(a) is np.ndarray), default=0)
 
 
 def _small_arrays(args) -> bool:
@@ -282,7 +282,8 @@ class Fragment:
                 return taken
         if self._twin_keys:              # (a new length of dtypes and ranks the twin compiled for)
             stripped = args[:len(self._twin.live_in)]
-            if self._twin.make_key(stripped) in self._twin_keys and _elements(args) >= TWIN_FROM:
+            if self._twin.make_key(stripped) in self._twin_keys and _largest(args) >= TWIN_FROM:
+                self._settled_run = run          # (its Python may settle the block: runs keep growing)
                 return self._twin(*stripped)
         with self._lock:                 # threads missing together compile once
             spec = self._made_meanwhile(args)
@@ -369,7 +370,7 @@ class Fragment:
                                     f"its compile (at least {SIGHTINGS_TO_COMPILE} times; never where its "
                                     "kernel would save little, or Python won at lengths not much shorter)")
         entry = self.guarded.get(key)
-        if decision != NEVER and entry is None and _elements(args) >= TWIN_FROM and any(
+        if decision != NEVER and entry is None and _largest(args) >= TWIN_FROM and any(
                 e.runs == "compiled" and e.measured for e in self.entries):
             twin = self._rank_generic(args)
             if twin is not None:          # (one kernel for any length: its calls go there from now on)

@@ -179,13 +179,14 @@ def specialize_loop(fragment, key, args) -> Specialization:
 
         inner = make_loop_runner(main, lowered, fragment, kernel_args, live_in, live_out, fall_back)
         runner = tuple_runner(tuples, fragment.live_in, fragment.live_out, inner, fragment.fallback)
-    # (a for loop without effects may be shorter than its call repays too: Horner's rule over 4
-    # coefficients on 100 floats, y = y * x + c, 0.78x plain Python; not a nest, whose Python's run
-    # would compile its inner loops' kernels too, for nothing where the nest's kernel wins. Not inside
-    # a loop of Python's: the run as written that the weighing settles on would cover the rest of that
-    # loop, whatever its later trips' classes)
-    twin = isinstance(fragment, RankGenericTwin)      # (its Python settles its block, in a loop or not)
-    without_effects = (block.is_while or not (block.resume_at or _nests(block.kernel_loop))) and not (
+    # (a while's first trips ran as written, and the rest may be fewer than the kernel's call repays; a
+    # block's rank-generic twin is weighed against the block's numpy. Not inside a loop of Python's: the
+    # run as written that the weighing settles on would cover the rest of that loop, whatever its later
+    # trips' classes; a twin's Python settles its block, which handles loops itself. Other for loops
+    # are not weighed: their Python's first run compiled the blocks of their body, 50-60 ms at the
+    # second call of a whole-array time step, for nothing where the kernel won)
+    twin = isinstance(fragment, RankGenericTwin)
+    without_effects = (block.is_while or twin) and not (
         lowered.stores or lowered.appended or block.declines_inline or fragment.strict or block.in_loop and not twin)
     if (lowered.weigh or lowered.restores or lowered.sequences) and not (block.resume_at or block.declines_inline):
         # (a handed-over loop's Python goes on in the rewritten function, where it cannot be timed)
@@ -199,12 +200,11 @@ def specialize_loop(fragment, key, args) -> Specialization:
             runner = weighed_where_copying(runner, weighed(runner, fragment.fallback, fragment, args,
                                                            COPIES_ITS_ARRAYS))
     elif without_effects:
-        # (a while's first trips ran as written, and the rest may be fewer than the kernel's call
-        # repays: a binary search over 1,000 elements ran at 0.57x plain Python)
-        from .loop_weighing import SHORT_FOR, SHORT_WHILE, weighed_while
+        # (a binary search over 1,000 elements ran at 0.57x plain Python)
+        from .loop_weighing import SHORT_TWIN, SHORT_WHILE, weighed_while
 
         kernel, runner = runner, weighed_while(runner, fragment.fallback, fragment.python_runner, fragment, args,
-                                               SHORT_WHILE if block.is_while else SHORT_FOR,
+                                               SHORT_WHILE if block.is_while else SHORT_TWIN,
                                                long_repays=not twin)
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
@@ -218,13 +218,6 @@ def specialize_loop(fragment, key, args) -> Specialization:
     if stored is None:
         config.log("compiles", "loop kernel for %s line %s", fragment.owner_name, block.lineno)
     return spec
-
-
-def _nests(loop) -> bool:
-    """Whether a loop holds another loop."""
-    import gast
-
-    return any(isinstance(n, gast.For | gast.While) for s in loop.body + loop.orelse for n in gast.walk(s))
 
 
 def weighed_where_copying(runner, weighed_runner):

@@ -15,8 +15,8 @@ costs what plain Python costs.
 A ``while`` loop without effects is weighed too (``weighed_while``): its first trips ran as written,
 and the trips left to its kernel may be too few to repay the kernel's call. Having no effects, it
 runs both on the same values, which compares them where the trips left change from call to call. A
-``for`` loop without effects is weighed the same way: its trips, too, may be fewer than its call
-repays (a few whole-array steps on short arrays).
+straight-line block's rank-generic twin (a loop of one trip, frontend/rank_generic) is weighed the
+same way against the block's numpy.
 """
 
 import time
@@ -50,7 +50,7 @@ NUMPY_ROWS = "numpy's vectorized loops run its rows faster"
 CONVERTS_ITS_LISTS = ("the kernel's runner makes an array of the lists or tuples the loop reads at each call, and "
                       "the loop reads few of their items")
 SHORT_WHILE = ("the trips left after its first ones (run as written) were too few to repay the kernel's call")
-SHORT_FOR = "its trips were too few to repay the kernel's call"
+SHORT_TWIN = "numpy's whole-array loops run the block faster than one kernel for any length (the block as a loop)"
 COPIES_ITS_ARRAYS = ("the kernel's runner copies the arrays the loop writes before each call (to put them "
                      "back where an int leaves int64 and Python goes on), and the loop touches few of "
                      "their elements")

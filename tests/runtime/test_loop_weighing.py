@@ -402,19 +402,17 @@ def scaled_into(a, out):
     return out
 
 
-@pytest.mark.parametrize("python_wins", [True, False])
-def test_for_loops_without_effects_are_weighed_and_agree_with_python(monkeypatch, python_wins):
-    """A ``for`` loop without effects is weighed as a ``while`` is (its trips may be too few to repay the
-    kernel's call); one writing an array is not. Whichever side the weighing keeps, plain Python's
-    results."""
+def test_for_loops_are_not_weighed_and_agree_with_python(monkeypatch):
+    """A ``for`` loop is not weighed, with effects or without (its Python's first run compiled the
+    blocks of its body, 50-60 ms at the second call of a whole-array time step, for nothing where the
+    kernel won): whatever the timings, its kernel runs, with plain Python's results."""
     timed = loop_weighing._timed
 
-    def fake(run, args):
+    def python_faster(run, args):
         out, _ = timed(run, args)
-        is_python = getattr(run, "__name__", "").startswith("__astjit_block")
-        return out, (0.0 if is_python == python_wins else 1e-6)
+        return out, (0.0 if getattr(run, "__name__", "").startswith("__astjit_block") else 1e-6)
 
-    monkeypatch.setattr(loop_weighing, "_timed", fake)
+    monkeypatch.setattr(loop_weighing, "_timed", python_faster)
     monkeypatch.setenv("ASTJIT_TINY_LOOP", "0")
     rng = np.random.default_rng(5)
     jd, jl, jh, js = jit(dot_of), jit(logistic), jit(horner), jit(scaled_into)
@@ -428,6 +426,7 @@ def test_for_loops_without_effects_are_weighed_and_agree_with_python(monkeypatch
         np.testing.assert_array_equal(jh(c, a), horner(c, a))
         out1, out2 = np.zeros(n), np.zeros(n)
         np.testing.assert_array_equal(js(a, out1), scaled_into(a, out2))
-    said = str(explain(jd)) + str(explain(jl))
-    assert ("its trips were too few to repay the kernel's call" in said) == python_wins
-    assert "too few" not in str(explain(js))
+    for jitted in (jd, jl, jh, js):
+        entries = [e for f in jitted.fragments if f.block.kind == "loop" for e in f.entries]
+        assert entries and not any(hasattr(e.runner, "weighed") for e in entries)
+        assert "too few" not in str(explain(jitted))

@@ -63,11 +63,13 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     return namespace["dispatch"]
 
 
-def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"):
+def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape", others=()):
     """A dispatch for one key: the arguments are compared with the key's parts where they stand (a dtype
     by identity, a shape by ``==``) instead of building the key and hashing it, about half the cost;
     anything else, or numpy's error state not the known quiet one, goes to ``generic`` (the full
     dispatch). A dtype equal to the key's but another object is only a miss here, never a wrong hit.
+    ``others``: (key, runner) pairs compared after it, in order (keys that alternate: the first trip
+    of a loop whose name holds a number, then arrays).
 
     A kernel's runner that has ``refused`` (``make_loop_kernel_runner``, ``make_kernel_runner``) is
     called after testing only the type of the arrays the kernel takes (its ``checked_by_kernel``
@@ -78,6 +80,21 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
     key here."""
     names = _names(len(key))
     params = ", ".join(names)
+    namespace = {"ndarray": np.ndarray, "generic": generic, "counter": counter,
+                 "fp_state": current_state, "fp_quiet": last_quiet, "tuple_key": tuple_key,
+                 "list_key": list_key}
+    lines = [f"def dispatch({params}):", "    if fp_state() is fp_quiet[0]:"]
+    for j, (k, r) in enumerate(((key, runner), *others)):
+        test, run = _hot_test(k, r, j, names, namespace, generic, counter, key_by)
+        lines += [f"        if {test}:", "            counter[0] += 1", f"            return {run}({params})"]
+    lines.append(f"    return generic({params})")
+    exec(compile("\n".join(lines) + "\n", "<astjit hot dispatch>", "exec"), namespace)
+    return namespace["dispatch"]
+
+
+def _hot_test(key, runner, j, names, namespace, generic, counter, key_by):
+    """The test of ``make_hot_dispatch`` for one key (its names suffixed ``_j`` in ``namespace``), and
+    the name of the runner it calls."""
     trusting = hasattr(runner, "refused")
     checked = runner.checked_by_kernel if trusting else frozenset()
     if trusting:
@@ -86,23 +103,21 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
             return generic(*args)
 
         runner = runner.refused(refused)
-    namespace = {"ndarray": np.ndarray, "runner": runner, "generic": generic, "counter": counter,
-                 "fp_state": current_state, "fp_quiet": last_quiet, "tuple_key": tuple_key,
-                 "list_key": list_key}
+    namespace[f"runner_{j}"] = runner
     terms = []
     shape_compared = key_by != "shape"      # (a loop kernel takes any extents)
     for i, (x, part) in enumerate(zip(names, key)):
         if isinstance(part, TupleOfLength):
-            namespace[f"t{i}"] = part
-            terms.append(f"type({x}) is tuple and tuple_key({x}) is t{i}")
+            namespace[f"t{i}_{j}"] = part
+            terms.append(f"type({x}) is tuple and tuple_key({x}) is t{i}_{j}")
             continue
         if isinstance(part, ListOf):
-            namespace[f"t{i}"] = part
-            terms.append(f"type({x}) is list and list_key({x}) is t{i}")
+            namespace[f"t{i}_{j}"] = part
+            terms.append(f"type({x}) is list and list_key({x}) is t{i}_{j}")
             continue
         if not isinstance(part, tuple):
-            namespace[f"t{i}"] = part
-            terms.append(f"type({x}) is t{i}")
+            namespace[f"t{i}_{j}"] = part
+            terms.append(f"type({x}) is t{i}_{j}")
             continue
         terms.append(f"type({x}) is ndarray")
         if i in checked and part[2] is True:
@@ -112,24 +127,17 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
             # each refused, are the common case; all of them compared cost 0.2 us on a call of 1.3)
             if not shape_compared:
                 shape_compared = True
-                namespace[f"s{i}"] = part[1]
-                terms.append(f"{x}.shape == s{i}")
+                namespace[f"s{i}_{j}"] = part[1]
+                terms.append(f"{x}.shape == s{i}_{j}")
             continue
-        namespace[f"d{i}"] = part[0]
-        terms.append(f"{x}.dtype is d{i}")
+        namespace[f"d{i}_{j}"] = part[0]
+        terms.append(f"{x}.dtype is d{i}_{j}")
         if key_by == "shape":
-            namespace[f"s{i}"] = part[1]
-            terms.append(f"{x}.shape == s{i} and {x}.flags.c_contiguous is {bool(part[2])}")
+            namespace[f"s{i}_{j}"] = part[1]
+            terms.append(f"{x}.shape == s{i}_{j} and {x}.flags.c_contiguous is {bool(part[2])}")
         else:                                  # (dtype, ndim, C-contiguous): runtime/keys
             terms.append(f"{x}.ndim == {part[1]:d} and {x}.flags.c_contiguous is {bool(part[2])}")
-    terms.append("fp_state() is fp_quiet[0]")
-    src = (f"def dispatch({params}):\n"
-           f"    if {' and '.join(terms)}:\n"
-           f"        counter[0] += 1\n"
-           f"        return runner({params})\n"
-           f"    return generic({params})\n")
-    exec(compile(src, "<astjit hot dispatch>", "exec"), namespace)
-    return namespace["dispatch"]
+    return (" and ".join(terms) or "True"), f"runner_{j}"
 
 
 def make_kernel_runner(kernel, n: int, kernel_args: list, allocs: list, result, slow, arrays=(), aligned=()):

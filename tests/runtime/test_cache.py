@@ -513,6 +513,39 @@ def test_the_hot_dispatch_compares_a_new_length_before_the_kernel_would_refuse_i
     assert hot(np.ones(20), np.ones(20), 2) == "full dispatch" and ran == [(20,)]
 
 
+def test_a_hot_dispatch_compares_two_alternating_keys():
+    """Keys that alternate (a loop's first trip, a name holding a number, then arrays) stay on a hot
+    dispatch of both, in the order last hit first; a third key goes to the full dispatch."""
+    from astjit.runtime import fpstate
+    from astjit.runtime.dispatch import make_hot_dispatch
+
+    for _ in range(2):
+        fpstate.kernels_allowed()
+    number = (float, (np.dtype(np.float64), (8,), True))
+    arrays = ((np.dtype(np.float64), (8,), True), (np.dtype(np.float64), (8,), True))
+    hot = make_hot_dispatch(arrays, lambda y, x: "arrays", lambda *args: "full dispatch", [0],
+                            others=[(number, lambda y, x: "number")])
+    assert hot(np.ones(8), np.ones(8)) == "arrays" and hot(0.5, np.ones(8)) == "number"
+    assert hot(np.float32(0.5), np.ones(8)) == "full dispatch" and hot(np.ones(9), np.ones(8)) == "full dispatch"
+
+
+def horner_from_zero(x, coeffs):
+    y = 0.0
+    for c in coeffs:
+        y = y * x + c
+    return y
+
+
+def test_a_block_whose_first_trip_takes_a_number_keeps_both_keys_hot():
+    jf = jit(horner_from_zero)
+    x = RNG.standard_normal(1000)
+    for _ in range(40):
+        coeffs = [float(v) for v in RNG.standard_normal(12)]
+        assert_same_as_numpy(horner_from_zero, x, coeffs, jitted=jf)
+    block = next(f for f in jf.fragments if f.block.kind == "block" and f.entries)
+    assert block.dispatch_cell.cell_contents is not block.dispatch and len(block._hot) == 2
+
+
 def doubled_plus(x, y):
     return 2.0 * x + y
 

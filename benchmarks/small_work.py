@@ -40,6 +40,8 @@ left after 7 as written);
 ``fixed_point_cos_*``: ``for _ in range(1000)`` iterating ``x = cos(x)`` until it moves less than 1e-3 or
 1e-12 (16 or 69 trips, then ``break``);
 ``fibonacci_200``: 200 steps of ``a, b = b, a + b`` (the ints leave int64: its kernel bails);
+``horner_from_zero_30``: ``y = 0.0`` then ``y = y * x + c`` over 30 coefficients on 1,000 float64 (the loop
+stays Python: ``y`` holds a number, then arrays; its block's first trip and the others alternate keys);
 ``window_moved_*``: ``x = a[lo:lo + w]; (x * x).sum() / w + x.mean()`` with ``lo`` moved by 97 at each call,
 ``w`` 16 and 1000 in 100k float64 (each position met the block's Python: a window read at fixed bounds).
 
@@ -327,6 +329,13 @@ def moving_window(fn, a, w, step=97):
     return call
 
 
+def horner_from_zero(x, coeffs):
+    y = 0.0
+    for c in coeffs:
+        y = y * x + c
+    return y
+
+
 def cases():
     rng = np.random.default_rng(0)
     osc = Oscillator()
@@ -378,6 +387,8 @@ def cases():
         ("fixed_point_cos_16", fixed_point_cos, jit(fixed_point_cos), (0.5, 1e-3)),
         ("fixed_point_cos_69", fixed_point_cos, jit(fixed_point_cos), (0.5, 1e-12)),
         ("fibonacci_200", fibonacci, jit(fibonacci), (200,)),
+        ("horner_from_zero_30", horner_from_zero, jit(horner_from_zero),
+         (rng.random(1000), rng.standard_normal(30).tolist())),
     ] + [(f"window_moved_{w}", moving_window(window_energy, a, w), moving_window(jitted, a, w), (), jitted)
          for w, a, jitted in [(16, rng.random(100_000), jit(window_energy)),
                               (1000, rng.random(100_000), jit(window_energy))]]

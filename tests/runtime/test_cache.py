@@ -536,7 +536,7 @@ def horner_from_zero(x, coeffs):
     return y
 
 
-def test_a_block_whose_first_trip_takes_a_number_keeps_both_keys_hot():
+def test_a_block_whose_first_trip_takes_a_number_keeps_both_keys_hot(kernels_measure_faster):
     jf = jit(horner_from_zero)
     x = RNG.standard_normal(1000)
     for _ in range(40):

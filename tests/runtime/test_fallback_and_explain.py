@@ -218,7 +218,7 @@ def branches(a, flag):
     return a - 1.0
 
 
-def test_explain_says_which_blocks_no_call_has_reached():
+def test_explain_says_which_blocks_no_call_has_reached(kernels_measure_faster):
     """Before any call (and for a branch not taken so far) explain said every block compiled."""
     jf = jit(branches)
     assert str(explain(jf)) == ("branches: nothing fell back so far; 2 blocks not reached by a call yet (each "

@@ -18,6 +18,8 @@ def affine(a, b):
     (10.0, 10.0, "python"),        # a tie: the block's Python
     (10.0, 9.5, "python"),         # Python faster by 5% (a margin for the kernel used to keep it)
     (9.5, 10.0, "tvm"),            # the kernel faster by 5%
+    (1.0, 1.25, "python"),         # faster by less than its call costs (DISPATCH_COST), which Python skips
+    (1.0, 1.4, "tvm"),
     (1.0, 50.0, "tvm")])
 def test_the_faster_side_is_kept_and_a_tie_goes_to_python(monkeypatch, compiled_us, python_us, chosen):
     jf = jit(affine)

@@ -385,6 +385,11 @@ class Fragment:
             if twin is not None:          # (one kernel for any length: its calls go there from now on)
                 self._remember_deferred(key, twin)
                 return twin
+        if decision == AGAIN and self._window_positions and args[self._window_positions[0]] is not NOT_TAKEN:
+            # (windows the caller took, of a length met again: counted through the Fragment, each call
+            # taking its views too, a window moved at each call whose length changed every 20 calls ran
+            # 0.65x plain numpy; inline runs reach the Fragment now and then, and count it there)
+            return self.python_runner
         if decision == AGAIN:
             if entry is None:         # (its calls count from the cache from now on: _counting)
                 self._remember_deferred(key, self._counting(key))

@@ -225,3 +225,21 @@ def test_numpy_int_bounds_computed_with_warn_once_as_python_does(kernels_measure
             warnings.simplefilter("always")
             fn(a, np.uint8(250), np.uint8(10))
         assert [str(w.message) for w in caught] == ["overflow encountered in scalar add"]
+
+
+def test_windows_of_lengths_met_again_are_not_counted_through_the_fragment(monkeypatch, kernels_measure_faster):
+    """A window moved at each call whose length changes every few calls: a length met again runs the
+    block's Python inline (counted through the Fragment, each call taking its views too, it ran 0.65x
+    plain numpy)."""
+    from astjit.runtime import new_extents
+
+    monkeypatch.setattr(new_extents, "sightings_to_repay", lambda same, size, facts: 50)
+    jf = jit(window_energy)
+    a = RNG.standard_normal(5000)
+    for k in range(240):
+        w = 100 + 37 * (k // 30)
+        assert_same_as_numpy(window_energy, a, int(RNG.integers(0, 1000)), w, jitted=jf)
+    frag = _fragment(jf)
+    assert frag.windows_switch.cell_contents is True
+    counting = [r for r in frag.cache.values() if getattr(r, "__name__", "") == "run"]
+    assert not counting

@@ -27,7 +27,7 @@ from .loops import (
     loop_liveness,
 )
 from .lower import USER_CALL_REASON, BlockLowering, attribute_chain
-from .rank_generic import fresh_outputs, rank_generic_twin
+from .rank_generic import may_have_twin, rank_generic_twin
 from .window_views import hoist_windows
 
 SIMPLE = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Expr, gast.Pass)
@@ -350,8 +350,7 @@ class BlockFinder:
                       maybe_unbound, in_loop=self.loop_depth > 0, in_region=self.region_depth > 0,
                       hoisted_locals=of_locals, views=views, window_graph=window_graph,
                       free_names=self.free_live_ins(live_in, {**lowering.hoisted, **views}))
-        if not (lowering.hoisted or maybe_unbound or any(OPS[n.op].kind == "effect" for n in graph.nodes if n.op in OPS)
-                or list(views) != live_in[len(live_in) - len(views):] or not fresh_outputs(graph)):
+        if may_have_twin(graph, live_in, views, lowering.hoisted, maybe_unbound):
             block.make_twin = functools.partial(rank_generic_twin, block, self.resolver, self.value_names,
                                                 self.local_functions)
         self.blocks.append(block)

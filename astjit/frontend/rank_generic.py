@@ -17,6 +17,7 @@ import copy
 
 import gast
 
+from ..graph.ops import OPS, updates_in_place
 from .loop_iteration import RANGE_CALL, builtin_name
 from .loops import LoopChecker, NotALoopRegion
 
@@ -44,13 +45,20 @@ def fresh_outputs(graph) -> bool:
     """Whether each value the block publishes is a new array or number of its own, made by an
     elementwise op or a reduction (or a tuple of such): the twin's kernel gives each live-out a buffer
     of its own, where ``d = c`` publishes one array under two names, and ``y = x[1:]`` a view."""
-    from ..graph.ops import OPS
-
     values = []
     for _, node in graph.outputs:
         values += node.args if node.op == "tuple" else [node]
     return len({id(v) for v in values}) == len(values) and all(
         v.op in OPS and OPS[v.op].kind in FRESH_KINDS for v in values)
+
+
+def may_have_twin(graph, live_in, views, hoisted, maybe_unbound) -> bool:
+    """Whether a block (its graph, outputs set, and what frontend/blocks knows of its live-ins) may get
+    a twin: no attribute reads the caller makes, no live-in maybe unbound, no array updated in place,
+    fresh outputs (``fresh_outputs``), and the windows a caller may take as its last live-ins (the twin
+    leaves them out)."""
+    return not (hoisted or maybe_unbound or updates_in_place(graph)) and fresh_outputs(graph) \
+        and list(views) == live_in[len(live_in) - len(views):]
 
 
 def rank_generic_twin(block, resolver, value_names, local_functions):

@@ -20,11 +20,13 @@ Python int, and nothing raises (frontend/emit._view_reads); otherwise it passes 
 block's own graph takes the call as before.
 """
 
+import ast
 from dataclasses import dataclass
 
+import gast
 import numpy as np
 
-from ..graph.ops import OPS
+from ..graph.ops import updates_in_place
 
 VIEW_PREFIX = "__astjit_view_"
 # index arithmetic the caller may compute ahead of the block: on ints it cannot have effects
@@ -60,7 +62,7 @@ def hoist_windows(graph, subscripts: dict, value_names: set, block_index: int) -
     """({input name: WindowView}, the block's graph with each qualifying window read an input of its
     own), or ({}, None). ``graph`` (outputs set) gets those inputs too, unread: a call passes them
     either way (NOT_TAKEN where the caller did not take the windows)."""
-    if any(OPS[n.op].kind == "effect" for n in graph.nodes if n.op in OPS):
+    if updates_in_place(graph):
         return {}, None
     found = []
     for node in [n for n in graph.nodes if n.op == "getitem" and n in subscripts]:
@@ -91,10 +93,6 @@ def hoist_windows(graph, subscripts: dict, value_names: set, block_index: int) -
 def window_taker(live_in: list, views: dict):
     """A function of the block's live-ins giving the tuple of its windows, as the caller takes them
     (the Fragment looks at their shapes before it asks the caller for them)."""
-    import ast
-
-    import gast
-
     reads = ", ".join(ast.unparse(gast.gast_to_ast(view.expr)) for view in views.values())
     namespace = {"__builtins__": {}}
     exec(compile(f"def take({', '.join(live_in)}):\n    return ({reads},)\n", "<astjit windows>", "exec"),

@@ -271,14 +271,17 @@ class Fragment:
         """``settle_python`` for a specialization whose values are numbers whatever the arrays' sizes."""
         return self.settle_python(*args, scalar_work=True)
 
+    def took_windows(self, args) -> bool:
+        """Whether the caller took the block's windows (``args``: the call's arguments, or a key made of
+        them): it takes all of them or none."""
+        if not self._window_positions:
+            return False
+        first = args[self._window_positions[0]]
+        return first is not NOT_TAKEN and first is not _NotTaken
+
     def graph_for(self, args):
-        """The block's graph, or the one reading its windows as inputs where the caller took them
-        (``args``: the call's arguments, or a key made of them)."""
-        if self._window_positions:
-            first = args[self._window_positions[0]]
-            if first is not NOT_TAKEN and first is not _NotTaken:
-                return self.block.window_graph
-        return self.graph
+        """The block's graph, or the one reading its windows as inputs where the caller took them."""
+        return self.block.window_graph if self.took_windows(args) else self.graph
 
     def _miss(self, args):
         self.calls += 1
@@ -314,7 +317,7 @@ class Fragment:
         types holds for other bounds, and windows of these shapes were met before, at other bounds
         (frontend/window_views; windows of ever new lengths gain nothing from it). A window the
         kernel cannot take (not C-contiguous) switches it back for good. None goes on with the call."""
-        if args[self._window_positions[0]] is not NOT_TAKEN:
+        if self.took_windows(args):
             if all(args[p].flags.c_contiguous for p in self._window_positions):
                 return None
             self._stop_windows("a window read is not C-contiguous: the block's graph takes its bounds' "
@@ -385,7 +388,7 @@ class Fragment:
             if twin is not None:          # (one kernel for any length: its calls go there from now on)
                 self._remember_deferred(key, twin)
                 return twin
-        if decision == AGAIN and self._window_positions and args[self._window_positions[0]] is not NOT_TAKEN:
+        if decision == AGAIN and self.took_windows(args):
             # (windows the caller took, of a length met again: counted through the Fragment, each call
             # taking its views too, a window moved at each call whose length changed every 20 calls ran
             # 0.65x plain numpy; inline runs reach the Fragment now and then, and count it there)

@@ -102,8 +102,9 @@ def make_key(args) -> tuple:
 
 def make_rank_key(args) -> tuple:
     """(dtype, ndim, C-contiguous) for each ndarray, the exact type for anything else (a tuple: its
-    length where short and its items' type, TupleOfLength; a list: its first item's type, ListOf): compiled loops take extents as parameters, so a new length reuses the
-    kernel; a C-contiguous array gets a kernel that knows its strides."""
+    length where short and its items' type, TupleOfLength; a list: its first item's type, ListOf):
+    compiled loops take extents as parameters, so a new length reuses the kernel; a C-contiguous
+    array gets a kernel that knows its strides."""
     return tuple([(a.dtype, a.ndim, a.flags.c_contiguous) if type(a) is _ndarray else
                   (tuple_key(a) if type(a) is tuple else list_key(a) if type(a) is list else type(a)) for a in args])
 

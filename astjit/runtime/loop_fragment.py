@@ -186,7 +186,7 @@ def specialize_loop(fragment, key, args) -> Specialization:
     # are not weighed: their Python's first run compiled the blocks of their body, 50-60 ms at the
     # second call of a whole-array time step, for nothing where the kernel won)
     twin = isinstance(fragment, RankGenericTwin)
-    without_effects = (block.is_while or twin) and not (
+    weighed_on_its_values = (block.is_while or twin) and not (
         lowered.stores or lowered.appended or block.declines_inline or fragment.strict or block.in_loop and not twin)
     if (lowered.weigh or lowered.restores or lowered.sequences) and not (block.resume_at or block.declines_inline):
         # (a handed-over loop's Python goes on in the rewritten function, where it cannot be timed)
@@ -199,7 +199,7 @@ def specialize_loop(fragment, key, args) -> Specialization:
         else:
             runner = weighed_where_copying(runner, weighed(runner, fragment.fallback, fragment, args,
                                                            COPIES_ITS_ARRAYS))
-    elif without_effects:
+    elif weighed_on_its_values:
         # (a binary search over 1,000 elements ran at 0.57x plain Python)
         from .loop_weighing import SHORT_TWIN, SHORT_WHILE, weighed_while
 
@@ -208,7 +208,7 @@ def specialize_loop(fragment, key, args) -> Specialization:
                                                long_repays=not twin)
     spec = Specialization(key, runner, "tvm", "the whole loop runs as one kernel"
                           + (persisted.LOADED if stored is not None else ""))
-    if hasattr(runner, "on_kernel"):       # (the weighing of a while: once it settles on the kernel, that alone)
+    if hasattr(runner, "on_kernel"):       # (weighed_while: once it settles on the kernel, that alone)
         runner.on_kernel.append(lambda: fragment.use_runner(spec, kernel))
     spec.segments = [loop_segment(lowered.func, None if stored is not None else module)]
     spec.loaded_module = module          # (the kernel lives as long as its module)

@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from ..graph.ops import OPS
+from ..graph.ops.reductions import ARG_REDUCTIONS
 from . import disk_cache, persisted
 
 SHORT = 1e-3          # below this, repeat runs and keep the best (timer noise dominates otherwise)
@@ -106,7 +107,7 @@ def _numpy_reduces_faster(ctx, node) -> bool:
     op = OPS.get(node.op)
     if op is None or op.kind != "reduction":
         return False
-    if node.op.removeprefix("np.") in ("argmax", "argmin"):
+    if node.op.removeprefix("np.") in ARG_REDUCTIONS:
         return True
     t = ctx.types.get(node)
     return bool(getattr(t, "shape", None)) and not getattr(t, "scalar", True)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...errors import Unsupported
 from ...graph.ops import OPS
+from ...graph.ops.reductions import ARG_REDUCTIONS
 from ...graph.types import Static, WeakScalar
 from . import casts
 from . import scalar_math as sm
@@ -151,7 +152,7 @@ class SegmentLowering:
                 self._stage_summed(n.args[0])
             if is_float_divmod(self.ctx, n):
                 self._stage_choices(n)
-            if n.op.removeprefix("np.") in ("argmax", "argmin"):
+            if n.op.removeprefix("np.") in ARG_REDUCTIONS:
                 self._stage_arg_operand(n.args[0])
             lv = self.node(n)
             elementwise = OPS[n.op].kind == "elementwise"
@@ -324,7 +325,7 @@ class SegmentLowering:
         count = 1
         for a in axes:
             count *= src.shape[a]
-        if name in ("argmax", "argmin"):
+        if name in ARG_REDUCTIONS:
             return self.arg_reduction(n, src, out_t, axes, keepdims, kept, name == "argmax")
         # numpy's order of adding on the CPU; a GPU's reductions add in its own order, in float64
         cpu = self.ctx.device == "cpu"

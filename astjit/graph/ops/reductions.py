@@ -11,6 +11,7 @@ from ..types import ArrayType
 from .registry import register
 
 NO_IDENTITY = {"max", "min", "argmax", "argmin", "maximum.reduce", "minimum.reduce"}
+ARG_REDUCTIONS = ("argmax", "argmin")     # to a position, not a value
 
 
 def _sig(a, axis=None, dtype=None, out=None, keepdims=False):

@@ -54,6 +54,11 @@ def register(name, impl, kind, *, signature=None, ufunc=None, array_params=(), i
     return op
 
 
+def updates_in_place(graph) -> bool:
+    """Whether ``graph`` holds an op that updates an array in place (``a[i] = v``, ``a += b``)."""
+    return any(OPS[n.op].kind == "effect" for n in graph.nodes if n.op in OPS)
+
+
 def lookup_callable(obj):
     """The op name of a resolved callable (numpy function or supported builtin), or None."""
     hit = NUMPY_CALLABLES.get(id(obj)) or BUILTIN_CALLABLES.get(id(obj))

@@ -13,11 +13,12 @@ import gast
 import numpy as np
 
 from ..errors import FrameIntrospection, SourceUnavailableError
-from ..runtime.fragment import NOT_TAKEN, UNBOUND, Fragment
+from ..runtime.fragment import UNBOUND, Fragment
 from ..runtime.loop_fragment import DECLINED, LoopFragment, Returned
 from ..runtime.plain_attribute import NAME as PLAIN_ATTRIBUTE_NAME
 from ..runtime.plain_attribute import plain_attribute
 from ..runtime.records import Record
+from ..runtime.windows import NOT_TAKEN
 from .blocks import BlockFinder
 from .emit import (
     GONE_ERRORS,

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import AstjitError, Unsupported
 from ..graph.infer import infer
 from ..graph.types import ArrayType, Static, WeakScalar
-from ..runtime.fragment import NOT_TAKEN
+from ..runtime.windows import NOT_TAKEN
 
 _ARRAY = re.compile(r"^\s*(\w+)\s*\[\s*([\d\s,]*)\s*\]\s*$")
 

@@ -18,7 +18,6 @@ import numpy as np
 
 from .. import config
 from ..errors import RaisesAsPython, RecompileLimitWarning, StrictModeError, Unsupported
-from ..frontend.window_views import INDEX_TYPES, window_taker
 from .keys import KEYS, describe_key, key_difference
 from .new_extents import (
     AGAIN,
@@ -31,6 +30,7 @@ from .new_extents import (
 )
 from .plain_attribute import NOT_PLAIN
 from .records import Record
+from .windows import NOT_TAKEN, Windows
 
 # a refused block whose arrays are all at most this large settles on its Python (``specialize_only``)
 SMALL_REFUSED = 4096
@@ -65,18 +65,6 @@ class _Unbound:
 UNBOUND = _Unbound()
 
 
-class _NotTaken:
-    """What the rewritten function passes for a window it did not take (frontend/window_views): the
-    block's own graph, which takes it, runs."""
-
-    __slots__ = ()
-    window_not_taken = True          # (runtime/keys leaves it out of what it prints)
-
-    def __repr__(self) -> str:
-        return "<window not taken>"
-
-
-NOT_TAKEN = _NotTaken()
 
 # The rewritten function asks ``next(switch)`` before each block (once before the loop around it, and
 # after each call: frontend/emit): True runs the block's own statements inline, False calls its
@@ -152,15 +140,8 @@ class Fragment:
         self._counter = [0]
         self.python_switch = types.CellType(_DISPATCH)   # read by the rewritten function (frontend/emit)
         # whether the rewritten function takes the block's windows and passes them in (window_views)
-        self.windows_switch = types.CellType(False)
-        self._window_positions = [self.live_in.index(n) for n in block.views]
-        self._window_bases = [self.live_in.index(v.base) for v in block.views.values()]
-        self._window_index_positions = [self.live_in.index(n) for v in block.views.values()
-                                        for n in v.index_names + v.computed_names]
-        self._window_computed_positions = [self.live_in.index(n) for v in block.views.values()
-                                           for n in v.computed_names]
-        self._window_shapes_seen: set = set()
-        self._take_windows = window_taker(self.live_in, block.views) if block.views else None
+        self.windows = Windows(self.live_in, block.views)
+        self.windows_switch = self.windows.switch
         self._settled_run = self._first_settled_run = SETTLED_CALLS if block.in_loop else SETTLED_CALLS_OUTSIDE
         from .dispatch import make_dispatch
 
@@ -272,12 +253,8 @@ class Fragment:
         return self.settle_python(*args, scalar_work=True)
 
     def took_windows(self, args) -> bool:
-        """Whether the caller took the block's windows (``args``: the call's arguments, or a key made of
-        them): it takes all of them or none."""
-        if not self._window_positions:
-            return False
-        first = args[self._window_positions[0]]
-        return first is not NOT_TAKEN and first is not _NotTaken
+        """Whether the caller took the block's windows (runtime/windows)."""
+        return self.windows.taken(args)
 
     def graph_for(self, args):
         """The block's graph, or the one reading its windows as inputs where the caller took them."""
@@ -288,10 +265,10 @@ class Fragment:
         run, self._settled_run = self._settled_run, self._first_settled_run   # new argument types: look again soon
         if any(a is UNBOUND for a in args):   # not a type to specialize on: the block's Python raises
             return self.fallback(*args)
-        if self._window_positions:
-            taken = self._windows_decided(args)
-            if taken is not None:
-                return taken
+        if self.windows.positions:
+            decided = self.windows.decided(self, args)
+            if decided is not None:
+                return decided(*args)
         if self._twin_keys:              # (a new length of dtypes and ranks the twin compiled for)
             stripped = args[:len(self._twin.live_in)]
             if self._twin.make_key(stripped) in self._twin_keys and _largest(args) >= TWIN_FROM:
@@ -311,54 +288,6 @@ class Fragment:
         if not spec.in_range(args):      # made for this key, but this int does not fit: numpy's own path
             return self.fallback(*args)
         return spec.runner(*args)
-
-    def _windows_decided(self, args):
-        """Switch the caller to taking the windows where they moved: a specialization of these argument
-        types holds for other bounds, and windows of these shapes were met before, at other bounds
-        (frontend/window_views; windows of ever new lengths gain nothing from it). A window the
-        kernel cannot take (not C-contiguous) switches it back for good. None goes on with the call."""
-        if self.took_windows(args):
-            if all(args[p].flags.c_contiguous for p in self._window_positions):
-                return None
-            self._stop_windows("a window read is not C-contiguous: the block's graph takes its bounds' "
-                               "values as constants")
-            return self.fallback(*args)
-        if self.windows_switch.cell_contents or self.strict:
-            return None
-        shapes = self._window_shapes(args)
-        if shapes is None:
-            return None
-        key = self.make_key(args)
-        moved = any(spec.key == key and any(p in self._window_index_positions and not _same_value(args[p], v)
-                                            for p, v in spec.value_guards.items()) for spec in self.entries)
-        if not moved or shapes not in self._window_shapes_seen:
-            if len(self._window_shapes_seen) < REMEMBERED:
-                self._window_shapes_seen.add(shapes)
-            return None
-        self.windows_switch.cell_contents = True
-        self._record("windows", "a window's bounds moved: the rewritten function takes the window and passes "
-                                "it in, and a specialization holds for any bounds giving its length")
-        return self.fallback(*args)      # (not a specialization for these bounds: none would meet them again)
-
-    def _window_shapes(self, args):
-        """The shapes of the windows the caller would take for ``args``, or None where it would not take
-        them (not an ndarray, an index not an int, an error, a window not C-contiguous)."""
-        if any(type(args[p]) is not np.ndarray for p in self._window_bases) \
-                or any(type(args[p]) not in INDEX_TYPES for p in self._window_index_positions) \
-                or any(type(args[p]) is not int for p in self._window_computed_positions):
-            return None
-        try:
-            views = self._take_windows(*args)
-        except Exception:
-            return None
-        if not all(type(v) is np.ndarray and v.flags.c_contiguous for v in views):
-            return None
-        return tuple(v.shape for v in views)
-
-    def _stop_windows(self, why) -> None:
-        self.windows_switch.cell_contents = False
-        self._window_positions = []
-        self._record("windows", why)
 
     def _deferred(self, args):
         """None where this call's new array lengths (or int values) compile; else the runner of the

@@ -135,7 +135,7 @@ def spelled(name: str) -> str:
 def describe_key(names, key) -> str:
     parts = []
     for name, k in zip(map(spelled, names), key):
-        if getattr(k, "window_not_taken", False):        # (runtime/fragment.NOT_TAKEN: nothing to show)
+        if getattr(k, "window_not_taken", False):        # (runtime/windows.NOT_TAKEN: nothing to show)
             continue
         if isinstance(k, tuple) and len(k) > 2 and isinstance(k[2], tuple):     # on a CUDA device
             device, index, kind = k[2]

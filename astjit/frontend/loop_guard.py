@@ -441,10 +441,15 @@ def _sequence_test(block):
         items = gast.Call(func=_load(LEN_NAME), args=[_load(n)], keywords=[])
         kernel = gast.BinOp(left=_const(price), op=gast.Add(),
                             right=gast.BinOp(left=_const(SEQUENCE_ITEM_NS), op=gast.Mult(), right=items))
-        # a unit on numpy scalars (``list(arr)``'s items) costs what it costs on an array's elements
+        # a unit on numpy scalars (``list(arr)``'s items) costs what it costs on an array's elements; so
+        # does one of a loop that indexes an array too, whatever the list holds (Horner's rule
+        # over a tuple of 3 Python floats for each of 8 elements, ``acc = acc * x[k] + c``, priced at
+        # Python's fast end, ran as written at 0.7x plain Python, the estimate's test included)
         first = gast.Subscript(value=_load(n), slice=_const(0), ctx=gast.Load())
-        unit = gast.IfExp(test=gast.Call(func=_load(ISINSTANCE_NAME), args=[first, _load(NUMPY_SCALAR_NAME)],
-                                         keywords=[]), body=_const(ELEMENT_UNIT_NS), orelse=_const(UNIT_NS))
+        scalars = [gast.Call(func=_load(ISINSTANCE_NAME), args=[first, _load(NUMPY_SCALAR_NAME)], keywords=[])]
+        scalars += [_is_array(m) for m in names if m != n]
+        unit = gast.IfExp(test=scalars[0] if len(scalars) == 1 else gast.BoolOp(op=gast.Or(), values=scalars),
+                          body=_const(ELEMENT_UNIT_NS), orelse=_const(UNIT_NS))
         python = gast.BinOp(left=copy.deepcopy(work), op=gast.Mult(), right=unit)
         return gast.Compare(left=python, ops=[gast.LtE()], comparators=[kernel])
 

@@ -220,7 +220,15 @@ def infer_python(ctx, node):
     return result
 
 
+def infer_static(ctx, node):
+    """An op computing a static value (a gradient's shape helpers) of operands not all known when the
+    block compiles: the block runs as Python, saying why."""
+    raise Unsupported(f"{node.op} computes a value the kernel needs when it compiles, from operands known "
+                      "only at run time")
+
+
 DEFAULT_RULES = {
     "elementwise": infer_elementwise,
     "python": infer_python,
+    "static": infer_static,
 }

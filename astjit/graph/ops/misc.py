@@ -24,13 +24,18 @@ def _one_sig(a, /):
 
 
 def infer_static_attribute(ctx, node):
-    """shape/ndim/size/dtype/len of an array are known in a specialization."""
+    """shape/ndim/size/dtype/len of an array are known in a specialization; ``np.shape``, ``np.ndim``
+    and ``np.size`` of a Python number too (``()``, 0, 1 whatever its value: a gradient's shape
+    helpers read them of a loop's Python floats, astjit/grad)."""
     from ..infer import evaluate, infer_python
 
     t = ctx.types[node.args[0]]
     if isinstance(t, ArrayType):
         dummy = untouched(t)
         return Static(evaluate(node, lambda n: dummy))
+    if isinstance(t, WeakScalar) and node.op in ("np.shape", "np.ndim", "np.size"):
+        number = t.representative()
+        return Static(evaluate(node, lambda n: number))
     return infer_python(ctx, node)
 
 

@@ -412,8 +412,15 @@ class Reverser:
         return np_call("reshape", [total, shape])
 
     def _accumulate(self, name, contribution):
+        from . import helpers
+
         d = self.adjoint_name(name)
-        if name in self.defined:
+        if name in self.defined and isinstance(contribution, gast.Call) and isinstance(contribution.func, gast.Name) \
+                and contribution.func.id == self.bind_global("scatter_index", helpers.scatter_index):
+            # (an element read's adjoint, added in place where that is the same: helpers.scatter_add)
+            contribution = gast.Call(func=_name(self.bind_global("scatter_add", helpers.scatter_add)),
+                                     args=[_name(d)] + contribution.args, keywords=[])
+        elif name in self.defined:
             contribution = gast.BinOp(left=_name(d), op=gast.Add(), right=contribution)
         self.defined.add(name)
         return _assign_plain(d, contribution)

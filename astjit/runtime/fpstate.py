@@ -38,9 +38,12 @@ RUNS_AS_PYTHON = ("numpy's floating-point error state asked for errors at a call
                   "logs as it would")
 last_quiet = [None]          # the state in which kernels may run that the dispatch tests first
 last_loud = [None]           # one in which they may not (np.geterr per call cost 0.5 us)
-# states seen lately, by identity: whether kernels may run in each. ``np.errstate`` makes a new state
-# at each entry, and leaving restores the one before: with one slot per answer, a function entering
-# ``np.errstate`` made every call work out both states' modes (about 1 us each)
+# states seen lately, by identity: whether kernels may run in each, the one met last at the end.
+# ``np.errstate`` makes a new state at each entry, and leaving restores the one before: a new state
+# takes the slot of its answer at once (the blocks after the first in that ``with`` meet it there:
+# each worked its modes out again and went through the full dispatch), and the one met longest ago
+# leaves the recent ones (the state restored, met after each ``with``, stays; clearing all of them
+# once full made the program read it again every few calls)
 RECENT_STATES = 8
 _recent = {}
 
@@ -51,15 +54,14 @@ def kernels_allowed() -> bool:
         return True
     if state is last_loud[0]:
         return False
-    allowed = _recent.get(state)
-    if allowed is None:                  # (first seen: it takes no slot, so a state used once keeps none)
+    allowed = _recent.pop(state, None)
+    if allowed is None:
         modes = _error_modes()
         allowed = (modes["divide"] in QUIET and modes["over"] in QUIET and modes["under"] in QUIET
                    and modes["invalid"] in QUIET)
-        if len(_recent) >= RECENT_STATES:
-            _recent.clear()
-        _recent[state] = allowed
-        return allowed and not warnings_raise()
+        if len(_recent) >= RECENT_STATES:            # (the one met longest ago goes)
+            del _recent[next(iter(_recent))]
+    _recent[state] = allowed                         # (the last met, last in order)
     allowed = allowed and not warnings_raise()
     (last_quiet if allowed else last_loud)[0] = state
     return allowed

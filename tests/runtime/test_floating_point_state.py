@@ -135,6 +135,28 @@ def test_a_state_entered_at_each_call_is_worked_out_once_per_call(monkeypatch):
     assert np.seterr()["over"] == "warn"
 
 
+def test_a_new_quiet_state_is_the_one_the_next_blocks_meet(monkeypatch):
+    """The first block under a new ``np.errstate`` works its modes out and keeps that state as the quiet
+    one: the blocks after it in the ``with`` take the dispatch's fast test (``last_quiet``) instead of
+    working the modes out again through the full dispatch; the state restored on leaving, met after
+    each ``with``, stays known however many states came and went."""
+    from astjit.runtime import fpstate
+
+    assert fpstate.kernels_allowed()
+    reads = []
+    modes = fpstate._error_modes
+    monkeypatch.setattr(fpstate, "_error_modes", lambda: reads.append(1) or modes())
+    for k in range(3 * fpstate.RECENT_STATES):
+        with np.errstate(divide="ignore"):
+            assert fpstate.kernels_allowed() and fpstate.last_quiet[0] is fpstate.current_state()
+            assert fpstate.kernels_allowed()
+        assert fpstate.kernels_allowed()
+        with np.errstate(over="raise"):
+            assert not fpstate.kernels_allowed() and fpstate.last_loud[0] is fpstate.current_state()
+        assert fpstate.kernels_allowed()
+        assert len(reads) == 2 * (k + 1)
+
+
 def log_or_zeros(x):
     with warnings.catch_warnings():
         warnings.simplefilter("error")

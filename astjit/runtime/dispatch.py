@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from .fpstate import current_state, last_quiet
+from .fpstate import current_state, kernels_allowed, last_quiet
 from .keys import ListOf, TupleOfLength, list_key, tuple_key
 
 try:           # numpy's C functions themselves: np.may_share_memory's dispatch layer doubles its cost
@@ -35,7 +35,6 @@ def make_dispatch(cache: dict, miss, n: int, counter: list, as_python, key_by="s
     about to do a few statements' work never calls it: frontend/loop_guard runs the loop inline.)
     ``promote(key, runner)`` is told of each hit while ``promoting[0]`` holds (``make_hot_dispatch``)."""
     from ..devices import device_key, device_types
-    from .fpstate import current_state, kernels_allowed, last_quiet
     from .keys import KEY_CODE
 
     names = _names(n)
@@ -81,9 +80,11 @@ def make_hot_dispatch(key: tuple, runner, generic, counter: list, key_by="shape"
     names = _names(len(key))
     params = ", ".join(names)
     namespace = {"ndarray": np.ndarray, "generic": generic, "counter": counter,
-                 "fp_state": current_state, "fp_quiet": last_quiet, "tuple_key": tuple_key,
-                 "list_key": list_key}
-    lines = [f"def dispatch({params}):", "    if fp_state() is fp_quiet[0]:"]
+                 "fp_state": current_state, "fp_quiet": last_quiet, "fp_allowed": kernels_allowed,
+                 "tuple_key": tuple_key, "list_key": list_key}
+    # (a state not the known quiet one is worked out here, the key's tests following where kernels may
+    # run: a block under an ``np.errstate`` entered at each call went through the full dispatch)
+    lines = [f"def dispatch({params}):", "    if fp_state() is fp_quiet[0] or fp_allowed():"]
     for j, (k, r) in enumerate(((key, runner), *others)):
         test, run = _hot_test(k, r, j, names, namespace, generic, counter, key_by)
         lines += [f"        if {test}:", "            counter[0] += 1", f"            return {run}({params})"]

@@ -18,6 +18,7 @@ import gast
 
 from .loop_guard import DECLINED_NAME, SHOWN, result_name, tiny_loop_guard
 from .loops import plain_attribute_read
+from .outline import outline
 
 
 def load(name):
@@ -66,6 +67,7 @@ NEXT_NAME = "__astjit_next"
 # (runtime/loop_fragment.Returned) and the builtin type, whatever the user's module names so
 RETURNED_NAME = "__astjit_returned"
 TYPE_NAME = "__astjit_type"
+ESTIMATE_PREFIX = "__astjit_estimate_"     # a large work estimate's function (frontend/outline)
 
 
 def python_switch_name(block) -> str:
@@ -486,9 +488,11 @@ def build(fn, fndef, blocks, fragments: dict):
     freevars = [v for v in fn.__code__.co_freevars if v != "__class__"]
     params = list(dict.fromkeys(freevars + list(fragments)))
     fallbacks = [fallback_def(b) for b in blocks]
+    estimates = []                   # (large work estimates, in functions of their own: frontend/outline)
     for d in [fndef] + fallbacks:
         _read_switches_before_loops(d)
-    inner = [fndef] + fallbacks
+        estimates += outline(d, f"{ESTIMATE_PREFIX}{len(estimates)}_", SHOWN)
+    inner = [fndef] + fallbacks + estimates
     if "__class__" in fn.__code__.co_freevars:      # zero-argument super() needs a __class__ cell
         # a class name of only underscores turns off name mangling, which would otherwise rename the
         # __astjit_fragment_k references inside it (NameError); long, so that no global name is shadowed
@@ -512,6 +516,9 @@ def build(fn, fndef, blocks, fragments: dict):
         return f
 
     qualname = fn.__code__.co_qualname
+    for d in estimates:              # (before the functions calling them, whose cells they fill)
+        ecode = _find_code(module_code, d.name)
+        cells[d.name] = types.CellType(make(_requalified(ecode, ecode.co_qualname, qualname), d.name))
     code = _find_code(module_code, fndef.name)
     code = _requalified(code, code.co_qualname, qualname).replace(co_name=fn.__code__.co_name)
     new = make(code, fn.__name__, fn.__defaults__, fn.__kwdefaults__)

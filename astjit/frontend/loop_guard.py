@@ -105,6 +105,7 @@ from .loops import (
     without_effects,
     work_expression,
 )
+from .outline import mark_for_outlining
 from .prepare import rejoin_tests
 
 TINY_NAME = "__astjit_tiny"
@@ -287,10 +288,10 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
                 budget = _readable(gast.BinOp(left=_const(WHILE_TRIPS * tiny), op=gast.FloorDiv(), right=each),
                                    block)
                 none = _const(0)
-            weigh = gast.Try(body=[_assign(left_name(block), budget)],
-                             handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
-                                                          body=[_assign(left_name(block), none)])],
-                             orelse=[], finalbody=[])
+            weigh = mark_for_outlining(gast.Try(body=[_assign(left_name(block), budget)],
+                                                handlers=[gast.ExceptHandler(type=_load("Exception"), name=None,
+                                                                             body=[_assign(left_name(block), none)])],
+                                                orelse=[], finalbody=[]), block)
             setattr(weigh, SHOWN, [])
             trips = _load(left_name(block)) if by_choice is not None else gast.Call(
                 func=_load(RANGE_NAME), args=[_load(left_name(block))], keywords=[])
@@ -307,7 +308,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
             return statements, kept
         # (a search through a long list or tuple: the loop as written, neither trips nor kernel)
         as_written = rejoin_tests(copy.deepcopy(block.written_loop))
-        weigh_long = _weighed(left_name(block), _readable(long_sequences, block), True)
+        weigh_long = mark_for_outlining(_weighed(left_name(block), _readable(long_sequences, block), True), block)
         choose = gast.If(test=_load(left_name(block)), body=[as_written], orelse=statements)
         setattr(weigh_long, SHOWN, [])
         setattr(choose, SHOWN, call)
@@ -325,7 +326,7 @@ def tiny_loop_guard(block, call: list) -> tuple[list, list]:
         small = gast.BoolOp(op=gast.Or(), values=[small, sequence])
     # (an attribute the estimate cannot read as the call does, a property: the Fragment runs the loop's
     # Python, with the blocks and loops inside it compiled, where the loop as written has none)
-    work = _weighed(TINY_NAME, _readable(small, block), True, if_not_plain=False)
+    work = mark_for_outlining(_weighed(TINY_NAME, _readable(small, block), True, if_not_plain=False), block)
     choose = gast.If(test=_load(TINY_NAME), body=[loop], orelse=call)
     setattr(work, SHOWN, [])
     setattr(choose, SHOWN, call)
@@ -727,7 +728,7 @@ def _handed_over_for(block, loop, call):
         worth = gast.Compare(left=gast.BinOp(left=copy.deepcopy(rest), op=gast.Mult(), right=_const(UNIT_NS)),
                              ops=[gast.GtE()], comparators=[converted])
         test = gast.BoolOp(op=gast.And(), values=[test, gast.BoolOp(op=gast.Or(), values=[_is_array(n), worth])])
-    weigh = _weighed(left, _readable(test, block), True)
+    weigh = mark_for_outlining(_weighed(left, _readable(test, block), True), block)
     as_written = rejoin_tests(copy.deepcopy(block.written_loop))
     # (a ``range`` as written: the kernel's loop over an array's items is over a range too)
     if isinstance(loop.iter, gast.Call) and isinstance(loop.iter.func, gast.Name) and loop.iter.func.id == "range" \

@@ -1,0 +1,90 @@
+"""Large work estimates run in functions of their own (frontend/outline): the rewritten function stays
+near the original's size, so that finding an instruction's line (each numpy warning of a loop run as
+written, ``f_lineno``) costs what it costs in the original; results, warnings and errors unchanged."""
+
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from astjit import jit
+from astjit.frontend import outline
+
+
+def ratios(a, b):
+    d = {}
+    s = 0.0
+    for i in range(len(a)):
+        d[i % 3] = i                 # (a dict keeps the loop's kernel from taking it)
+        s += a[i] / b[i]
+    return s, d
+
+
+def lines(n, a):
+    s = 0
+    for i in range(n):
+        s += sys._getframe().f_lineno + int(a[i % len(a)] > 0.5)
+    return s
+
+
+def _estimates(jf):
+    code = jf._function.__code__
+    return [c for c in code.co_freevars if c.startswith("__astjit_estimate_")]
+
+
+def test_a_large_estimate_is_a_call_and_the_function_keeps_its_size():
+    jf = jit(ratios)
+    a, b = np.ones(5), np.arange(5.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        jf(a, b)
+    assert _estimates(jf)
+    assert len(jf._function.__code__.co_code) < 6 * len(ratios.__code__.co_code)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 300])
+def test_results_warnings_and_lines_are_the_originals(n):
+    jf = jit(ratios)
+    rng = np.random.default_rng(n)
+    for k in range(4):
+        a, b = rng.random(n), rng.random(n) * (k % 2)          # (b all zeros at odd k: a warning a step)
+        with warnings.catch_warnings(record=True) as want_warned:
+            warnings.simplefilter("always")
+            want = ratios(a, b)
+        with warnings.catch_warnings(record=True) as got_warned:
+            warnings.simplefilter("always")
+            got = jf(a, b)
+        assert repr(got) == repr(want)
+        assert [(w.category, str(w.message), w.lineno) for w in got_warned] == \
+               [(w.category, str(w.message), w.lineno) for w in want_warned]
+    jl = jit(lines)
+    for m in (0, 3, 50):
+        a = rng.random(4)
+        assert jl(m, a) == lines(m, a)
+
+
+def test_an_estimate_that_raises_runs_the_loop_as_written():
+    jf = jit(ratios)
+    for a, b, error in ((5, np.ones(5), TypeError), (np.ones(3), np.ones(2), IndexError)):
+        with pytest.raises(error) as want:
+            ratios(a, b)
+        with pytest.raises(error) as got:
+            jf(a, b)
+        assert str(got.value) == str(want.value)
+
+
+def test_a_small_estimate_or_one_reading_a_name_maybe_unbound_stays_inline():
+    import gast
+
+    class Block:
+        maybe_unbound = ()
+
+    small = gast.Try(body=[], handlers=[], orelse=[], finalbody=[])
+    assert not getattr(outline.mark_for_outlining(small, Block()), outline.OUTLINE, False)
+    large = gast.Try(body=[gast.Expr(value=gast.Constant(value=k, kind=None)) for k in range(outline.OUTLINE_FROM)],
+                     handlers=[], orelse=[], finalbody=[])
+    assert getattr(outline.mark_for_outlining(large, Block()), outline.OUTLINE, False)
+    Block.maybe_unbound = ("x",)
+    large = gast.Try(body=large.body, handlers=[], orelse=[], finalbody=[])
+    assert not getattr(outline.mark_for_outlining(large, Block()), outline.OUTLINE, False)

@@ -59,3 +59,42 @@ def test_a_function_declared_non_differentiable_carries_no_gradient():
     x = np.array([0.1, 0.6, 1.3, -0.7])           # away from bucket's steps
     assert np.array_equal(astjit.grad(weighted_by_bucket)(x), bucket(x))
     assert np.allclose(astjit.grad(weighted_by_bucket)(x), finite_difference(weighted_by_bucket, (x,), 0))
+
+
+class Activations:
+    chosen = np.tanh
+
+
+def through_a_class_attribute(x):
+    return np.sum(Activations.chosen(x) * x)
+
+
+def test_a_rebound_class_attribute_or_closure_changes_the_gradient():
+    """The generated guard tests each attribute chain through a class, and each closure cell, at every
+    call (numpy's own functions only by the module's name)."""
+    g = astjit.grad(through_a_class_attribute)
+    x = np.linspace(-1.0, 1.0, 5)
+    try:
+        for activation in (np.tanh, np.sin, np.tanh, np.exp):
+            Activations.chosen = activation
+            expected = finite_difference(through_a_class_attribute, (x,), 0)
+            assert np.allclose(g(x), expected, rtol=1e-6, atol=1e-9), activation
+    finally:
+        Activations.chosen = np.tanh
+
+    def make():
+        act = np.tanh
+
+        def f(x):
+            return np.sum(act(x) * x)
+
+        def rebind(new):
+            nonlocal act
+            act = new
+        return f, rebind
+
+    f, rebind = make()
+    g = astjit.grad(f)
+    for activation in (np.tanh, np.sin, np.exp):
+        rebind(activation)
+        assert np.allclose(g(x), finite_difference(f, (x,), 0), rtol=1e-6, atol=1e-9), activation

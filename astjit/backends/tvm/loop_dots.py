@@ -94,7 +94,9 @@ class RowDots:
             raise self.refusal(f"np.linalg.norm of {'/'.join(map(str, types))} elements (numpy converts "
                                "other types to float64 first)", e)
         dtype = types[0].dtype
-        x = self.materialized(row, (id(e), 0), e)
+        # a view whose elements are adjacent (``a[i]`` of a C-contiguous array) is what numpy's ravel
+        # hands to BLAS itself: no copy (each of 8 rows of 50,000 floats copied first ran 0.18x numpy)
+        x = row if _adjacent(row) else self.materialized(row, (id(e), 0), e)
         squares = self.blas_dot(x, x, x.shape[0], dtype, False, e)
         return Val(self.bind(tirx.sqrt(squares), dtype), (Scalar(dtype, False),))
 
@@ -141,6 +143,19 @@ class RowDots:
             for extent, stride in zip(buf.shape, buf.strides):
                 bad = tirx.Or(bad, tirx.And(extent > ONE, stride <= ZERO))
         self.bail_if(bad)
+
+
+def _adjacent(row) -> bool:
+    """Whether ``row`` is a 1-d view of an array whose elements lie next to each other: its sliced axis
+    has the stride 1 (known: the array's key says it is C-contiguous) and steps by 1."""
+    if not isinstance(row, RowLeaf) or row.view[0] == "materialized":
+        return False
+    spans = [(k, a) for k, a in enumerate(row.axes) if isinstance(a, Span)]
+    if len(spans) != 1:
+        return False
+    axis, span = spans[0]
+    stride = row.buf.strides[axis] if row.buf.strides else None
+    return all(isinstance(v, tirx.IntImm) and v.value == 1 for v in (stride, span.step))
 
 
 def _length_error(values, dtype, matmul) -> ValueError:

@@ -71,6 +71,29 @@ def test_spellings_stay_apart_on_numpy_scalars(dtype):
         assert_same_as_numpy(on_numpy_scalars, z, x, i, jitted=jf, rtol=0)
 
 
+def powers_both_ways(a, p):
+    return np.power(a, 0.5), a ** 0.5, np.power(a, p), a ** p, np.power(a, 2) - a ** 2
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_np_power_is_not_the_operator(dtype, backend):
+    """``a ** 0.5`` takes numpy's fast path ahead of the ufunc (np.sqrt: nan and -0.0 for -inf and
+    -0.0); ``np.power``'s float16 loop calls powf (inf and 0.0), its complex loop cpow: the two stay
+    apart, compiled or not."""
+    jf = jit(powers_both_ways) if backend is None else jit(backend=backend)(powers_both_ways)
+    rng = np.random.default_rng(8)
+    for n in (4, 9, 33):
+        a = rng.standard_normal(n) * 3
+        if np.dtype(dtype).kind == "c":
+            a = a + 1j * rng.standard_normal(n)
+        a = a.astype(dtype)
+        a[:3] = [-np.inf, -0.0, 0.0]
+        for p in (0.5, 2.0, -1.0):          # (other exponents: pow, within the tolerances of semantics.md)
+            with np.errstate(all="ignore"):
+                assert_same_as_numpy(powers_both_ways, a, p, jitted=jf, rtol=0)
+
+
 def test_pipeline_is_declared_and_logged(monkeypatch, caplog):
     assert passes.describe() == "canonicalize -> rewrite"
     monkeypatch.setenv("ASTJIT_LOG", "passes")

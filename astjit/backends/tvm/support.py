@@ -227,7 +227,8 @@ def _static_number(ctx, node):
 def _power(ctx, node, operands, loop):
     """numpy's float power: its ufunc loop takes an exponent it reads once for the whole inner loop (a
     scalar, or a one-element array broadcast) as a fast path (x * x for 2, sqrt for 0.5, 1 / x for -1),
-    and numpy's scalar math (``np.float64(x) ** 0.5``) calls pow for every exponent. Of these only
+    and numpy's scalar math (``np.float64(x) ** 0.5``) calls pow for every exponent, as does its float16
+    loop (where only the ``**`` operator takes the fast paths, ahead of the ufunc). Of these only
     sqrt and pow differ, at -inf and -0.0 (sqrt gives nan and -0.0, pow inf and 0.0)."""
     dt = loop[0]
     exponent = _static_number(ctx, operands[1])
@@ -238,6 +239,10 @@ def _power(ctx, node, operands, loop):
         scalar_math = node.op == "power" and not any(
             isinstance(ctx.types[o], ArrayType) and not ctx.types[o].scalar for o in operands)
         if exponent == 0.5 and scalar_math:
+            return pow_
+        if dt == "float16" and node.op == "np.power":
+            # (numpy's float16 loop has no fast path: powf of each element, so np.power(a, 0.5) of -inf
+            # is inf and of -0.0 is 0.0; the operator, a ** 0.5, is np.sqrt's nan and -0.0)
             return pow_
         if exponent == 2:
             return lambda a, b: a * a

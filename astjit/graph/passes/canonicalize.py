@@ -6,7 +6,8 @@ has an operator), ``abs(x)`` becomes ``np.absolute(x)``, ``np.add.reduce(x)`` be
 ``np.sum(x, axis=0)`` (likewise ``multiply``, ``maximum``, ``minimum``), and a reduction's arguments
 after the array are passed by keyword (``np.sum(x, 0)`` is ``np.sum(x, axis=0)``) and left out where
 they are constants equal to the default, in type too (``np.sum(x, axis=None, keepdims=False)`` is
-``np.sum(x)``; ``keepdims=0`` stays). Each only where the spellings compute the same thing: a method only on a numpy array or scalar
+``np.sum(x)``; ``keepdims=0`` stays). Each only where the spellings compute the same thing (``np.power``
+stays: below): a method only on a numpy array or scalar
 receiver (on a Python number it raises), a ufunc or ``abs`` only without keywords and with an array
 operand: on two Python numbers the operator gives a Python number, and on numpy scalars the operator
 runs numpy's scalar arithmetic, which is not always the ufunc's (``abs`` of a complex128 scalar is
@@ -20,7 +21,10 @@ from .rewrite import same_constant
 
 METHOD_FUNCTIONS = {name: "np." + name for name in (
     "sum", "prod", "mean", "max", "min", "var", "std", "any", "all", "argmax", "argmin", "dot")}
-UFUNC_OPERATORS = {"np." + name: name for name in list(BINARY_OPERATORS) + list(UNARY_OPERATORS)}
+# (not np.power: the ``**`` operator on an array takes numpy's fast paths ahead of the ufunc, np.sqrt for
+# an exponent of 0.5, whose -inf and -0.0 give nan and -0.0, where np.power's float16 loop calls powf,
+# giving inf and 0.0, and its complex loop cpow)
+UFUNC_OPERATORS = {"np." + name: name for name in list(BINARY_OPERATORS) + list(UNARY_OPERATORS) if name != "power"}
 UFUNC_REDUCES = {"np.add.reduce": "np.sum", "np.multiply.reduce": "np.prod",
                  "np.maximum.reduce": "np.max", "np.minimum.reduce": "np.min"}
 

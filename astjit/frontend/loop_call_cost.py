@@ -33,6 +33,9 @@ LIST_NS = 700                 # a list the loop appends to: its values handed ov
 ATTRIBUTE_NS = 170            # an object's attribute read before the call (runtime/plain_attribute)
 UNIT_NS = 7                   # one unit of Python work on Python numbers, at the fast end
 ELEMENT_UNIT_NS = 20          # one unit of a loop that reads elements of arrays (12-36 ns measured)
+# one unit of a loop over a list of Python numbers that also reads elements of an array: part of its
+# arithmetic is on numpy scalars, part on Python's (frontend/loop_guard._sequence_test)
+MIXED_UNIT_NS = 13
 # one item of a list or tuple the runner converts into the kernel's array (its items' types tested,
 # then np.array): 43-46 ns measured, at 20 and 1000 floats, besides the kernel's own work. A loop whose
 # position is estimated below this runs as written over a list (frontend/loop_guard), which is then

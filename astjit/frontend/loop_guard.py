@@ -74,6 +74,7 @@ from ..config import tiny_loop_work
 from .inline import Inlined
 from .loop_call_cost import (
     ELEMENT_UNIT_NS,
+    MIXED_UNIT_NS,
     SEARCHED_SEQUENCE_MOST,
     SEQUENCE_ITEM_NS,
     SEQUENCE_NS,
@@ -442,15 +443,20 @@ def _sequence_test(block):
         items = gast.Call(func=_load(LEN_NAME), args=[_load(n)], keywords=[])
         kernel = gast.BinOp(left=_const(price), op=gast.Add(),
                             right=gast.BinOp(left=_const(SEQUENCE_ITEM_NS), op=gast.Mult(), right=items))
-        # a unit on numpy scalars (``list(arr)``'s items) costs what it costs on an array's elements; so
-        # does one of a loop that indexes an array too, whatever the list holds (Horner's rule
-        # over a tuple of 3 Python floats for each of 8 elements, ``acc = acc * x[k] + c``, priced at
-        # Python's fast end, ran as written at 0.7x plain Python, the estimate's test included)
+        # a unit on numpy scalars (``list(arr)``'s items) costs what it costs on an array's elements; one
+        # of a loop that also indexes an array, MIXED_UNIT_NS: part of its arithmetic is on the numpy
+        # scalars the array's elements give (Horner's rule over a tuple of 3 Python floats for each of 8
+        # elements, ``acc = acc * x[k] + c``, priced at Python's fast end, ran as written at 0.7x plain
+        # Python; priced at the elements' end, a loop over two lists of 20 floats adding one element
+        # of an array per position called its kernel at 0.6x)
         first = gast.Subscript(value=_load(n), slice=_const(0), ctx=gast.Load())
-        scalars = [gast.Call(func=_load(ISINSTANCE_NAME), args=[first, _load(NUMPY_SCALAR_NAME)], keywords=[])]
-        scalars += [_is_array(m) for m in names if m != n]
-        unit = gast.IfExp(test=scalars[0] if len(scalars) == 1 else gast.BoolOp(op=gast.Or(), values=scalars),
-                          body=_const(ELEMENT_UNIT_NS), orelse=_const(UNIT_NS))
+        scalars = gast.Call(func=_load(ISINSTANCE_NAME), args=[first, _load(NUMPY_SCALAR_NAME)], keywords=[])
+        unit = _const(UNIT_NS)
+        arrays = [_is_array(m) for m in names if m != n]
+        if arrays:
+            unit = gast.IfExp(test=arrays[0] if len(arrays) == 1 else gast.BoolOp(op=gast.Or(), values=arrays),
+                              body=_const(MIXED_UNIT_NS), orelse=unit)
+        unit = gast.IfExp(test=scalars, body=_const(ELEMENT_UNIT_NS), orelse=unit)
         python = gast.BinOp(left=copy.deepcopy(work), op=gast.Mult(), right=unit)
         return gast.Compare(left=python, ops=[gast.LtE()], comparators=[kernel])
 

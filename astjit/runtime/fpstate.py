@@ -60,7 +60,10 @@ def kernels_allowed() -> bool:
         allowed = (modes["divide"] in QUIET and modes["over"] in QUIET and modes["under"] in QUIET
                    and modes["invalid"] in QUIET)
         if len(_recent) >= RECENT_STATES:            # (the one met longest ago goes)
-            del _recent[next(iter(_recent))]
+            try:            # (threads entering states together may pick the same one, or none is left)
+                _recent.pop(next(iter(_recent)), None)
+            except (StopIteration, RuntimeError):
+                pass
     _recent[state] = allowed                         # (the last met, last in order)
     allowed = allowed and not warnings_raise()
     (last_quiet if allowed else last_loud)[0] = state

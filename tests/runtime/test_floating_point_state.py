@@ -198,3 +198,34 @@ def test_a_warnings_filter_raising_around_the_call(category):
         warnings.simplefilter("ignore", RuntimeWarning)
         assert_same_as_numpy(sqrt_plus, bad, jitted=jf)
     assert {e.mode for f in jf.fragments for e in f.entries} & {"tvm", "mixed"}
+
+
+def test_threads_entering_error_states_together_never_see_an_error():
+    """Each thread's ``np.errstate`` is its own (a context variable); the states met lately are shared,
+    and threads dropping the oldest of them together must not raise (a KeyError did)."""
+    import sys
+    import threading
+
+    from astjit.runtime import fpstate
+
+    errors = []
+
+    def worker():
+        try:
+            for i in range(3000):
+                with np.errstate(divide=("ignore", "warn", "raise")[i % 3]):
+                    assert fpstate.kernels_allowed() is (i % 3 != 2)
+        except Exception as exc:       # (what the test is for: any error, reported below)
+            errors.append(repr(exc))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=worker) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []

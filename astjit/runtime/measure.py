@@ -141,22 +141,22 @@ def measuring_runner(fragment, spec, key):
                 return fragment.fallback(*args)
             install(compiled, spec.mode)                # (nothing to measure on: the kernel, unmeasured)
             return compiled(*args)
-        # kernels still being written to the disk cache (runtime/disk_cache: LLVM and the C compiler in
-        # a background thread) would take a core from the timed runs: a kernel of two threads measured
-        # 4-10x its time and lost to Python for good
-        disk_cache.wait()
-        try:    # warm-up (thread pool, page faults), on copies of what the block writes
-            warm = compiled(*(fresh() if fresh is not None else args))
-        except Exception:
-            warm = _FAILED
+        # no kernel is written to the disk cache meanwhile (runtime/disk_cache.paused: LLVM and the C
+        # compiler in a background thread would take a core from the timed runs)
+        with disk_cache.paused():
+            try:    # warm-up (thread pool, page faults), on copies of what the block writes
+                warm = compiled(*(fresh() if fresh is not None else args))
+            except Exception:
+                warm = _FAILED
+            if warm is not _FAILED and not spec.kernel_failed:
+                try:
+                    python_wins = _python_is_faster(args, fresh)
+                except Exception:   # a timed run raising: keep the kernel
+                    python_wins = False
         if warm is _FAILED:     # the real run raises it, with the effects Python leaves before it (outside
             return compiled(*args)    # the except clause: the user sees their exception alone, unchained)
         if spec.kernel_failed:   # its compiled code raised (runtime/plan): the block's Python is installed
             return fragment.fallback(*args) if spec.effects else warm
-        try:
-            python_wins = _python_is_faster(args, fresh)
-        except Exception:   # a timed run raising: keep the kernel
-            python_wins = False
         install(fragment.python_runner if python_wins else compiled, "python" if python_wins else spec.mode)
         # what the code chosen returns, its effects once (the module's docstring says why)
         if python_wins:      # (the block's statements; its next call of this key settles inline)

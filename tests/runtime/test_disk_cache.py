@@ -666,3 +666,39 @@ def test_staging_folders_of_writers_no_longer_running_are_removed(cache_dir):
     assert_same_as_numpy(chain, x.astype(np.float32), x.astype(np.float32))     # another entry: a write
     disk_cache.wait()
     assert not dead.exists() and mine.exists()
+
+
+def test_a_measurement_waits_for_the_export_running_and_not_for_those_queued():
+    """Exports yield to a first call's timing: it waits for the one running, and the ones queued after
+    it wait for the timing (waiting for the whole queue, a first call after 40 compiled kernels took
+    70 s on a loaded machine)."""
+    import threading
+    import time
+
+    order, release = [], threading.Event()
+
+    def export(k, hold=False):
+        order.append(f"start {k}")
+        if hold:
+            release.wait(10)
+        order.append(f"end {k}")
+
+    writer = disk_cache._writer()
+    writer.submit(disk_cache._between_measurements, export, 1, True)
+    for k in (2, 3):
+        writer.submit(disk_cache._between_measurements, export, k)
+
+    def measure():
+        with disk_cache.paused():
+            order.append("measured")
+
+    while order != ["start 1"]:
+        time.sleep(0.001)
+    timer = threading.Thread(target=measure)
+    timer.start()
+    while disk_cache._paused[0] == 0:
+        time.sleep(0.001)
+    release.set()
+    timer.join(10)
+    disk_cache.wait()
+    assert order == ["start 1", "end 1", "measured", "start 2", "end 2", "start 3", "end 3"]

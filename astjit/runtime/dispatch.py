@@ -313,7 +313,10 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
                   "            return shared"]
     call = [f"q{p}" if p in converted else names[p] for p in arrays]
     if has_locals:
-        lines += [f"    local = allocate({packed})", "    if local is None:", f"        return {on_refusal}({params})"]
+        # (arrays of a group that differ in shape, broadcast: the loop's Python, straight, where the
+        # arguments are this key's; through ``checked``, which tests them all again, such a call cost
+        # 6 us more than plain Python's 4)
+        lines += [f"    local = allocate({packed})", "    if local is None:", f"        return {python_loop}({params})"]
         call.append("*local")
     ints = [names[p] for p in scalars if type(args[p]) is int]
     if ints:            # (after a call with an int beyond int64: the kernel's refusal of it cost 20 us)

@@ -165,6 +165,11 @@ def test_shapes_that_broadcast_run_as_python():
                         (rng.random((3, 4)), rng.random((3, 4)), 0.01, 20)])
     x, v = rng.random((3, 4)), rng.random((3, 1))
     assert np.array_equal(jit(oscillators)(x, v, 0.01, 20), oscillators(x, v, 0.01, 20))
+    jf = jit(oscillators)                  # (through the generated runner: the loop's Python, straight)
+    for k in range(8):
+        x, v = rng.random((3, 4)), rng.random((3, 1) if k % 2 else (3, 4))
+        got, want = jf(x, v, 0.01, 5), oscillators(x, v, 0.01, 5)
+        assert all(g.shape == w.shape and np.array_equal(g, w) for g, w in zip(got, want))
 
 
 def chained(x, t, steps, c):

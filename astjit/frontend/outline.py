@@ -22,23 +22,23 @@ def mark_for_outlining(stmt, block):
     arguments, read outside its ``try``)."""
     if isinstance(stmt, gast.Try) and not block.maybe_unbound \
             and sum(1 for _ in gast.walk(stmt)) >= OUTLINE_FROM:
-        setattr(stmt, OUTLINE, True)
+        setattr(stmt, OUTLINE, tuple(block.live_in))        # (the names it may take as arguments)
     return stmt
 
 
 def outline(function, prefix: str, shown_attribute: str) -> list:
     """Replace each marked estimate in ``function`` (a FunctionDef) by a call
-    ``name = <prefix>k(<the function's locals it reads>)``; returns the new FunctionDefs, to be
-    defined beside ``function`` (their free names are the same as its)."""
-    local = {a.id if isinstance(a, gast.Name) else a.arg for a in _parameters(function.args)}
-    local |= {n.id for n in gast.walk(function) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del)}
+    ``name = <prefix>k(<the block's live-ins it reads>)``; returns the new FunctionDefs, to be defined
+    beside ``function`` (their free names are the same as its). The live-ins are what the block's
+    call reads right after, bound there: locals, a function defined in the body, a global."""
     made = []
 
     def replace(stmts):
         out = []
         for s in stmts:
-            if getattr(s, OUTLINE, False):
-                s = _outlined(s, f"{prefix}{len(made)}", local, made, shown_attribute)
+            live_in = getattr(s, OUTLINE, None)
+            if live_in is not None:
+                s = _outlined(s, f"{prefix}{len(made)}", set(live_in), made, shown_attribute)
             else:
                 for field in ("body", "orelse", "finalbody", "handlers"):
                     inner = getattr(s, field, None)
@@ -70,7 +70,3 @@ def _outlined(stmt, name, local, made, shown_attribute):
     if hasattr(stmt, shown_attribute):
         setattr(assign, shown_attribute, getattr(stmt, shown_attribute))
     return assign
-
-
-def _parameters(args):
-    return args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a is not None]

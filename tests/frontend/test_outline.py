@@ -79,6 +79,7 @@ def test_a_small_estimate_or_one_reading_a_name_maybe_unbound_stays_inline():
 
     class Block:
         maybe_unbound = ()
+        live_in = ["x"]
 
     small = gast.Try(body=[], handlers=[], orelse=[], finalbody=[])
     assert not getattr(outline.mark_for_outlining(small, Block()), outline.OUTLINE, False)

@@ -65,6 +65,7 @@ read-only array it writes: ``DECLINED``, before any effect), the loop goes on as
 """
 
 import ast
+import collections
 import copy
 import itertools
 
@@ -93,6 +94,7 @@ from .loops import (
     PLAIN_OBJECT_NAME,
     PLAIN_VALUE_NAME,
     RANGE_NAME,
+    TYPE_OF_NAME,
     appended_lists,
     assigned_names,
     constant_value,
@@ -602,8 +604,49 @@ def _weighed(name, test, if_raised: bool, if_not_plain=None):
     if if_not_plain is not None:
         handlers.insert(0, gast.ExceptHandler(type=_load(NOT_PLAIN_ERROR_NAME), name=None,
                                               body=[_assign(name, _const(if_not_plain))]))
-    return gast.Try(body=[_assign(name, gast.IfExp(test=test, body=_const(True), orelse=_const(False)))],
+    reads, test = _shared_reads(test)
+    return gast.Try(body=reads + [_assign(name, gast.IfExp(test=test, body=_const(True), orelse=_const(False)))],
                     handlers=handlers, orelse=[], finalbody=[])
+
+
+SHARED_READ_PREFIX = "__astjit_read_"
+
+
+def _shared_reads(test):
+    """(assignments, ``test``) with each name the estimate reads checked several times
+    (``(xs if type(xs) is ndarray else plain_object(xs))``, _plain_objects) checked once, ahead: the
+    checks of a loop over a tuple cost about 1 us of a 2 us loop's every call. The check raises only
+    for an object not of PLAIN_OBJECT_TYPES, whose estimate then raises NotPlainInEstimate ahead too."""
+    def name_checked(node):
+        if not (isinstance(node, gast.IfExp) and isinstance(node.body, gast.Name)):
+            return None
+        x = node.body.id
+        test_, orelse = node.test, node.orelse
+        if isinstance(test_, gast.Compare) and isinstance(test_.left, gast.Call) \
+                and isinstance(test_.left.func, gast.Name) and test_.left.func.id == TYPE_OF_NAME \
+                and [a.id for a in test_.left.args if isinstance(a, gast.Name)] == [x] \
+                and isinstance(orelse, gast.Call) and isinstance(orelse.func, gast.Name) \
+                and orelse.func.id == PLAIN_OBJECT_NAME and [a.id for a in orelse.args if isinstance(a, gast.Name)] == [x]:
+            return x
+        return None
+
+    counts = collections.Counter(name_checked(n) for n in gast.walk(test))
+    shared = {x for x, k in counts.items() if x is not None and k > 1}
+    if not shared:
+        return [], test
+    first = {}
+
+    class Share(gast.NodeTransformer):
+        def visit_IfExp(self, node):
+            self.generic_visit(node)
+            x = name_checked(node)
+            if x in shared:
+                first.setdefault(x, node)
+                return _load(SHARED_READ_PREFIX + x)
+            return node
+
+    test = Share().visit(test)
+    return [_assign(SHARED_READ_PREFIX + x, first[x]) for x in sorted(first)], test
 
 
 _FOLDED = (gast.Constant, gast.BinOp, gast.Compare, gast.BoolOp, gast.UnaryOp, gast.IfExp, gast.operator, gast.cmpop,

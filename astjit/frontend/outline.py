@@ -52,7 +52,7 @@ def outline(function, prefix: str, shown_attribute: str) -> list:
 
 
 def _outlined(stmt, name, local, made, shown_attribute):
-    target = stmt.body[0].targets[0].id
+    target = stmt.body[-1].targets[0].id         # (the name it decides, after the reads it shares)
     reads = sorted({n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)
                     and n.id in local})
     args = gast.arguments(args=[gast.Name(id=r, ctx=gast.Param(), annotation=None, type_comment=None) for r in reads],

@@ -89,3 +89,43 @@ def test_a_small_estimate_or_one_reading_a_name_maybe_unbound_stays_inline():
     Block.maybe_unbound = ("x",)
     large = gast.Try(body=large.body, handlers=[], orelse=[], finalbody=[])
     assert not getattr(outline.mark_for_outlining(large, Block()), outline.OUTLINE, False)
+
+
+def horner_rows(coeffs, out):
+    for k in range(out.shape[0]):
+        acc = 0.0
+        for c in coeffs:
+            acc = acc * 0.5 + c
+        out[k] = acc
+    return out
+
+
+class Coefficients:
+    """Not a plain object: an estimate may not measure it (its ``__len__`` would run once more)."""
+
+    def __init__(self, values):
+        self.values = list(values)
+        self.measured = 0
+
+    def __len__(self):
+        self.measured += 1
+        return len(self.values)
+
+    def __iter__(self):
+        return iter(self.values)
+
+
+def test_an_estimate_checks_each_name_it_measures_once():
+    """``len(coeffs)`` read several times by an estimate is checked (an array, or a plain object) once,
+    ahead; a user's object with ``__len__`` is measured by the loop alone, as plain Python does."""
+    jf = jit(horner_rows)
+    for coeffs in ((1.0, -2.0), [0.5] * 30, np.array([1.0, 2.0, 3.0])):
+        for n in (1, 3, 40):
+            got, want = jf(coeffs, np.zeros(n)), horner_rows(coeffs, np.zeros(n))
+            assert np.array_equal(got, want)
+    cells = dict(zip(jf._function.__code__.co_freevars, jf._function.__closure__))
+    estimates = [cells[n].cell_contents for n in _estimates(jf)]
+    assert estimates and any("__astjit_read_coeffs" in e.__code__.co_varnames for e in estimates)
+    objects = Coefficients([1.0, 2.0, 3.0])
+    assert np.array_equal(jf(objects, np.zeros(4)), horner_rows([1.0, 2.0, 3.0], np.zeros(4)))
+    assert objects.measured == 0

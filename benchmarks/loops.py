@@ -100,6 +100,7 @@ def cases():
         # rows bound to names: differences of rows, loops over rows, rows passed to a helper
         ("named rows: pairwise 200x3", p.pairwise_rows, (rng.random((200, 3)), np.zeros((200, 200)))),
         ("norm rows: pairwise 200x3", p.pairwise_norms, (rng.random((200, 3)), np.zeros((200, 200)))),
+        ("norm rows: 8x50k as they lie", p.row_norms, (rng.random((8, 50_000)), np.zeros(8))),
         ("float power: slice sieve 100k", p.slice_sieve, (100_000,)),
         ("any/all rows 20x100k", p.rows_over, (rng.random((20, 100_000)), 0.5, np.zeros(20, np.bool_))),
         ("int32 rows * k 100x1000", p.scaled_int32_rows, (rng.integers(-1000, 1000, (100, 1000), dtype=np.int32), 3,

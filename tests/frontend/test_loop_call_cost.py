@@ -9,6 +9,7 @@ import gast
 import numpy as np
 import pytest
 from loop_checks import check
+from loop_programs import horner as tuple_horner
 from loop_programs import list_total
 
 from astjit import jit
@@ -295,15 +296,6 @@ def test_a_short_loop_nest_over_lists_of_numpy_scalars_calls_its_kernel():
     assert jf(xs, ys) == pairs_of(xs, ys) and region.calls == 1
     floats, others = [float(v) for v in xs], [float(v) for v in ys]
     assert jf(floats, others) == pairs_of(floats, others) and region.calls == 1
-
-
-def tuple_horner(coeffs, x, out):
-    for k in range(x.shape[0]):
-        acc = 0.0
-        for c in coeffs:
-            acc = acc * x[k] + c
-        out[k] = acc
-    return out
 
 
 def test_a_loop_over_a_tuple_of_python_floats_that_reads_elements_is_priced_as_numpy_scalar_work():

@@ -91,9 +91,11 @@ def scatter_add(acc, g, x, index):
     """``acc + scatter_index(g, x, index)``, the adjoint of ``x[index]`` added to ``x``'s adjoint so
     far: in place where ``acc`` is an array this module made for it that nothing else holds, the
     index is basic and no dtype changes (a loop reading ``x[i]`` at each step allocated and added a
-    whole array per step: quadratic, 60 ms for 1,000 elements). The values are the same: an array
+    whole array per step: quadratic, 60 ms for 1,000 elements). The numbers are the same: an array
     made here never holds -0.0 (each element is a sum starting from +0.0 with a term that is not -0.0),
-    so ``acc[i] + g`` is ``acc[i] + (0.0 + g)``."""
+    so ``acc[i] + g`` is ``acc[i] + (0.0 + g)``. Where two NaNs meet, which one's sign and payload the
+    sum keeps may differ (numpy's one-element add keeps the second's, its vectorized loop the first's):
+    the sign of a NaN after arithmetic, which docs/semantics.md leaves open."""
     if type(acc) is np.ndarray and _OWNED.get(id(acc)) is acc and sys.getrefcount(acc) <= _SOLE_REFERENCES \
             and acc.shape == np.shape(x) and _basic(index) and _scatter_dtype(g, x) == acc.dtype \
             and (type(g) in (float, int) or getattr(g, "dtype", None) == acc.dtype):

@@ -497,7 +497,7 @@ def build(fn, fndef, blocks, fragments: dict):
         # a class name of only underscores turns off name mangling, which would otherwise rename the
         # __astjit_fragment_k references inside it (NameError); long, so that no global name is shadowed
         inner = [gast.ClassDef(name="_" * 16, bases=[], keywords=[], body=[fndef], decorator_list=[],
-                               type_params=[])] + fallbacks
+                               type_params=[])] + fallbacks + estimates
     factory = gast.FunctionDef(name="__astjit_factory", args=_arguments(params),
                                body=inner + [gast.Return(value=None)], decorator_list=[], returns=None,
                                type_comment=None, type_params=[])

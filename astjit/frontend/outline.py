@@ -28,17 +28,19 @@ def mark_for_outlining(stmt, block):
 
 def outline(function, prefix: str, shown_attribute: str) -> list:
     """Replace each marked estimate in ``function`` (a FunctionDef) by a call
-    ``name = <prefix>k(<the block's live-ins it reads>)``; returns the new FunctionDefs, to be defined
-    beside ``function`` (their free names are the same as its). The live-ins are what the block's
-    call reads right after, bound there: locals, a function defined in the body, a global."""
+    ``name = <prefix>k(<the block's live-ins it reads that are locals of function>)``; returns the new
+    FunctionDefs, to be defined beside ``function`` (their free names are the same as its: a global or
+    a closure variable is read inside, where a deleted one raises in the estimate's ``try``, which then
+    runs the loop as written, and the loop raises at its own line, if it reads it at all)."""
     made = []
+    local = local_names(function)
 
     def replace(stmts):
         out = []
         for s in stmts:
             live_in = getattr(s, OUTLINE, None)
             if live_in is not None:
-                s = _outlined(s, f"{prefix}{len(made)}", set(live_in), made, shown_attribute)
+                s = _outlined(s, f"{prefix}{len(made)}", set(live_in) & local, made, shown_attribute)
             else:
                 for field in ("body", "orelse", "finalbody", "handlers"):
                     inner = getattr(s, field, None)
@@ -70,3 +72,39 @@ def _outlined(stmt, name, local, made, shown_attribute):
     if hasattr(stmt, shown_attribute):
         setattr(assign, shown_attribute, getattr(stmt, shown_attribute))
     return assign
+
+
+def local_names(function) -> set:
+    """The names ``function`` binds in its own scope (Python's rule: parameters, assignment targets,
+    ``def``, ``class`` and ``import`` names, not those of nested functions, classes or comprehensions;
+    less those it declares ``global`` or ``nonlocal``)."""
+    a = function.args
+    bound = {p.id for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p is not None}
+    declared = set()
+    nested = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda, gast.ListComp, gast.SetComp,
+              gast.DictComp, gast.GeneratorExp)
+
+    def visit(node):
+        for child in gast.iter_child_nodes(node):
+            if isinstance(child, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef):
+                bound.add(child.name)
+                for d in child.decorator_list:
+                    visit_expr(d)
+                continue
+            if isinstance(child, nested):
+                continue
+            if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Store | gast.Del):
+                bound.add(child.id)
+            elif isinstance(child, gast.alias):
+                bound.add((child.asname or child.name).split(".")[0])
+            elif isinstance(child, gast.Global | gast.Nonlocal):
+                declared.update(child.names)
+            visit(child)
+
+    def visit_expr(node):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            bound.add(node.id)
+        visit(node)
+
+    visit(function)
+    return bound - declared

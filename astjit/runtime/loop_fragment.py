@@ -303,7 +303,9 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     n_out = len(fragment.live_out if live_out is None else live_out)   # (then a ``return``'s values: loop_return)
     read_returned = result_reader(lowered, n_out)
     fallback = fragment.fallback if fallback is None else fallback
-    allocate = local_array_allocator(lowered, live_in)
+    allocate = local_array_allocator(lowered, live_in, lambda: config.log(
+        "fallbacks", "loop at %s line %s: arrays of different shapes or layouts", fragment.owner_name,
+        fragment.block.lineno))
     copied = [live_in.index(spec.name) for spec in lowered.locals if spec.incoming]
     local_index = {spec.name: j for j, spec in enumerate(lowered.locals)}
     # a live-out array: its local buffer where the loop rebound it, else the argument (also one it
@@ -372,9 +374,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
                 compacting[0] = True             # (the generated runner converts such arrays from now on)
             call.append(a)
         local = allocate(args)
-        if local is None:
-            config.log("fallbacks", "loop at %s line %s: arrays of different shapes or layouts", fragment.owner_name,
-                       fragment.block.lineno)
+        if local is None:                    # (logged by allocate)
             return fallback(*args)
         call += local
         for p in scalars:
@@ -562,12 +562,12 @@ def make_snapshot(restored, others, lists):
     return namespace["snapshot"]
 
 
-def local_array_allocator(lowered, live_in):
+def local_array_allocator(lowered, live_in, refused=lambda: None):
     """``allocate(args)``: a new buffer per local array of the kernel (backends/tvm/loop_arrays), shaped
     as the arrays of its group and laid out as numpy would lay out their elementwise result (C order,
     F order where all of them are F-contiguous), an argument the loop rebinds copied in; or None
     where the arrays of a group differ in shape or are strided with several axes (numpy's result would
-    broadcast or follow their strides): the loop then runs as Python."""
+    broadcast or follow their strides): the loop then runs as Python, and ``refused()`` is told."""
     if not lowered.locals:
         return lambda args: []
     groups = [[live_in.index(n) for n in members if n in live_in] for members in lowered.groups]
@@ -583,9 +583,11 @@ def local_array_allocator(lowered, live_in):
             for p in members:
                 a = args[p]
                 if a.shape != shape:
+                    refused()
                     return None
                 c, f = c and a.flags.c_contiguous, f and a.flags.f_contiguous
             if len(shape) > 1 and not (c or f):
+                refused()
                 return None
             layouts.append((shape, "C" if c or len(shape) <= 1 else "F"))
         out = []

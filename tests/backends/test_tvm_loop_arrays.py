@@ -333,3 +333,18 @@ def test_c_library_functions_over_arrays_compile_where_numpy_calls_it_too(monkey
     monkeypatch.setattr(support, "_cpu_features", lambda: {})
     for fn, calls in _calls("float64"):
         assert check_close(fn, calls)[1] == {"tvm"}
+
+
+def test_a_broadcast_group_is_logged_as_a_fallback(monkeypatch, caplog):
+    """ASTJIT_LOG=fallbacks says why such a call runs the loop's Python (the generated runner sends it
+    there straight)."""
+    import logging
+
+    jf = jit(oscillators)
+    x, v = rng.random((3, 4)), rng.random((3, 4))
+    jf(x, v, 0.01, 5)
+    monkeypatch.setenv("ASTJIT_LOG", "fallbacks")
+    with caplog.at_level(logging.INFO, logger="astjit"):
+        got = jf(x, rng.random((3, 1)), 0.01, 5)
+    assert "arrays of different shapes or layouts" in caplog.text
+    assert all(g.shape == (3, 4) for g in got)

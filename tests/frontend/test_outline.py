@@ -129,3 +129,56 @@ def test_an_estimate_checks_each_name_it_measures_once():
     objects = Coefficients([1.0, 2.0, 3.0])
     assert np.array_equal(jf(objects, np.zeros(4)), horner_rows([1.0, 2.0, 3.0], np.zeros(4)))
     assert objects.measured == 0
+
+
+class Base:
+    def scale(self):
+        return 2.0
+
+
+class Scaled(Base):
+    def ratios(self, a, b):
+        k = super().scale()            # (a __class__ cell: the rewritten function sits in a class body)
+        s = 0.0
+        for i in range(len(a)):
+            if b[i] != 0.0:
+                s += a[i] / b[i] * k
+        return s
+
+    jitted = jit(ratios)
+
+
+def test_a_method_using_super_with_an_outlined_estimate_compiles_its_loop():
+    c = Scaled()
+    for n in (3, 40, 2000):
+        a, b = np.arange(1.0, n + 1), np.linspace(0.0, 1.0, n)
+        assert c.jitted(a, b) == Scaled.ratios(c, a, b)
+    jf = Scaled.__dict__["jitted"]
+    assert not [r for r in jf.records() if r.kind == "fallback" and "transform" in r.message]
+    assert any(e.mode == "tvm" for f in jf.fragments if f.block.kind == "loop" for e in f.entries)
+
+
+WEIGHTS = np.arange(6.0) + 1.0
+
+
+def weighted(a, n):
+    s = 0.0
+    for i in range(n):
+        if WEIGHTS[i] > 0.5:
+            s += a[i] / WEIGHTS[i]
+    return s
+
+
+def test_a_global_deleted_between_calls_raises_where_the_loop_reads_it(monkeypatch):
+    """An outlined estimate reads globals and closure variables itself, inside its ``try``: a deleted
+    one runs the loop as written, which raises where it reads it, or not at all for no trips."""
+    jf = jit(weighted)
+    a = np.random.default_rng(2).random(6)
+    for k in range(12):
+        assert jf(a, k % 7) == weighted(a, k % 7)
+    monkeypatch.delitem(globals(), "WEIGHTS")
+    assert jf(a, 0) == 0.0
+    with pytest.raises(NameError) as info:
+        jf(a, 3)
+    frames = [f for f in __import__("traceback").extract_tb(info.value.__traceback__) if f.filename == __file__]
+    assert frames[-1].line.strip() == "if WEIGHTS[i] > 0.5:"

@@ -102,3 +102,28 @@ def test_pipeline_is_declared_and_logged(monkeypatch, caplog):
         jf(np.arange(4.0))
     text = caplog.text
     assert "canonicalize -> rewrite" in text and "after canonicalize" in text
+
+
+def squared_by_operator(x):
+    return x ** 2 + 1.0
+
+
+def squared_by_ufunc(x):
+    return np.power(x, 2) + 1.0
+
+
+@pytest.mark.parametrize("pattern", [lambda x: x ** 2, lambda x: np.power(x, 2)])
+def test_a_power_rule_matches_both_spellings_where_they_compute_the_same(pattern):
+    """``np.power`` is ``**`` for float32 and float64 arrays (numpy's loops take the operator's fast
+    paths too): a rule written either way fires on both; on float16 np.power stays apart."""
+    import astjit
+    from astjit.rewrite import Rule
+
+    rule = Rule(pattern, lambda x: x * x, name="squares")
+    for fn, dtype, fires in ((squared_by_operator, np.float64, True), (squared_by_ufunc, np.float64, True),
+                             (squared_by_ufunc, np.float32, True), (squared_by_ufunc, np.float16, False)):
+        jf = jit(rewrites=[rule])(fn)
+        x = np.linspace(-2, 2, 50).astype(dtype)
+        for _ in range(3):
+            assert_same_as_numpy(fn, x, jitted=jf, rtol=0)
+        assert ("rule squares" in str(astjit.explain(jf))) is fires, (fn.__name__, dtype)

@@ -7,7 +7,7 @@ has an operator), ``abs(x)`` becomes ``np.absolute(x)``, ``np.add.reduce(x)`` be
 after the array are passed by keyword (``np.sum(x, 0)`` is ``np.sum(x, axis=0)``) and left out where
 they are constants equal to the default, in type too (``np.sum(x, axis=None, keepdims=False)`` is
 ``np.sum(x)``; ``keepdims=0`` stays). Each only where the spellings compute the same thing (``np.power``
-stays: below): a method only on a numpy array or scalar
+of float16 or complex operands stays: below): a method only on a numpy array or scalar
 receiver (on a Python number it raises), a ufunc or ``abs`` only without keywords and with an array
 operand: on two Python numbers the operator gives a Python number, and on numpy scalars the operator
 runs numpy's scalar arithmetic, which is not always the ufunc's (``abs`` of a complex128 scalar is
@@ -21,20 +21,25 @@ from .rewrite import same_constant
 
 METHOD_FUNCTIONS = {name: "np." + name for name in (
     "sum", "prod", "mean", "max", "min", "var", "std", "any", "all", "argmax", "argmin", "dot")}
-# (not np.power: the ``**`` operator on an array takes numpy's fast paths ahead of the ufunc, np.sqrt for
-# an exponent of 0.5, whose -inf and -0.0 give nan and -0.0, where np.power's float16 loop calls powf,
-# giving inf and 0.0, and its complex loop cpow)
-UFUNC_OPERATORS = {"np." + name: name for name in list(BINARY_OPERATORS) + list(UNARY_OPERATORS) if name != "power"}
+UFUNC_OPERATORS = {"np." + name: name for name in list(BINARY_OPERATORS) + list(UNARY_OPERATORS)}
+# np.power is ``**`` only where its operands are neither float16 nor complex: the operator on an array
+# takes numpy's fast paths ahead of the ufunc (np.sqrt for an exponent of 0.5, whose -inf and -0.0 give
+# nan and -0.0), which np.power's float32 and float64 loops take too, but its float16 loop calls powf
+# (inf and 0.0) and its complex loop cpow (other last bits)
+POWER_APART = frozenset({"float16", "complex64", "complex128", "clongdouble"})
 UFUNC_REDUCES = {"np.add.reduce": "np.sum", "np.multiply.reduce": "np.prod",
                  "np.maximum.reduce": "np.max", "np.minimum.reduce": "np.min"}
 
 
-def spelling(node, is_array, is_numpy=None) -> str | None:
+def spelling(node, is_array, is_numpy=None, dtype_of=None) -> str | None:
     """The canonical op name for ``node``, or None where it already is canonical. ``is_array(operand)``:
     whether it is a numpy array; ``is_numpy(operand)``: whether it is an array or a numpy scalar
-    (``is_array`` where not given)."""
+    (``is_array`` where not given); ``dtype_of(operand)``: its dtype's name, or None (a pattern's
+    operands, which have none: np.power is ``**`` there)."""
     if node.op in METHOD_FUNCTIONS and (is_numpy or is_array)(node.args[0]):
         return METHOD_FUNCTIONS[node.op]
+    if node.op == "np.power" and dtype_of is not None and any(dtype_of(a) in POWER_APART for a in node.args):
+        return None
     if node.op in UFUNC_OPERATORS and not node.kwargs and any(is_array(a) for a in node.args):
         return UFUNC_OPERATORS[node.op]
     if node.op == "abs" and is_array(node.args[0]):
@@ -44,11 +49,11 @@ def spelling(node, is_array, is_numpy=None) -> str | None:
     return None
 
 
-def canonicalize_graph(graph, is_array, is_numpy=None) -> bool:
+def canonicalize_graph(graph, is_array, is_numpy=None, dtype_of=None) -> bool:
     """Respell every node of ``graph`` in place; whether anything changed."""
     changed = False
     for node in list(graph.nodes):
-        name = spelling(node, is_array, is_numpy)
+        name = spelling(node, is_array, is_numpy, dtype_of)
         if name is None:
             continue
         if node.op in UFUNC_REDUCES and len(node.args) < 2 and "axis" not in node.kwargs:
@@ -96,6 +101,10 @@ def run(graph, ctx, state):
         t = ctx.types[n]
         return isinstance(t, ArrayType) and not t.scalar
 
-    if not canonicalize_graph(graph, is_array, lambda n: isinstance(ctx.types[n], ArrayType)):
+    def dtype_of(n):
+        t = ctx.types[n]
+        return str(t.dtype) if isinstance(t, ArrayType) else None
+
+    if not canonicalize_graph(graph, is_array, lambda n: isinstance(ctx.types[n], ArrayType), dtype_of):
         return None
     return graph, infer_again(graph, state.args, ctx)

@@ -207,7 +207,8 @@ def _kernel_runner(kernel, n, kernel_args, allocs, result, arrays, aligned, read
 
 def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                             stopped, result, allocate, aligned=(), converted=None, compacting=None,
-                            overlapping=None, big_ints=None, snapshot=None, bailed=None, odd_strides=None):
+                            overlapping=None, big_ints=None, snapshot=None, bailed=None, odd_strides=None,
+                            shapes_refused=None):
     """The runner as straight-line code for this specialization's argument types (a call costs about a
     microsecond less than the generic loop over checks): an overlap test per written array and other
     array, the kernel call, and ``checked(*args)`` where the kernel's conversion of the arguments
@@ -231,6 +232,8 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
     whole numbers of its items (a field of a structured array), which the kernel's conversion refuses
     with an exception: from then on the runner tests the arrays' strides first and runs the loop's
     Python for such arrays; the loop's Python);
+    ``shapes_refused``: what runs a call whose local arrays ``allocate`` refuses (a group's arrays of
+    different shapes), the arguments being this key's (by default the loop's Python);
     ``bailed``: None, or (a two-item list whose first item counts the calls left that run
     ``python(*args)``, the loop's Python, instead of the kernel; the loop's Python) for a kernel that
     may bail where Python goes on (runtime/loop_fragment). The status
@@ -255,7 +258,7 @@ def make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_
                               [False] if compacting is None else compacting,
                               overlapping or (lambda args: checked(*args)),
                               [False] if big_ints is None else big_ints, snapshot, bailed,
-                              ([False], checked) if odd_strides is None else odd_strides)
+                              ([False], checked) if odd_strides is None else odd_strides, shapes_refused)
     run = build("checked")
     run.checked_by_kernel = frozenset(arrays)       # (not ``copied``: those are only copied into buffers)
     run.refused = lambda refused: build("refused", refused)
@@ -280,7 +283,7 @@ def _python_number(value) -> str:
 
 def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_locals, appends, checked,
                         stopped, result, allocate, aligned, converted, compacting, overlapping, big_ints,
-                        snapshot, bailed, odd_strides, on_refusal, refused=None):
+                        snapshot, bailed, odd_strides, shapes_refused, on_refusal, refused=None):
     from ..backends.array_views import compact, readable_by_kernel
     from ..backends.tvm.loop_lists import NEED_ROOM
 
@@ -316,7 +319,8 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
         # (arrays of a group that differ in shape, broadcast: the loop's Python, straight, where the
         # arguments are this key's; through ``checked``, which tests them all again, such a call cost
         # 6 us more than plain Python's 4)
-        lines += [f"    local = allocate({packed})", "    if local is None:", f"        return {python_loop}({params})"]
+        refuse = "shapes_refused" if on_refusal == "checked" else on_refusal
+        lines += [f"    local = allocate({packed})", "    if local is None:", f"        return {refuse}({params})"]
         call.append("*local")
     ints = [names[p] for p in scalars if type(args[p]) is int]
     if ints:            # (after a call with an int beyond int64: the kernel's refusal of it cost 20 us)
@@ -386,6 +390,7 @@ def _loop_kernel_runner(kernel, args, arrays, written, copied, scalars, has_loca
                  "compact": compact, "readable_by_kernel": readable_by_kernel, "overlapping": overlapping,
                  "DISJOINT": DISJOINT, "big_ints": big_ints, "snapshot": snapshot, "odd_strides": odd_strides[0],
                  "python_loop": odd_strides[1],
+                 "shapes_refused": shapes_refused if shapes_refused is not None else odd_strides[1],
                  **({"bailed": bailed[0], "python": bailed[1]} if bailed is not None else {}),
                  **{f"convert{p}": f for p, f in converted.items()}}
     exec(compile("\n".join(lines) + "\n", "<astjit loop runner>", "exec"), namespace)

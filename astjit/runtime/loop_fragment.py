@@ -375,7 +375,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
             call.append(a)
         local = allocate(args)
         if local is None:                    # (logged by allocate)
-            return fallback(*args)
+            return shapes_refused(*args)
         call += local
         for p in scalars:
             v = args[p]
@@ -402,6 +402,18 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
         if s[0]:
             return stopped(s, args, saved)
         return finish(s, args, local)
+
+    refusals = [0]              # (the length of the last run of calls as written after a refusal)
+
+    def shapes_refused(*args):
+        """The loop's Python where the arrays of a local array's group differ in shape (numpy
+        broadcasts): the rewritten function runs the loop as written for the next calls, 1, 3, 7... up
+        to BAILED_RUN_MOST, then the kernel tries again (through the Fragment, the runner and the
+        block's function, a loop of 3 trips over (3, 4) and (3, 1) arrays ran 0.57x plain Python)."""
+        if not (fragment.strict or fallback is not fragment.fallback or fragment.block.in_loop):
+            refusals[0] = min(2 * refusals[0] + 1, BAILED_RUN_MOST)
+            fragment.run_inline(refusals[0])
+        return fallback(*args)
 
     def python_instead(args):
         """The loop's Python, where the kernel stopped where Python goes on; the next few calls run it
@@ -464,7 +476,8 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
     runner = make_loop_kernel_runner(kernel, args, arrays, written, copied, scalars, bool(lowered.locals),
                                    appends, run, stopped, result_expression(True), allocate, aligned,
                                    converters, compacting, overlapping, big_ints, snapshot if restored else None,
-                                   (bailed, fallback) if lowered.bails else None, (odd_strides, fallback))
+                                   (bailed, fallback) if lowered.bails else None, (odd_strides, fallback),
+                                   shapes_refused)
     if restored:
         runner.copies = make_copy_test(restored, others)
     return runner

@@ -154,6 +154,7 @@ def test_a_method_using_super_with_an_outlined_estimate_compiles_its_loop():
         a, b = np.arange(1.0, n + 1), np.linspace(0.0, 1.0, n)
         assert c.jitted(a, b) == Scaled.ratios(c, a, b)
     jf = Scaled.__dict__["jitted"]
+    assert _estimates(jf)
     assert not [r for r in jf.records() if r.kind == "fallback" and "transform" in r.message]
     assert any(e.mode == "tvm" for f in jf.fragments if f.block.kind == "loop" for e in f.entries)
 
@@ -176,6 +177,7 @@ def test_a_global_deleted_between_calls_raises_where_the_loop_reads_it(monkeypat
     a = np.random.default_rng(2).random(6)
     for k in range(12):
         assert jf(a, k % 7) == weighted(a, k % 7)
+    assert _estimates(jf)
     monkeypatch.delitem(globals(), "WEIGHTS")
     assert jf(a, 0) == 0.0
     with pytest.raises(NameError) as info:

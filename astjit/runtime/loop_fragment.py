@@ -56,6 +56,7 @@ class Returned:
 # left 1000 values counted into 5000 bins with the documented OverflowError
 RESTORE_BYTES = 1 << 16
 BAILED_RUN_MOST = 64          # calls of the loop's Python after a kernel bailed, at most, before it tries again
+INLINE_AFTER_REFUSAL_MOST = 4096   # elements: arrays a broadcast loop runs as written after, at most
 
 
 class LoopFragment(Fragment):
@@ -403,16 +404,27 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
             return stopped(s, args, saved)
         return finish(s, args, local)
 
-    refusals = [0]              # (the length of the last run of calls as written after a refusal)
+    refusals = [0, 0]           # (the length of the last run of calls as written after a refusal, the
+    #                             Fragment's call count then)
 
     def shapes_refused(*args):
         """The loop's Python where the arrays of a local array's group differ in shape (numpy
         broadcasts): the rewritten function runs the loop as written for the next calls, 1, 3, 7... up
-        to BAILED_RUN_MOST, then the kernel tries again (through the Fragment, the runner and the
-        block's function, a loop of 3 trips over (3, 4) and (3, 1) arrays ran 0.57x plain Python)."""
-        if not (fragment.strict or fallback is not fragment.fallback or fragment.block.in_loop):
-            refusals[0] = min(2 * refusals[0] + 1, BAILED_RUN_MOST)
-            fragment.run_inline(refusals[0])
+        to BAILED_RUN_MOST while such calls keep coming, then the kernel tries again (through the
+        Fragment, the runner and the block's function, a loop of 3 trips over (3, 4) and (3, 1) arrays
+        ran 0.57x plain Python). Where the Fragment took other calls since the last refusal (its kernel
+        ran them), the runs start again from 1: a broadcast call now and then, growing the runs to 64,
+        handed most calls of one shape to the loop's Python (0.4x the kernel's speed). Only for
+        small arrays (at most INLINE_AFTER_REFUSAL_MOST elements): with larger ones the Fragment's
+        path costs little beside the work, and calls of one shape in between keep their kernel."""
+        if not (fragment.strict or fallback is not fragment.fallback or fragment.block.in_loop) and all(
+                a.size <= INLINE_AFTER_REFUSAL_MOST for a in args if type(a) is np.ndarray):
+            run, at = refusals
+            if fragment.calls - at > 1:
+                run = 0
+            refusals[0] = run = min(2 * run + 1, BAILED_RUN_MOST)
+            refusals[1] = fragment.calls
+            fragment.run_inline(run)
         return fallback(*args)
 
     def python_instead(args):

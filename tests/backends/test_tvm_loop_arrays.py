@@ -374,3 +374,22 @@ def test_a_broadcast_group_runs_the_loop_as_written_for_the_next_calls(monkeypat
     for _ in range(70):
         got = jf(b, same)
     assert np.array_equal(got, three_steps(b, same)) and any(e.mode == "tvm" for e in region.entries)
+
+
+def test_broadcast_calls_now_and_then_leave_the_kernel_to_calls_of_one_shape(monkeypatch):
+    """The runs as written after a broadcast call grow only while such calls follow one another: one
+    now and then, between calls of one shape, runs one call as written, not 64 (which handed most
+    calls of one shape to the loop's Python); large arrays keep the Fragment's path."""
+    monkeypatch.setenv("ASTJIT_TINY_LOOP", "0")
+    for size in (4, 10_000):
+        jf = jit(three_steps)
+        region = next(f for f in jf.fragments if f.block.kind == "loop")
+        b, same = rng.random((3, size)), rng.random((3, size))
+        jf(b, same)
+        start = region.calls
+        for _ in range(10):
+            w = rng.random((3, 1))
+            assert np.array_equal(jf(b, w), three_steps(b, w))
+            for _ in range(9):
+                assert np.array_equal(jf(b, same), three_steps(b, same))
+        assert region.calls - start >= 80, (size, region.calls - start)

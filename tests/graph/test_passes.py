@@ -75,6 +75,18 @@ def powers_both_ways(a, p):
     return np.power(a, 0.5), a ** 0.5, np.power(a, p), a ** p, np.power(a, 2) - a ** 2
 
 
+def bool_powers(b):
+    return np.power(b, 2), b ** 2
+
+
+@pytest.mark.parametrize("backend", [None, "tvm"])
+def test_np_power_of_bools_is_int64_and_the_operator_int8(backend):
+    """``b ** 2`` takes np.square (int8 for bools), ``np.power(b, 2)`` the ufunc's int64 loop."""
+    jf = jit(bool_powers) if backend is None else jit(backend=backend)(bool_powers)
+    for n in (3, 17):
+        assert_same_as_numpy(bool_powers, np.arange(n) % 3 == 0, jitted=jf)
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.complex64, np.complex128])
 @pytest.mark.parametrize("backend", [None, "tvm"])
 def test_np_power_is_not_the_operator(dtype, backend):

@@ -14,6 +14,8 @@ runs numpy's scalar arithmetic, which is not always the ufunc's (``abs`` of a co
 C's ``hypot``, ``np.absolute`` is numpy's own loop: one in three results differs in the last bit).
 """
 
+import numpy as np
+
 from ..ops.elementwise import BINARY_OPERATORS, UNARY_OPERATORS
 from ..ops.registry import OPS
 from ..types import ArrayType
@@ -22,11 +24,13 @@ from .rewrite import same_constant
 METHOD_FUNCTIONS = {name: "np." + name for name in (
     "sum", "prod", "mean", "max", "min", "var", "std", "any", "all", "argmax", "argmin", "dot")}
 UFUNC_OPERATORS = {"np." + name: name for name in list(BINARY_OPERATORS) + list(UNARY_OPERATORS)}
-# np.power is ``**`` only where its operands are neither float16 nor complex: the operator on an array
-# takes numpy's fast paths ahead of the ufunc (np.sqrt for an exponent of 0.5, whose -inf and -0.0 give
-# nan and -0.0), which np.power's float32 and float64 loops take too, but its float16 loop calls powf
-# (inf and 0.0) and its complex loop cpow (other last bits)
-POWER_APART = frozenset({"float16", "complex64", "complex128", "clongdouble"})
+# np.power is ``**`` only where its operands are neither bool, float16, long double nor complex: the
+# operator on an array takes numpy's fast paths ahead of the ufunc (np.sqrt for an exponent of 0.5,
+# whose -inf and -0.0 give nan and -0.0; np.square for 2, which keeps a bool array's int8), which
+# np.power's float32, float64 and integer loops take too, but its float16 and long double loops call
+# pow (inf and 0.0), its complex loop cpow (other last bits), and np.power(bool_array, 2) is int64
+POWER_APART = frozenset({np.dtype(t).name for t in (np.bool_, np.float16, np.longdouble, np.complex64,
+                                                      np.complex128, np.clongdouble)})
 UFUNC_REDUCES = {"np.add.reduce": "np.sum", "np.multiply.reduce": "np.prod",
                  "np.maximum.reduce": "np.max", "np.minimum.reduce": "np.min"}
 

@@ -179,6 +179,11 @@ def build_gradient(fn, argnums, with_value):
     grads = [gast.Call(func=_load(gradient_of), args=[_load(reverser.adjoint_name(p)) if p in reverser.defined
                                                       else gast.Constant(0.0, None), _load(p)], keywords=[])
              for p in wrt]
+    # (an argument named twice in argnums gets a gradient of its own each time: one array returned
+    # twice, written through one, changed the other)
+    copy_of = bind_global("fresh_copy", helpers.fresh_copy)
+    grads = [gast.Call(func=_load(copy_of), args=[g], keywords=[]) if p in wrt[:k] else g
+             for k, (p, g) in enumerate(zip(wrt, grads))]
     grad_value = grads[0] if single else gast.Tuple(elts=grads, ctx=gast.Load())
     returned = gast.Tuple(elts=[_load(result), grad_value], ctx=gast.Load()) if with_value else grad_value
     checks = [gast.Expr(value=gast.Call(func=_load(bind_global("check_differentiable", helpers.check_differentiable)),

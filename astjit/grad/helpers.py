@@ -216,6 +216,11 @@ def gradient_of(adjoint, x):
     return np.array(out, copy=True) if out is x else out
 
 
+def fresh_copy(value):
+    """A copy of a gradient array (numbers are immutable: as they are)."""
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
 def check_differentiable(value, name, function):
     if isinstance(value, float):
         return

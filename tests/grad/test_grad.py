@@ -423,3 +423,17 @@ def test_a_backward_block_over_python_floats_types_its_shape_helpers():
         assert g(x) == pytest.approx(8 * x ** 7, rel=1e-12)
     notes = [e.note for f in g.jitted.fragments for e in f.entries]
     assert notes and not any("Error" in n for n in notes), notes
+
+
+def test_an_argument_named_twice_in_argnums_gets_two_arrays():
+    """``argnums=(0, 0)``: two equal gradients, not one array returned twice."""
+    g = astjit.grad(lambda x, y: np.sum(x * x * y), argnums=(0, 0, 1))
+    x, y = np.array([1.0, -2.0, 3.0]), np.array([0.5, 0.25, 2.0])
+    for _ in range(3):
+        a, b, c = g(x, y)
+        assert np.array_equal(a, 2 * x * y) and np.array_equal(b, a) and b is not a
+        assert not np.shares_memory(a, b)
+        a[0] = 99.0
+        assert b[0] == 2 * x[0] * y[0]
+    s = astjit.grad(lambda t: t * t, argnums=(0, 0))(1.5)
+    assert s == (3.0, 3.0) and all(type(v) is float for v in s)

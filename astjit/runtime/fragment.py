@@ -65,7 +65,6 @@ class _Unbound:
 UNBOUND = _Unbound()
 
 
-
 # The rewritten function asks ``next(switch)`` before each block (once before the loop around it, and
 # after each call: frontend/emit): True runs the block's own statements inline, False calls its
 # Fragment. A block whose call chose Python answers True for the next SETTLED_CALLS calls, then False

@@ -404,6 +404,11 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
             return stopped(s, args, saved)
         return finish(s, args, local)
 
+    # whether the rewritten function may run the loop as written for a few calls (Fragment.run_inline):
+    # not in strict mode, not for a tuple loop's inner kernel (its fallback is not the Fragment's), not
+    # inside a loop of Python's, where a run as written would cover the rest of that loop (the window
+    # would count calls of the function, not runs of this loop)
+    runs_inline = not (fragment.strict or fallback is not fragment.fallback or fragment.block.in_loop)
     refusals = [0, 0]           # (the length of the last run of calls as written after a refusal, the
     #                             Fragment's call count then)
 
@@ -417,8 +422,7 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
         handed most calls of one shape to the loop's Python (0.4x the kernel's speed). Only for
         small arrays (at most INLINE_AFTER_REFUSAL_MOST elements): with larger ones the Fragment's
         path costs little beside the work, and calls of one shape in between keep their kernel."""
-        if not (fragment.strict or fallback is not fragment.fallback or fragment.block.in_loop) and all(
-                a.size <= INLINE_AFTER_REFUSAL_MOST for a in args if type(a) is np.ndarray):
+        if runs_inline and all(a.size <= INLINE_AFTER_REFUSAL_MOST for a in args if type(a) is np.ndarray):
             run, at = refusals
             if fragment.calls - at > 1:
                 run = 0
@@ -431,12 +435,10 @@ def make_loop_runner(kernel, lowered, fragment, args, live_in=None, live_out=Non
         """The loop's Python, where the kernel stopped where Python goes on; the next few calls run it
         straight away (``bailed``)."""
         bailed[1] = min(2 * bailed[1] + 1, BAILED_RUN_MOST)
-        if fragment.strict or fallback is not fragment.fallback or fragment.block.in_loop:
-            # (inside a loop of Python's, a run as written would cover the rest of that loop: the
-            # window would count calls of the function, not runs of this loop)
-            bailed[0] = bailed[1]
-        else:          # (the rewritten function runs the loop as written: no dispatch, no runner)
+        if runs_inline:          # (the rewritten function runs the loop as written: no dispatch, no runner)
             fragment.run_inline(bailed[1])
+        else:
+            bailed[0] = bailed[1]
         return fallback(*args)
 
     def stopped(status, args, saved=None):

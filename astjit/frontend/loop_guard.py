@@ -94,7 +94,6 @@ from .loops import (
     PLAIN_OBJECT_NAME,
     PLAIN_VALUE_NAME,
     RANGE_NAME,
-    TYPE_OF_NAME,
     appended_lists,
     assigned_names,
     constant_value,
@@ -559,8 +558,10 @@ def _plain_objects(expr):
     def checked(value):
         if isinstance(value, gast.Call):           # an attribute's plain value (``_readable``): once
             return gast.Call(func=_load(PLAIN_OBJECT_NAME), args=[value], keywords=[])
-        return gast.IfExp(test=is_exactly_array(value.id), body=_load(value.id),
-                          orelse=gast.Call(func=_load(PLAIN_OBJECT_NAME), args=[_load(value.id)], keywords=[]))
+        check = gast.IfExp(test=is_exactly_array(value.id), body=_load(value.id),
+                           orelse=gast.Call(func=_load(PLAIN_OBJECT_NAME), args=[_load(value.id)], keywords=[]))
+        setattr(check, CHECKED_NAME, value.id)          # (_shared_reads: checked once where read twice)
+        return check
 
     def read(value) -> bool:
         return isinstance(value, gast.Name) or (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
@@ -610,6 +611,7 @@ def _weighed(name, test, if_raised: bool, if_not_plain=None):
 
 
 SHARED_READ_PREFIX = "__astjit_read_"
+CHECKED_NAME = "astjit_checked_name"     # attribute of a name's check that _plain_objects makes: the name
 
 
 def _shared_reads(test):
@@ -618,17 +620,7 @@ def _shared_reads(test):
     checks of a loop over a tuple cost about 1 us of a 2 us loop's every call. The check raises only
     for an object not of PLAIN_OBJECT_TYPES, whose estimate then raises NotPlainInEstimate ahead too."""
     def name_checked(node):
-        if not (isinstance(node, gast.IfExp) and isinstance(node.body, gast.Name)):
-            return None
-        x = node.body.id
-        test_, orelse = node.test, node.orelse
-        if isinstance(test_, gast.Compare) and isinstance(test_.left, gast.Call) \
-                and isinstance(test_.left.func, gast.Name) and test_.left.func.id == TYPE_OF_NAME \
-                and [a.id for a in test_.left.args if isinstance(a, gast.Name)] == [x] \
-                and isinstance(orelse, gast.Call) and isinstance(orelse.func, gast.Name) \
-                and orelse.func.id == PLAIN_OBJECT_NAME and [a.id for a in orelse.args if isinstance(a, gast.Name)] == [x]:
-            return x
-        return None
+        return getattr(node, CHECKED_NAME, None) if isinstance(node, gast.IfExp) else None
 
     counts = collections.Counter(name_checked(n) for n in gast.walk(test))
     shared = {x for x, k in counts.items() if x is not None and k > 1}

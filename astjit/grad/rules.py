@@ -35,7 +35,9 @@ class AdjointRule:
     global_names: set = field(default_factory=set)
 
 
-ADJOINTS: dict[int, tuple[object, AdjointRule]] = {}          # id(op callable) -> (callable, rule)
+# id(op callable) -> (callable, rule); a shipped rule is held as (its function, unbroadcast) until
+# first asked for: parsing the 63 shipped rules took 40 of the 140 ms of ``import astjit``
+ADJOINTS: dict[int, tuple[object, AdjointRule | tuple]] = {}
 NON_DIFFERENTIABLE: dict[int, object] = {}                      # results that carry no gradient
 
 
@@ -43,9 +45,18 @@ def adjoint(*ops, unbroadcast=False):
     """Register the decorated function as the adjoint rule of each callable in ``ops`` (numpy functions
     or ufuncs; ``x.sum()`` and other methods use the rule of the numpy function of the same name)."""
     def register(fn):
-        rule = _parse_rule(fn, unbroadcast)
+        rule = _parse_rule(fn, unbroadcast)       # (a user's rule: a malformed one fails here, at its line)
         for op in ops:
             ADJOINTS[id(op)] = (op, rule)
+        return fn
+    return register
+
+
+def shipped_adjoint(*ops, unbroadcast=False):
+    """``adjoint`` for the rules astjit ships: parsed when first asked for (their tests parse each)."""
+    def register(fn):
+        for op in ops:
+            ADJOINTS[id(op)] = (op, (fn, unbroadcast))
         return fn
     return register
 
@@ -58,7 +69,13 @@ def non_differentiable(*ops):
 
 def rule_for(op) -> AdjointRule | None:
     hit = ADJOINTS.get(id(op))
-    return hit[1] if hit is not None and hit[0] is op else None
+    if hit is None or hit[0] is not op:
+        return None
+    rule = hit[1]
+    if isinstance(rule, tuple):
+        rule = _parse_rule(*rule)
+        ADJOINTS[id(op)] = (op, rule)
+    return rule
 
 
 def is_non_differentiable(op) -> bool:

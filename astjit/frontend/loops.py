@@ -35,7 +35,15 @@ from .inline import (
     parse_callee,
     renamed_callee,
 )
-from .loop_iteration import LEN_CALL, RANGE_CALL, CountedForm, NotIterable, builtin_name, reversed_range
+from .loop_iteration import (
+    INDEX_CALL,
+    LEN_CALL,
+    RANGE_CALL,
+    CountedForm,
+    NotIterable,
+    builtin_name,
+    reversed_range,
+)
 from .lower import attribute_chain, hoisted_name, statement_kind
 
 # Python and math functions a loop body may call on scalars, by the object the name resolves to
@@ -717,7 +725,7 @@ SLICE_STATEMENT_WORK = 64          # a statement on slices (``u[1:-1] = ...``): 
 # and lengths, undercounts longer statements and arrays: ``z = z * 0.9 + a`` over 1000 float32, 3
 # steps, takes 6 us as Python and 2.5 us as a kernel, and stays the kernel's at this price
 LOCAL_ARRAY_WORK = 30
-LEN_NAME, RANGE_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL)
+LEN_NAME, RANGE_NAME, INDEX_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL), builtin_name(INDEX_CALL)
 ISINSTANCE_NAME, NDARRAY_NAME = "__astjit_isinstance", "__astjit_ndarray"    # cells: isinstance, np.ndarray
 NUMBERS_NAME = "__astjit_numbers"          # cell: the types of a list's items a kernel converts
 NUMPY_SCALAR_NAME = "__astjit_numpy_scalar"  # cell: np.generic (arithmetic on its items is slower)
@@ -951,6 +959,18 @@ def position_work(loop, live_in=()):
     return _WorkEstimate(loop, live_in).trips(loop, {}), iteration_work(loop, live_in)
 
 
+def _python_int(arg):
+    """A range argument as the Python int ``range`` takes (``operator.index``, 20 ns): the estimate's
+    arithmetic on a numpy int wraps and warns where Python's never does (``range(np.int64(2**63 - 1))``
+    times a position's work; ``n * n`` positions of two ranges over an ``np.int32`` of 6,000), a
+    warning plain Python never gives, and the wrapped estimate a wrong choice. An int constant, a
+    ``len()`` are Python's already."""
+    if isinstance(arg, gast.Constant) and type(arg.value) is int or isinstance(arg, gast.Call) and isinstance(
+            arg.func, gast.Name) and arg.func.id in ("len", LEN_NAME):
+        return arg
+    return gast.Call(func=_name(INDEX_NAME), args=[arg], keywords=[])
+
+
 class _WorkEstimate:
     """The terms of ``work_expression``: positions of each ``for``, statements of each body, with the
     live-in names of ``name = <expression>`` statements holding arrays or not (``arrays``), those
@@ -967,9 +987,9 @@ class _WorkEstimate:
     @staticmethod
     def count(args):
         if len(args) == 1:          # cheaper than len(range(...))
-            return args[0]
+            return _python_int(args[0])
         if len(args) == 2:
-            return gast.BinOp(left=args[1], op=gast.Sub(), right=args[0])
+            return gast.BinOp(left=_python_int(args[1]), op=gast.Sub(), right=_python_int(args[0]))
         return gast.Call(func=_name(LEN_NAME), args=[gast.Call(func=_name(RANGE_NAME), args=args, keywords=[])],
                          keywords=[])
 

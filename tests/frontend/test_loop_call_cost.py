@@ -641,3 +641,48 @@ def test_the_copy_price_reads_nothing_of_an_ndarray_subclass():
         s, _ = jitted(x, n, 1e9)
         assert s == halve_past(x, n, 1e9)[0]
     assert Counted.reads == 0
+
+
+def sum_until(a, m, n):
+    s = 0.0
+    for i in range(m, n):
+        s += a[0] * i
+        if i > m + 3:
+            break
+    return s
+
+
+def square_nest(a, n):
+    s = 0
+    for i in range(n):
+        for j in range(n):
+            s += a[0]
+            if j > 2:
+                break
+        if i > 2:
+            break
+    return s
+
+
+@pytest.mark.parametrize("fn, args", [
+    (sum_until, (np.int64(-5), np.int64(2**63 - 1))),
+    (sum_until, (np.int64(-2**63), np.int64(2**63 - 1))),
+    (sum_until, (np.int32(-5), np.int32(2**31 - 1))),
+    (sum_until, (np.int64(2**62), np.int64(2**63 - 1))),
+    (square_nest, (np.int64(2**63 - 1),)),
+    (square_nest, (np.int32(6000),)),          # (n * n positions: beyond int32)
+])
+def test_the_estimate_over_numpy_int_bounds_warns_of_nothing(fn, args):
+    """The work estimate takes a range's arguments as Python ints: numpy's int arithmetic on bounds
+    near their type's limit warned of an overflow plain Python never computes, at the loop's line."""
+    import warnings
+
+    jitted = jit(fn)
+    a = np.ones(4)
+    for _ in range(4):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = jitted(a, *args)
+        assert [str(w.message) for w in caught] == []
+        want = fn(a, *args)
+        assert got == want and type(got) is type(want)

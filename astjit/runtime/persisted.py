@@ -12,10 +12,12 @@ convention. Reading it back needs neither the compiler nor ``import tvm``: types
 loaded. ``show --code tir`` on a loaded kernel lowers the segment again on demand.
 """
 
+import functools
 import os
+from collections.abc import Mapping
 
 from .. import config
-from ..backends.contract import Segment
+from ..backends.contract import Compiled, Segment
 from ..graph.fingerprint import NotFingerprintable, graph_text
 from . import disk_cache
 
@@ -59,16 +61,22 @@ def key_text(fragment, ctx, choice, backends) -> str | None:
 
 def read(fragment, ctx, text, backends):
     """(segments ready to run, reasons, stored meta) for this key, or None on a miss; replays the
-    records the original specialization made."""
+    records the original specialization made. Where the stored first call's timing settles on the
+    block's Python (``stored_choice``), the kernels are not loaded (``meta["python_won"]``): loading
+    one imports TVM's FFI, 0.1-0.2 s of a new process's first call, for a kernel no call runs; ``show``
+    loads them when asked for their code."""
     cache = disk_cache.active()
     found = cache.load(text) if cache is not None else None
     if found is None:
         return None
     meta, folder = found
+    measured = cache.read_note(folder, MEASURED)
+    choice = stored_choice(meta.get("mode"), measured)
+    python_won = choice is not None and choice[2] == "python"
     nodes = ctx.graph.nodes
     by_name = {b.name: b for b in backends}
     try:
-        segments = [_segment(ctx, nodes, d, folder, by_name) for d in meta["segments"]]
+        segments = [_segment(ctx, nodes, d, folder, by_name, load=not python_won) for d in meta["segments"]]
         reasons = {nodes[int(i)]: why for i, why in meta["reasons"].items()}
         records = [(str(kind), str(message)) for kind, message in meta["records"]]
     except Exception as exc:   # a library that does not load, a file edited by hand: compile instead
@@ -79,11 +87,11 @@ def read(fragment, ctx, text, backends):
         if kind == "fallback":          # (as the specialization that stored it logged it)
             config.log("fallbacks", "%s line %s: %s", fragment.owner_name, fragment.block.lineno, message)
     config.log("cache", "%s line %s: loaded from %s", fragment.owner_name, fragment.block.lineno, folder)
-    meta = dict(meta, measured=cache.read_note(folder, MEASURED))
+    meta = dict(meta, measured=measured, python_won=python_won)
     return segments, reasons, meta
 
 
-def _segment(ctx, nodes, d, folder, by_name) -> Segment:
+def _segment(ctx, nodes, d, folder, by_name, load=True) -> Segment:
     seg = Segment(d["backend"], [nodes[i] for i in d["nodes"]], [nodes[i] for i in d["inputs"]],
                   [nodes[i] for i in d["outputs"]], description=d["description"], reference=d["reference"])
     backend = by_name[d["backend"]]
@@ -91,8 +99,30 @@ def _segment(ctx, nodes, d, folder, by_name) -> Segment:
         seg.compiled = backend.compile(ctx, seg)
         return seg
     seg.description += LOADED
-    seg.compiled = backend.load(ctx, seg, d["persist"], [str(folder / name) for name in d["libraries"]])
+    libraries = [str(folder / name) for name in d["libraries"]]
+    if not load:
+        seg.compiled = Compiled(None, seg.description, _ArtifactsWhenAsked(
+            lambda: backend.load(ctx, seg, d["persist"], libraries)))
+        return seg
+    seg.compiled = backend.load(ctx, seg, d["persist"], libraries)
     return seg
+
+
+class _ArtifactsWhenAsked(Mapping):
+    """The artifacts (``show --code``) of a kernel not loaded because no call runs it: loaded when
+    first asked for."""
+
+    def __init__(self, load):
+        self._load = functools.cache(load)
+
+    def __getitem__(self, kind):
+        return self._load().artifacts[kind]
+
+    def __iter__(self):
+        return iter(self._load().artifacts)
+
+    def __len__(self):
+        return len(self._load().artifacts)
 
 
 def write(text, choice, backends, spec, first_record, fragment):
@@ -159,21 +189,31 @@ def load_per_core() -> float | None:
         return None
 
 
-def apply_measured(fragment, spec, measured) -> None:
-    """A choice stored by ``write_measured`` and won clearly: the specialization is not timed again."""
-    if spec.mode in ("numpy", "python") or not isinstance(measured, dict):
-        return
+def stored_choice(mode, measured) -> tuple | None:
+    """(compiled seconds, python seconds, which ran) of a choice stored by ``write_measured`` and won
+    clearly, which a new process reuses; None where it times the block again."""
+    if mode in ("numpy", "python") or not isinstance(measured, dict):
+        return None
     try:
         compiled, python, runs = float(measured["compiled"]), float(measured["python"]), measured["runs"]
     except (KeyError, TypeError, ValueError):
-        return
+        return None
     if not (min(compiled, python) > 0 and max(compiled, python) >= CLEAR_WIN * min(compiled, python)):
-        return
+        return None
     load = measured.get("load_per_core")
     if isinstance(load, int | float) and load > BUSY_LOAD_PER_CORE:
-        return
+        return None
     if runs == "python" and compiled > SUSPECT_LOSS * python:
+        return None
+    return compiled, python, runs
+
+
+def apply_measured(fragment, spec, measured) -> None:
+    """A choice stored by ``write_measured`` and won clearly: the specialization is not timed again."""
+    choice = stored_choice(spec.mode, measured)
+    if choice is None:
         return
+    compiled, python, runs = choice
     spec.measured = (compiled, python)
     spec.measure = False
     spec.mode_chosen = "python" if runs == "python" else spec.mode

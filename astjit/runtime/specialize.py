@@ -51,7 +51,10 @@ def _specialize_typed(fragment, key, graph, ctx, applied, place):
     stored = persisted.read(fragment, ctx, text, backends) if text is not None else None
     if stored is not None:
         segments, reasons, meta = stored
-        spec = _assemble(fragment, key, ctx, segments, reasons, meta["note"], meta["mode"] == "python")
+        if meta["python_won"]:       # (its kernels not loaded: the stored timing keeps the block's Python)
+            spec = _stored_python(fragment, key, ctx, segments, reasons, meta)
+        else:
+            spec = _assemble(fragment, key, ctx, segments, reasons, meta["note"], meta["mode"] == "python")
         spec.disk_key = text
         persisted.apply_measured(fragment, spec, meta.get("measured"))
         return spec
@@ -103,6 +106,15 @@ def _assemble(fragment, key, ctx, segments, reasons, note, python):
     plan.kernel_failed = functools.partial(fragment.kernel_failed, spec)
     spec.measure = ctx.device == "cpu"      # a GPU kernel returns before it finishes: a timing would lie
     return spec
+
+
+def _stored_python(fragment, key, ctx, segments, reasons, meta):
+    """The Specialization of a stored partition whose first call's timing chose the block's Python:
+    its mode is the compiled code's, its runner the block's Python (``persisted.apply_measured``)."""
+    from .fragment import Specialization
+
+    return Specialization(key, fragment.fallback, meta["mode"], meta["note"], ctx.value_guards, ctx.range_guards,
+                          ctx=ctx, segments=segments, reasons=reasons, length_guards=ctx.length_guards)
 
 
 def _backends(fragment, choice, device) -> list:

@@ -459,6 +459,54 @@ def test_the_first_calls_measured_choice_is_stored_and_reused(cache_dir):
         assert loaded.measured == times and loaded.runs == runs and not loaded.measure
 
 
+PYTHON_CHOSEN = textwrap.dedent("""
+    import json, pathlib, sys
+    import numpy as np
+    from astjit import jit
+    from astjit.inspection.text import code_lines
+
+    def chain(x, y):
+        z = np.exp(x) * 2.0 + y
+        return z.sum(), z
+
+    x = np.linspace(-1, 1, 20000) * float(sys.argv[1])
+    y = np.ones(20000)
+    f = jit(chain)
+    s, z = f(x, y)
+    assert np.array_equal(z, np.exp(x) * 2.0 + y) and s == z.sum(), "wrong result"
+    entry = f.fragments[0].entries[0]
+    ran = entry.runs
+    loaded = "tvm_ffi" in sys.modules
+    if sys.argv[1] == "1.0":               # (then the first call's choice, stored: Python, clearly)
+        from astjit.runtime import disk_cache
+        disk_cache.wait()
+        (folder,) = [p.parent for p in pathlib.Path(sys.argv[2]).rglob("measured.json")]
+        (folder / "measured.json").write_text(json.dumps(
+            {"compiled": 3e-5, "python": 1e-5, "runs": "python", "load_per_core": 0.1}))
+    tir = "\\n".join(code_lines(entry, "tir"))
+    print(ran, "kernel loaded" if loaded else "no kernel loaded", "T.prim_func" in tir)
+    """)
+
+
+@pytest.mark.slow
+def test_a_new_process_keeping_python_by_the_stored_timing_loads_no_kernel(tmp_path):
+    """A block whose stored first-call timing chose its Python does not load its kernel in a new
+    process (loading imports TVM's FFI: 0.1-0.2 s for a kernel no call runs); its code is still shown."""
+    script = tmp_path / "program.py"
+    script.write_text(PYTHON_CHOSEN)
+    env = dict(os.environ, ASTJIT_CACHE="1", ASTJIT_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(argument):
+        done = subprocess.run([sys.executable, str(script), argument, str(tmp_path / "cache")], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert run("1.0").endswith("kernel loaded True")
+    assert run("2.0") == "python no kernel loaded True"
+    assert run("0.5") == "python no kernel loaded True"
+
+
 def test_a_near_tie_stored_by_another_process_is_timed_again(cache_dir):
     x, y = np.linspace(-1, 1, 5000), np.ones(5000)
     jit(chain)(x, y)

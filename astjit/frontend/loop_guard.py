@@ -827,7 +827,7 @@ def _sliced_handover(block, loop, as_written, weigh, call, call_parts):
                      value=gast.Subscript(value=_load(rng), slice=_const(0), ctx=gast.Load()), type_comment=None)
     attempt = [at] + copy.deepcopy(reads) + [copy.deepcopy(first),
                gast.If(test=gast.Compare(left=_load(result), ops=[gast.IsNot()], comparators=[_load(DECLINED_NAME)]),
-                       body=copy.deepcopy(took), orelse=[rest])]
+                       body=copy.deepcopy(took) or [gast.Pass()], orelse=[rest])]    # (a loop leaving no value)
     # (the positions left as a range: its truth, unlike len(), takes a range of 2**70 positions)
     remains = [_assign(rng, part(_const(done), None)), gast.If(test=_load(rng), body=attempt, orelse=[])]
     kept = [loop.target, loop.iter] + list(loop.body) + [as_written, rest]

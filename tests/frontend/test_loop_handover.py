@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from loop_checks import check, peaked
 
-from astjit import jit
+from astjit import explain, jit
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -476,3 +476,28 @@ def test_a_while_trips_count_by_choice_is_constant_trips():
     assert [len(branch.elts) for branch in (chosen.body, chosen.orelse)] == [0, 10]
     assert _trips_by_choice(60, gast.parse("n * 3").body[0].value) is None
     assert isinstance(_trips_by_choice(10_000, gast.parse("1 if p else 2").body[0].value).body, gast.Call)
+
+
+def zero_until(a, t):
+    for i in range(len(a) - 1):
+        a[i] = 0.0
+        if a[i + 1] > t:
+            break
+    return a
+
+
+def first_index_over(a, t, found):
+    for i in range(len(a)):
+        if a[i] > t:
+            found.append(i)
+            break
+
+
+def test_a_search_leaving_no_value_is_handed_over():
+    """A loop that may leave early and leaves no value the code after it reads (it writes arrays,
+    appends or does nothing) has nothing to take back from the kernel: the handover's branch was
+    empty, which Python refuses, and the whole function ran as Python."""
+    jitted = check(zero_until, [(with_peak(60, at), 1.0) for at in POSITIONS])
+    assert "could not transform" not in str(explain(jitted))
+    jitted = check(first_index_over, [(with_peak(60, at), 1.0, []) for at in POSITIONS], compiled=False)
+    assert "could not transform" not in str(explain(jitted)) and jitted.fragments

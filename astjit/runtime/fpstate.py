@@ -37,6 +37,9 @@ RUNS_AS_PYTHON = ("numpy's floating-point error state asked for errors at a call
                   "an error): calls under such a state run as Python, where numpy raises, calls, prints or "
                   "logs as it would")
 last_quiet = [None]          # the state in which kernels may run that the dispatch tests first
+# the quiet one met before it: a function entering ``np.errstate`` at each call meets its new state, then
+# the state restored on leaving, which found its answer among the recent ones at each call (0.2-0.5 us)
+quiet_before = [None]
 last_loud = [None]           # one in which they may not (np.geterr per call cost 0.5 us)
 # states seen lately, by identity: whether kernels may run in each, the one met last at the end.
 # ``np.errstate`` makes a new state at each entry, and leaving restores the one before: a new state
@@ -52,6 +55,9 @@ def kernels_allowed() -> bool:
     state = current_state()
     if state is last_quiet[0]:
         return True
+    if state is quiet_before[0]:
+        quiet_before[0], last_quiet[0] = last_quiet[0], state
+        return True
     if state is last_loud[0]:
         return False
     allowed = _recent.pop(state, None)
@@ -66,7 +72,14 @@ def kernels_allowed() -> bool:
                 pass
     _recent[state] = allowed                         # (the last met, last in order)
     allowed = allowed and not warnings_raise()
-    (last_quiet if allowed else last_loud)[0] = state
+    if allowed:
+        leaving = quiet_before[0]
+        quiet_before[0], last_quiet[0] = last_quiet[0], state
+        if leaving is not None and leaving is not state:   # (met last among the recent ones: it stays)
+            _recent.pop(leaving, None)
+            _recent[leaving] = True
+    else:
+        last_loud[0] = state
     return allowed
 
 
@@ -101,7 +114,7 @@ def warnings_raise() -> bool:
 def _filters_mutated():
     """The warnings filters changed: the next dispatch asks ``kernels_allowed`` again (one write here: a
     program entering ``catch_warnings`` in a loop pays nothing more)."""
-    last_quiet[0] = last_loud[0] = None
+    last_quiet[0] = quiet_before[0] = last_loud[0] = None
 
 
 def _listen_to_warning_filters():

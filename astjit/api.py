@@ -151,16 +151,16 @@ class JitFunction:
         self.__dict__.pop("_guard", None)
         self.__class__ = JitFunction
 
-    def _missing_arguments(self, kwargs):
+    def _missing_arguments(self, kwargs, args=()):
         """A guarded function (frontend/guard_prologue) was called without one of its arguments: Python's
         own TypeError from the original, or, where the original was given defaults since, a new
-        transform that takes them."""
+        transform that takes them. ``args``: the positional ones, where ``*args`` took some."""
         from .frontend.guard_prologue import given_arguments
 
         kwargs = given_arguments(kwargs)
         if self._names_hold():
-            return self.original(**kwargs)
-        return self._slow_call((), kwargs)
+            return self.original(*args, **kwargs)
+        return self._slow_call(args, kwargs)
 
     def _install_guarded_call(self, function) -> None:
         """The rewritten function, which checks its own guard, as this object's ``__call__``: a call costs

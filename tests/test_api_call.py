@@ -455,3 +455,52 @@ def test_explain_takes_bound_methods():
     assert "build" in str(explain(_Scaled.build))
     with pytest.raises(TypeError, match="decorated with @astjit.jit, got method"):
         explain(_Scaled().__init__)
+
+
+def shifted(x, y, *, scale, off=1.0):
+    return x * scale * SCALE + y - off
+
+
+def stacked_shift(*arrs, scale=1.0, **named):
+    return np.add(arrs[0], sum(named.values())) * scale * SCALE + len(arrs)
+
+
+def outcome(fn, args, kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        return type(exc), str(exc)
+
+
+def assert_same_outcome(got, want):
+    if isinstance(want, tuple) and isinstance(want[0], type):
+        assert got == want
+    else:
+        assert type(got) is type(want) and np.array_equal(got, want)
+
+
+def test_keyword_only_parameters_check_their_guard_in_the_rewritten_function(monkeypatch):
+    """Keyword-only parameters take the prologue (the generic call forwarding ``**kwargs`` cost 0.8 us
+    a call): what a call gives or leaves out, Python's own errors, the slow path after a rebound
+    global, and defaults changed in the original's ``__kwdefaults__`` reach the function as they
+    reach the original."""
+    x, y = np.arange(4.0), np.ones(4)
+    calls = {shifted: [((x, y), {"scale": 2.0}), ((x, y), {"scale": 2.0, "off": 0.5}), ((), {"y": y, "x": x, "scale": 3}),
+                       ((x,), {"scale": 1.0}), ((x, y), {}), ((x, y, 3.0), {"scale": 1.0}), ((x, y), {"scale": 1, "z": 2})],
+             stacked_shift: [((x,), {}), ((x, y, y), {"scale": 3.0}), ((x,), {"k": 2.0, "scale": 0.5}), ((), {})]}
+    for fn, cases in calls.items():
+        jf = jit(fn)
+        for scale in (2.0, -1.0):
+            monkeypatch.setitem(globals(), "SCALE", scale)
+            for _ in range(2):
+                for args, kwargs in cases:
+                    assert_same_outcome(outcome(jf, args, kwargs), outcome(fn, args, kwargs))
+        assert type(jf).__call__ is jf._transformed.function
+    jf = jit(shifted)
+    monkeypatch.setitem(shifted.__kwdefaults__, "off", 5.0)          # changed in place
+    np.testing.assert_array_equal(jf(x, y, scale=1.0), shifted(x, y, scale=1.0))
+    monkeypatch.delitem(shifted.__kwdefaults__, "off")                 # deleted: now required
+    assert outcome(jf, (x, y), {"scale": 1.0}) == outcome(shifted, (x, y), {"scale": 1.0})
+    monkeypatch.setattr(shifted, "__kwdefaults__", {"scale": 10.0, "off": 0.0})     # replaced
+    for _ in range(2):
+        np.testing.assert_array_equal(jf(x, y), shifted(x, y))

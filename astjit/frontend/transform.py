@@ -210,6 +210,7 @@ def _transform(fn, strict, backend, parsed, rewrites, fastmath, device, guard_fa
     new, fallbacks = build(fn, fndef, blocks, cells)
     if guarded:
         new.__defaults__ = (MISSING,) * fn.__code__.co_argcount
+        new.__kwdefaults__ = {a.id: MISSING for a in fndef.args.kwonlyargs} or None
     for frag in fragments.values():
         # a handed-over loop's Python is the loop as written, going on where the kernel declines
         frag.fallback = _declining if frag.block.resume_at or frag.block.declines_inline else fallbacks[frag.index]

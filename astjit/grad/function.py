@@ -23,6 +23,7 @@ from ..frontend.source import parse_function
 from . import helpers, numpy_rules  # noqa: F401  (registers the shipped rules)
 from .activity import Activity
 from .aliasing import aliased
+from .inline_calls import guard_callees, inline_calls, stored_names
 from .lower import Lowering
 from .mutation import mutated
 from .normalize import located, normalize
@@ -119,6 +120,7 @@ def build_gradient(fn, argnums, with_value):
         raise located(filename, fndef, f"astjit.grad needs {fn.__name__} to take plain positional parameters")
     params = [a.id for a in args.args]
     single, wrt = _argnums(fn, argnums, params)
+    callees = inline_calls(fn, fndef, Resolver(fn, set(params) | stored_names(fndef)).resolve_chain)
     prefix = _prefix(fn, fndef)
     body = normalize(fndef, filename, prefix + "returned")
     local_names = set(params) | {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
@@ -204,6 +206,7 @@ def build_gradient(fn, argnums, with_value):
     for chain, obj in resolved.items():
         if obj is not MISSING:
             resolver.guard_chain(list(chain), obj)
+    guard_callees(resolver, callees)
     return source, function, resolver.compiled_guard()
 
 

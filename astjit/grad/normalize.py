@@ -15,8 +15,10 @@ from ..errors import GradError
 
 
 def located(fn_file, node, reason) -> GradError:
-    return GradError(reason, fn_file, getattr(node, "lineno", None), getattr(node, "col_offset", None),
-                     getattr(node, "end_col_offset", None))
+    """The error at ``node``'s line: of ``fn_file``, or of the file of the inlined callee it comes from
+    (grad/inline_calls)."""
+    return GradError(reason, getattr(node, "astjit_file", None) or fn_file, getattr(node, "lineno", None),
+                     getattr(node, "col_offset", None), getattr(node, "end_col_offset", None))
 
 
 def _exits(stmts, kinds) -> bool:

@@ -48,12 +48,27 @@ def may_not_return(x):                             # marker: may_not_return
         return np.sum(x)
 
 
-def calls_a_user_function(x):
-    return np.sum(helper(x))                       # marker: calls_a_user_function
+def calls_a_keyword_only_helper(x):
+    return np.sum(keyword_only_helper(x, k=2.0))   # marker: calls_a_keyword_only_helper
 
 
-def helper(x):
-    return x * x
+def keyword_only_helper(x, *, k):
+    return x * k
+
+
+def calls_a_helper_without_a_rule(x):
+    return np.sum(sorting_helper(x) * 2.0)
+
+
+def sorting_helper(x):
+    y = x * 3.0
+    return np.sort(y)                              # marker: calls_a_helper_without_a_rule
+
+
+def calls_itself(x, n):
+    if n == 0:
+        return np.sum(x)
+    return calls_itself(x * 2.0, n - 1)            # marker: calls_itself
 
 
 def joins_too_many(x):

@@ -27,7 +27,10 @@ def marker_line(name):
     ("returns_in_loop", (np.ones(3), 4), "`return` inside a loop"),
     ("loops_over_a_list", (np.ones(3), [np.ones(3)]), "must be `for ... in range(...)`"),
     ("may_not_return", (np.ones(3),), "must return a value on every path"),
-    ("calls_a_user_function", (np.ones(3),), "no adjoint rule for"),
+    ("calls_a_keyword_only_helper", (np.ones(3),), "cannot inline the call of keyword_only_helper (keyword_only_helper "
+                                                    "takes *args, **kwargs or keyword-only parameters)"),
+    ("calls_a_helper_without_a_rule", (np.ones(3),), "no adjoint rule for numpy.sort"),   # (at the helper's line)
+    ("calls_itself", (np.ones(3), 2), "nested too deeply (or recursive)"),
     ("joins_too_many", (np.ones(3),), "of at most 8 arrays"),
     ("appends_in_a_loop", (np.ones(3),), "`.append()` puts a value the gradient flows through in a container"),
     ("appends_in_a_while_loop", (np.ones(3),), "`.append()` puts a value the gradient flows through"),

@@ -120,7 +120,7 @@ def build_gradient(fn, argnums, with_value):
         raise located(filename, fndef, f"astjit.grad needs {fn.__name__} to take plain positional parameters")
     params = [a.id for a in args.args]
     single, wrt = _argnums(fn, argnums, params)
-    callees = inline_calls(fn, fndef, Resolver(fn, set(params) | stored_names(fndef)).resolve_chain)
+    inliner = inline_calls(fn, fndef, Resolver(fn, set(params) | stored_names(fndef)).resolve_chain)
     prefix = _prefix(fn, fndef)
     body = normalize(fndef, filename, prefix + "returned")
     local_names = set(params) | {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
@@ -132,13 +132,19 @@ def build_gradient(fn, argnums, with_value):
         chain = attribute_chain(node)
         if not chain or chain[0] in local_names:
             return None
+        if chain[0] in inliner.bound:      # (a global of an inlined callee's module)
+            obj, module, real = inliner.resolve(chain)
+            if obj is not MISSING:
+                foreign.append((module, real, obj))
+            return None if obj is MISSING else obj
         obj = resolver.resolve_chain(chain)
         resolved[tuple(chain)] = obj
         return None if obj is MISSING else obj
 
+    foreign = []
     activity = Activity(resolve, wrt)
     activity.run(body)
-    aliases = {}
+    aliases = {alias: obj for alias, (obj, _, _) in inliner.bound.items()}
 
     def bind_global(name, obj):
         base = f"{prefix}{name}"
@@ -206,8 +212,10 @@ def build_gradient(fn, argnums, with_value):
     for chain, obj in resolved.items():
         if obj is not MISSING:
             resolver.guard_chain(list(chain), obj)
-    guard_callees(resolver, callees)
-    return source, function, resolver.compiled_guard()
+    guard_callees(resolver, inliner.guards)
+    for module, chain, obj in foreign:
+        module.guard_chain(chain, obj)
+    return source, function, inliner.guard_holds(resolver.compiled_guard())
 
 
 def _compile(fn, fndef, body, aliases, with_value):

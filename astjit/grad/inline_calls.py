@@ -7,8 +7,9 @@ the statement that makes the call, with the call's value in a variable the calle
 assigns (grad/normalize). Nested helpers are inlined in turn, up to INLINE_DEPTH calls deep.
 
 A function with an adjoint rule of its own (``astjit.adjoint``) or declared non-differentiable is not
-inlined: its rule decides. A callee qualifies where frontend/inline's loop inlining would take it (a plain or jitted ``def`` of
-the same module, no closure, ``return value`` on every path) and the call is evaluated once where its
+inlined: its rule decides. A callee qualifies where frontend/inline's loop inlining would take it (a plain or jitted ``def``, no
+closure, ``return value`` on every path; of another module too: the globals it reads become cells of
+the gradient function, guarded in their module) and the call is evaluated once where its
 statement runs: not in a ``while`` test, a lambda, a comprehension, a conditional expression's
 branches or a short-circuit operand. The callee's identity, its code and its defaults are guarded:
 rebinding the name rebuilds the gradient. Statements moved before the call's statement run before the
@@ -26,7 +27,7 @@ from ..frontend.inline import (
     parse_callee,
 )
 from ..frontend.lower import attribute_chain
-from ..frontend.resolve import MISSING  # (what resolve_chain gives for a name it cannot resolve)
+from ..frontend.resolve import MISSING, Resolver
 from .normalize import located, normalize
 from .rules import is_non_differentiable, rule_for
 
@@ -35,8 +36,10 @@ _NOT_ONCE = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.Gener
 
 
 class CallInliner:
-    """Inline the qualifying calls of ``fndef``'s body in place; ``guards`` holds (chain, object,
-    function) of each callee, for the gradient's guard."""
+    """Inline the qualifying calls of ``fndef``'s body in place. ``guards``: (resolver, chain, object,
+    function) of each callee, the resolver of the module its name was read in (None: ``fn``'s own).
+    ``bound``: alias -> (object, resolver of its module, name) of each global an inlined callee of
+    another module reads, renamed to the alias (a cell of the gradient function)."""
 
     def __init__(self, fn, fndef, resolve_chain):
         self.fn = fn
@@ -45,6 +48,24 @@ class CallInliner:
         self.local_names = {a.id for a in fndef.args.args} | stored_names(fndef)
         self.sites = 0
         self.guards = []
+        self.bound = {}
+
+    def resolve(self, chain) -> tuple:
+        """(object or MISSING, resolver of the module the chain's root is read in or None, the chain as
+        that module spells it) of a chain read in ``fn`` or in an inlined callee."""
+        if chain[0] not in self.bound:
+            return self.resolve_chain(chain), None, chain
+        obj, resolver, name = self.bound[chain[0]]
+        real = [name, *chain[1:]]
+        return (obj if len(chain) == 1 else resolver.resolve_chain(real)), resolver, real
+
+    def guard_holds(self, main_guard):
+        """``main_guard`` (of ``fn``'s module) and the guard of each other module a callee read globals of."""
+        others = list({id(r): r for _, r, _ in self.bound.values()}.values())
+        if not others:
+            return main_guard
+        checks = [main_guard] + [r.compiled_guard() for r in others]
+        return lambda: all(check() for check in checks)
 
     def body(self, stmts, depth=0) -> list:
         out = []
@@ -99,7 +120,7 @@ class CallInliner:
         chain = attribute_chain(call.func)
         if not chain or chain[0] in self.local_names:
             return None
-        obj = self.resolve_chain(chain)
+        obj, module, real_chain = self.resolve(chain)
         fn = callee_function(obj) if obj is not MISSING else None
         if fn is None or installed_library_function(fn) or any(
                 rule_for(f) is not None or is_non_differentiable(f) for f in (obj, fn)):
@@ -108,24 +129,37 @@ class CallInliner:
         if depth >= INLINE_DEPTH or fn is self.fn:
             raise located(self.filename, call, f"the call of {what} is nested too deeply (or recursive) to be "
                                                "inlined for differentiation")
+        foreign = fn.__globals__ is not self.fn.__globals__
         try:
-            callee = parse_callee(fn, call, self.sites, self.fn.__globals__)
+            if fn.__code__.co_freevars:
+                raise NotInlinable(f"{fn.__name__} is a closure")
+            callee = parse_callee(fn, call, self.sites, fn.__globals__)
         except NotInlinable as exc:
             raise located(self.filename, call, f"astjit.grad cannot inline the call of {what} ({exc}): write "
                                                "its statements here, or register an adjoint rule for it "
                                                "(astjit.adjoint)") from None
         clash = next((n for n in callee.free_names if n in self.local_names), None)
-        if clash is not None:
+        if clash is not None and not foreign:
             raise located(self.filename, call, f"astjit.grad cannot inline the call of {what}: it reads the "
                                                f"global {clash!r}, a local of {self.fn.__name__} too")
         site = self.sites
         self.sites += 1
-        self.guards.append((chain, obj, fn))
+        self.guards.append((module, real_chain, obj, fn))
         # (a prefix of its own: the jitted gradient's loop kernels inline calls as __astjit_<site>_...)
         ours, theirs = f"__astjit_grad{site}_{callee.name}_", f"__astjit_{site}_{callee.name}_"
+        globals_of = Resolver(fn, set()) if foreign else None
         for n in (n for s in callee.body for n in gast.walk(s)):
             if isinstance(n, gast.Name) and n.id.startswith(theirs):
                 n.id = ours + n.id.removeprefix(theirs)
+            elif foreign and isinstance(n, gast.Name) and n.id in callee.free_names:
+                # (a global of the callee's module: a cell of the gradient function holding what it is
+                # now, the name guarded in that module)
+                found = globals_of.lookup(n.id)
+                if found is MISSING:
+                    raise located(self.filename, n, f"{n.id!r} is not defined in the module of {fn.__name__}")
+                alias = f"{ours}global_{n.id}"
+                self.bound[alias] = (found, globals_of, n.id)
+                n.id = alias
         callee.params = [ours + p.removeprefix(theirs) for p in callee.params]
         value = ours + "returned"
         params = [gast.copy_location(gast.Assign(
@@ -146,17 +180,19 @@ def stored_names(fndef) -> set:
     return {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del)}
 
 
-def inline_calls(fn, fndef, resolve_chain) -> list:
-    """Inline the calls of the user's own functions in ``fndef``'s body, in place; returns (chain, object,
-    function) per callee, whose identity, code and defaults the gradient's guard holds."""
+def inline_calls(fn, fndef, resolve_chain) -> CallInliner:
+    """Inline the calls of the user's own functions in ``fndef``'s body, in place; the inliner holds
+    what the gradient's guard checks and the globals of other modules it binds."""
     inliner = CallInliner(fn, fndef, resolve_chain)
     fndef.body = inliner.body(fndef.body)
-    return inliner.guards
+    return inliner
 
 
 def guard_callees(resolver, guards) -> None:
-    """Guard each inlined callee as frontend/loops guards a loop's: the name, its code, its defaults."""
-    for chain, obj, fn in guards:
+    """Guard each inlined callee as frontend/loops guards a loop's: the name, its code, its defaults
+    (in the module the name was read in)."""
+    for module, chain, obj, fn in guards:
+        resolver = module or resolver
         resolver.guard_chain(list(chain), obj)
         resolver.guards[tuple(chain) + code_path(obj)] = fn.__code__
         if fn.__defaults__:

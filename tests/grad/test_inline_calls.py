@@ -6,7 +6,9 @@ import io
 
 import numpy as np
 import pytest
+import user_layers
 from test_grad import assert_gradient, finite_difference
+from user_layers import dense
 
 import astjit
 from astjit import jit
@@ -109,3 +111,40 @@ def test_a_rebound_helper_or_global_rebuilds_the_gradient(monkeypatch):
 def test_show_prints_the_inlined_statements():
     source = astjit.grad(two_layers).source
     assert "__astjit_grad0_layer_h" in source and "layer(" not in source
+
+
+def through_another_module(x, w):
+    return np.sum(dense(x, w) ** 2) + np.sum(user_layers.squash(x))
+
+
+def make_closure_helper(k):
+    def scaled(v):
+        return v * k
+
+    return scaled
+
+
+closure_helper = make_closure_helper(3.0)
+
+
+def calls_a_closure(x):
+    return np.sum(closure_helper(x))
+
+
+def test_helpers_of_another_module_read_their_own_globals(monkeypatch):
+    """A helper of another module reads its module's globals (``GAIN``, numpy as ``xp``), and
+    rebinding one there, or the helper, rebuilds the gradient."""
+    rng = np.random.default_rng(5)
+    x, w = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+    g = astjit.grad(through_another_module, argnums=(0, 1))
+    for change in (None, ("GAIN", -3.0), ("squash", tripled)):
+        if change is not None:
+            monkeypatch.setattr(user_layers, *change)
+        gx, gw = g(x, w)
+        np.testing.assert_allclose(gx, finite_difference(through_another_module, (x, w), 0), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(gw, finite_difference(through_another_module, (x, w), 1), rtol=1e-6, atol=1e-8)
+
+
+def test_a_closure_is_not_inlined():
+    with pytest.raises(astjit.GradError, match="cannot inline the call of closure_helper"):
+        astjit.grad(calls_a_closure)(np.ones(3))

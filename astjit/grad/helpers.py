@@ -51,6 +51,24 @@ def kept_shape(shape, axis, keepdims) -> tuple:
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
+def product_of_others(a, axis):
+    """For each element of ``a``, the product of the other elements of its reduction along ``axis``
+    (``np.prod``'s derivative), from running products before and after it: ``ans / a`` is wrong where
+    the product overflows, underflows or holds an inf, a NaN or a zero."""
+    a = np.asarray(a)
+    axes = tuple(range(a.ndim)) if axis is None else normalize_axis_tuple(axis, a.ndim)
+    if a.size == 0 or not axes:
+        return np.ones_like(a)
+    kept = [d for d in range(a.ndim) if d not in axes]
+    order = kept + list(axes)
+    moved = np.transpose(a, order)
+    rows = moved.reshape(moved.shape[:len(kept)] + (-1,))
+    ones = np.ones(rows.shape[:-1] + (1,), a.dtype)
+    before = np.concatenate([ones, np.cumprod(rows[..., :-1], axis=-1)], axis=-1)
+    after = np.concatenate([np.cumprod(rows[..., :0:-1], axis=-1)[..., ::-1], ones], axis=-1)
+    return np.transpose((before * after).reshape(moved.shape), tuple(int(i) for i in np.argsort(order)))
+
+
 def inverse_axes(axes, ndim):
     """The permutation undoing ``np.transpose(x, axes)``."""
     if axes is None:

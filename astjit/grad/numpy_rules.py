@@ -18,6 +18,7 @@ from .helpers import (
     linspace_parts,
     matmul_left,
     matmul_right,
+    product_of_others,
     reversed_cumsum,
     scatter_index,
     split_concatenated,
@@ -265,14 +266,7 @@ def min(g, ans, a, axis=None, out=None, keepdims=False):
 
 @adjoint(np.prod)
 def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    # the product of the other elements, exact where a is 0: with no zero it is ans / a; with one zero
-    # only that element gets the product of the rest; with two or more every adjoint is 0
-    zero = a == 0
-    nonzero = np.where(zero, 1.0, a)
-    rest = np.prod(nonzero, axis=axis, keepdims=True)
-    zeros = np.sum(zero, axis=axis, keepdims=True)
-    others = np.where(zeros == 0, rest / nonzero, np.where(zero, rest, 0.0) * (zeros == 1))
-    return np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) * others
+    return np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) * product_of_others(a, axis)
 
 
 @adjoint(np.cumsum)

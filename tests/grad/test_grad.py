@@ -437,3 +437,21 @@ def test_an_argument_named_twice_in_argnums_gets_two_arrays():
         assert b[0] == 2 * x[0] * y[0]
     s = astjit.grad(lambda t: t * t, argnums=(0, 0))(1.5)
     assert s == (3.0, 3.0) and all(type(v) is float for v in s)
+
+
+def product(x):
+    return np.prod(x)
+
+
+@pytest.mark.parametrize(("x", "want"), [
+    ([1e300, 1e10, 1.0], [1e10, 1e300, np.inf]),         # the product overflows: not ans / x
+    ([1e-300, 1e-100, 1.0], [1e-100, 1e-300, 0.0]),       # it underflows
+    ([np.inf, 2.0], [2.0, np.inf]),
+    ([np.nan, 2.0], [2.0, np.nan]),
+    ([0.0, 2.0, 3.0], [6.0, 0.0, 0.0]),
+    ([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]),
+])
+def test_the_gradient_of_prod_is_the_product_of_the_other_elements(x, want):
+    with np.errstate(over="ignore"):
+        got = astjit.grad(product)(np.array(x))
+    np.testing.assert_array_equal(got, np.array(want))

@@ -236,6 +236,6 @@ def range_of_a_truth(a):
 
 
 def test_range_of_a_numpy_bool_raises_as_python():
-    jitted = check(range_of_a_truth, [(np.ones((3, 4)),), (np.zeros((0, 2)),)], compiled=False)
-    assert "range() of a numpy.bool" in str(jitted.explain()) or "range() of a bool" in str(jitted.explain()), \
-        str(jitted.explain())
+    """(the loop's work estimate takes the range's argument as Python does, operator.index: it raises
+    there, and the loop runs as written, raising Python's TypeError)"""
+    check(range_of_a_truth, [(np.ones((3, 4)),), (np.zeros((0, 2)),)], compiled=False)

@@ -25,7 +25,14 @@ import tempfile  # noqa: E402
 import types  # noqa: E402
 
 import numpy as np  # noqa: E402
-from workloads import affine_chain, layernorm, mod_of_clip, softmax, softmax_cross_entropy  # noqa: E402
+from workloads import (  # noqa: E402
+    affine_chain,
+    layernorm,
+    mod_of_clip,
+    smoothing_loop,
+    softmax,
+    softmax_cross_entropy,
+)
 
 WORKLOADS = {
     "softmax 1024x1024 f32": (softmax, lambda rng: rng.standard_normal((1024, 1024)).astype(np.float32)),
@@ -33,6 +40,7 @@ WORKLOADS = {
     "affine chain 1M f64": (affine_chain, lambda rng: rng.standard_normal(1 << 20)),
     "softmax CE 256x10 f64": (softmax_cross_entropy, lambda rng: rng.standard_normal((256, 10))),
     "mod of clip 1000 f64": (mod_of_clip, lambda rng: rng.standard_normal(1000)),
+    "smoothing loop 10k f64": (smoothing_loop, lambda rng: rng.standard_normal(10_000)),
 }
 SYSTEMS = ("numpy", "astjit cold", "astjit warm", "numba cold", "numba warm", "jax")
 

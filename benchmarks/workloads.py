@@ -48,3 +48,15 @@ def mod_of_clip(x):
     """A float ``%`` whose divisor holds a choice: the kernel took 6 s to compile before that divisor
     was computed in a stage of its own."""
     return np.mod(x, np.clip(x, -0.5, 2.0))
+
+
+def smoothing_loop(u):
+    """A scalar-indexed loop: one loop kernel under astjit (its warm first call loads the kernel but
+    lowers the loop again, which imports TVM), numba's home ground."""
+    n = u.shape[0]
+    v = np.empty_like(u)
+    v[0] = u[0]
+    v[n - 1] = u[n - 1]
+    for i in range(1, n - 1):
+        v[i] = 0.25 * u[i - 1] + 0.5 * u[i] + 0.25 * u[i + 1]
+    return v

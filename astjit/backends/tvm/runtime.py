@@ -7,6 +7,8 @@ thread to core 0; both variables must be set before the pool starts.
 import contextlib
 import functools
 import gc
+import importlib.abc
+import importlib.util
 import os
 import sys
 
@@ -42,10 +44,47 @@ def torch_kept_out():
             del sys.modules["torch"]
 
 
+# Parts of TVM that ``import tvm`` executes and astjit never uses: Relax (its graph-level compiler,
+# 0.35 s) and Disco (its distributed runtime, 0.27 s). They are loaded lazily (importlib's LazyLoader:
+# the module exists, its code runs at the first attribute read), which took ``import tvm`` from
+# 1.6-1.9 s to 1.1-1.2 s on a loaded machine; compile_module builds TIR without asking whether a
+# module holds Relax functions (``tvm.compile`` does, which would load Relax).
+LAZY_PARTS = ("tvm.relax", "tvm.runtime.disco")
+
+
+class _LazyParts(importlib.abc.MetaPathFinder):
+    """Finds LAZY_PARTS as the other finders do, with a loader that runs their code at first use."""
+
+    def find_spec(self, name, path, target=None):
+        if name not in LAZY_PARTS:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = importlib.util.LazyLoader(spec.loader)
+                return spec
+        return None
+
+
+@contextlib.contextmanager
+def lazy_parts():
+    """While TVM imports: LAZY_PARTS load lazily (unless the program imported them already)."""
+    finder = _LazyParts()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+
+
 @functools.cache
 def tvm_module():
     set_thread_environment()
-    with torch_kept_out():
+    with torch_kept_out(), lazy_parts():
         import tvm
 
     if config.gc_freeze():
@@ -150,4 +189,5 @@ def compile_module(mod, target, disabled_passes=(), tir_pipeline="default"):
     config = {**dict(current.config), "tirx.disable_cse_tir": True}
     disabled = list(current.disabled_pass) + list(disabled_passes)
     with tvm.transform.PassContext(opt_level=current.opt_level, config=config, disabled_pass=disabled):
-        return tvm.compile(mod, target=target, tir_pipeline=tir_pipeline)
+        # (tvm.compile, less its test for Relax functions: astjit's modules hold TIR only)
+        return tvm.runtime.Executable(tvm.tirx.build(mod, target, pipeline=tir_pipeline))

@@ -504,3 +504,20 @@ def test_keyword_only_parameters_check_their_guard_in_the_rewritten_function(mon
     monkeypatch.setattr(shifted, "__kwdefaults__", {"scale": 10.0, "off": 0.0})     # replaced
     for _ in range(2):
         np.testing.assert_array_equal(jf(x, y), shifted(x, y))
+
+
+class LoudDefaults(dict):
+    def get(self, key, default=None):          # (Python's binding of arguments never calls it)
+        return 100.0
+
+
+def test_keyword_only_defaults_are_read_as_python_reads_them():
+    jf = jit(shifted)
+    x, y = np.arange(3.0), np.ones(3)
+    saved = shifted.__kwdefaults__
+    try:
+        shifted.__kwdefaults__ = LoudDefaults(off=2.0)
+        for _ in range(3):
+            np.testing.assert_array_equal(jf(x, y, scale=1.0), shifted(x, y, scale=1.0))
+    finally:
+        shifted.__kwdefaults__ = saved

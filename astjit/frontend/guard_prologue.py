@@ -135,12 +135,13 @@ def guard_prologue(resolver, fndef, guard_failed, missing_arguments, original) -
         src += f"if {p} is {names['missing']}:\n    {p} = {names['prefix']}default{k}\n"
     # a keyword-only one, from the original's ``__kwdefaults__`` dict at this call (the guard holds the
     # dict; a default changed in it since is the one Python would take, one deleted a missing argument)
-    if kwdefaults:
+    if kwdefaults:     # (read as Python's binding reads it: dict.get, whatever a subclass overrides)
         namespace[f"{names['prefix']}kwdefaults"] = original.__kwdefaults__
+        namespace[f"{names['prefix']}dict_get"] = dict.get
     for p in keyword_only:
         if p in kwdefaults:
             src += (f"if {p} is {names['missing']}:\n"
-                    f"    {p} = {names['prefix']}kwdefaults.get({p!r}, {names['missing']})\n"
+                    f"    {p} = {names['prefix']}dict_get({names['prefix']}kwdefaults, {p!r}, {names['missing']})\n"
                     f"    if {p} is {names['missing']}:\n{_indented(missing, 2)}")
     statements = gast.parse(src).body
     line = fndef.lineno

@@ -18,6 +18,7 @@ import builtins
 import operator
 
 import gast
+import numpy as np
 
 LEN_CALL, RANGE_CALL, MIN_CALL, INDEX_CALL = "len", "range", "min", "index"
 
@@ -29,8 +30,20 @@ def builtin_name(op: str) -> str:
     return f"__astjit_{op}"
 
 
-BUILTIN_CELLS = {**{builtin_name(op): getattr(builtins, op) for op in (LEN_CALL, RANGE_CALL, MIN_CALL)},
-                 builtin_name(INDEX_CALL): operator.index}
+def estimate_int(v) -> int:
+    """A ``range`` argument as the Python int a loop's work estimate computes with (frontend/loops):
+    a numpy integer converted (its own arithmetic wraps and warns near its type's limits, where
+    Python's never does), anything else a TypeError, without running the user's code (an object's
+    ``__index__`` runs once, where ``range`` calls it): the estimate then runs the loop as written."""
+    if type(v) is int or isinstance(v, np.integer) and not isinstance(v, np.bool_):
+        return int(v)
+    raise TypeError(f"not an int the estimate takes: {type(v).__name__}")
+
+
+ESTIMATE_INT_CALL, TYPE_CALL, INT_CALL = "estimate_int", "type", "int"
+BUILTIN_CELLS = {**{builtin_name(op): getattr(builtins, op) for op in (LEN_CALL, RANGE_CALL, MIN_CALL, TYPE_CALL,
+                                                                        INT_CALL)},
+                 builtin_name(INDEX_CALL): operator.index, builtin_name(ESTIMATE_INT_CALL): estimate_int}
 # attribute of a generated ``x = a[k]``: the work estimate (frontend/loops.work_expression) leaves it out,
 # as the loop written ``for x in a`` reads the item in the ``for`` statement itself
 ITEM_READ = "astjit_item_read"

@@ -36,9 +36,11 @@ from .inline import (
     renamed_callee,
 )
 from .loop_iteration import (
-    INDEX_CALL,
+    ESTIMATE_INT_CALL,
+    INT_CALL,
     LEN_CALL,
     RANGE_CALL,
+    TYPE_CALL,
     CountedForm,
     NotIterable,
     builtin_name,
@@ -725,7 +727,7 @@ SLICE_STATEMENT_WORK = 64          # a statement on slices (``u[1:-1] = ...``): 
 # and lengths, undercounts longer statements and arrays: ``z = z * 0.9 + a`` over 1000 float32, 3
 # steps, takes 6 us as Python and 2.5 us as a kernel, and stays the kernel's at this price
 LOCAL_ARRAY_WORK = 30
-LEN_NAME, RANGE_NAME, INDEX_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL), builtin_name(INDEX_CALL)
+LEN_NAME, RANGE_NAME, ESTIMATE_INT_NAME = builtin_name(LEN_CALL), builtin_name(RANGE_CALL), builtin_name(ESTIMATE_INT_CALL)
 ISINSTANCE_NAME, NDARRAY_NAME = "__astjit_isinstance", "__astjit_ndarray"    # cells: isinstance, np.ndarray
 NUMBERS_NAME = "__astjit_numbers"          # cell: the types of a list's items a kernel converts
 NUMPY_SCALAR_NAME = "__astjit_numpy_scalar"  # cell: np.generic (arithmetic on its items is slower)
@@ -960,15 +962,20 @@ def position_work(loop, live_in=()):
 
 
 def _python_int(arg):
-    """A range argument as the Python int ``range`` takes (``operator.index``, 20 ns): the estimate's
-    arithmetic on a numpy int wraps and warns where Python's never does (``range(np.int64(2**63 - 1))``
-    times a position's work; ``n * n`` positions of two ranges over an ``np.int32`` of 6,000), a
-    warning plain Python never gives, and the wrapped estimate a wrong choice. An int constant, a
-    ``len()`` are Python's already."""
+    """A range argument as a Python int (loop_iteration.estimate_int; a name holding one passes at the
+    cost of a type test): the estimate's arithmetic on a numpy int wraps and warns where Python's never
+    does (``range(np.int64(2**63 - 1))`` times a position's work; ``n * n`` positions of two ranges over
+    an ``np.int32`` of 6,000; the last value of ``range(np.uint64(0))``), a warning plain Python never
+    gives, and the wrapped estimate a wrong choice. An int constant, a ``len()`` are Python's already."""
     if isinstance(arg, gast.Constant) and type(arg.value) is int or isinstance(arg, gast.Call) and isinstance(
             arg.func, gast.Name) and arg.func.id in ("len", LEN_NAME):
         return arg
-    return gast.Call(func=_name(INDEX_NAME), args=[arg], keywords=[])
+    converted = gast.Call(func=_name(ESTIMATE_INT_NAME), args=[arg], keywords=[])
+    if not isinstance(arg, gast.Name):
+        return converted
+    is_int = gast.Compare(left=gast.Call(func=_name(builtin_name(TYPE_CALL)), args=[copy.deepcopy(arg)], keywords=[]),
+                          ops=[gast.Is()], comparators=[_name(builtin_name(INT_CALL))])
+    return gast.IfExp(test=is_int, body=copy.deepcopy(arg), orelse=converted)
 
 
 class _WorkEstimate:
@@ -1017,8 +1024,8 @@ class _WorkEstimate:
         names = {n.id for a in args for n in gast.walk(a) if isinstance(n, gast.Name)}
         if (isinstance(node.target, gast.Name) and not names & self.assigned and len(args) in (1, 2)
                 and all(without_effects(a) for a in args)):
-            first = gast.Constant(value=0, kind=None) if len(args) == 1 else args[0]
-            last = gast.BinOp(left=args[-1], op=gast.Sub(), right=gast.Constant(value=1, kind=None))
+            first = gast.Constant(value=0, kind=None) if len(args) == 1 else _python_int(args[0])
+            last = gast.BinOp(left=_python_int(args[-1]), op=gast.Sub(), right=gast.Constant(value=1, kind=None))
             inner[node.target.id] = (first, last)
         return inner
 

@@ -664,6 +664,14 @@ def square_nest(a, n):
     return s
 
 
+def triangle(a, n):
+    s = 0.0
+    for i in range(n):
+        for j in range(i):
+            s += a[0] * j
+    return s
+
+
 @pytest.mark.parametrize("fn, args", [
     (sum_until, (np.int64(-5), np.int64(2**63 - 1))),
     (sum_until, (np.int64(-2**63), np.int64(2**63 - 1))),
@@ -671,6 +679,8 @@ def square_nest(a, n):
     (sum_until, (np.int64(2**62), np.int64(2**63 - 1))),
     (square_nest, (np.int64(2**63 - 1),)),
     (square_nest, (np.int32(6000),)),          # (n * n positions: beyond int32)
+    (triangle, (np.uint64(0),)),               # (the inner range's last value: 0 - 1)
+    (triangle, (np.int8(-128),)),
 ])
 def test_the_estimate_over_numpy_int_bounds_warns_of_nothing(fn, args):
     """The work estimate takes a range's arguments as Python ints: numpy's int arithmetic on bounds
@@ -686,3 +696,37 @@ def test_the_estimate_over_numpy_int_bounds_warns_of_nothing(fn, args):
         assert [str(w.message) for w in caught] == []
         want = fn(a, *args)
         assert got == want and type(got) is type(want)
+
+
+class IntLike:
+    """An int-like object counting how often Python asks it for its int."""
+    asked = 0
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        IntLike.asked += 1
+        return self.value
+
+
+def scaled_until(a, m, n):
+    s = 0.0
+    for i in range(m, n):
+        s += a[0] * i
+        if i > 6:
+            break
+    return s
+
+
+def test_the_estimate_runs_no_index_method_python_would_not():
+    """``range(n)`` asks ``n.__index__`` once; the estimate before the loop takes numpy and Python ints
+    only, and runs the loop as written for anything else (it asked each argument a second time)."""
+    jitted = jit(scaled_until)
+    a = np.ones(4)
+    for k in range(6):
+        IntLike.asked = 0
+        want = scaled_until(a, IntLike(k), IntLike(k + 10))
+        plain_asks, IntLike.asked = IntLike.asked, 0
+        assert jitted(a, IntLike(k), IntLike(k + 10)) == want
+        assert IntLike.asked == plain_asks == 2

@@ -480,6 +480,20 @@ def test_a_tuple_guard_hits_by_identity_and_by_value_and_misses_on_other_bits():
             assert np.array_equal(np.signbit(r), np.signbit(want))
 
 
+def test_tuples_are_the_same_only_item_for_item_by_type_and_bits():
+    """The C-level comparison of tuples of plain items (``_plainly_same``) keeps apart what the item by
+    item test keeps apart: another type at a position, -0.0 for 0.0, nested tuples of other types."""
+    from astjit.runtime.fragment import _same_value
+
+    nan = float("nan")
+    for a, b, same in [((1, 2), (1, 2), True), ((1, 2), (1.0, 2), False), ((True,), (1,), False),
+                       ((0.0, 1.0), (-0.0, 1.0), False), ((nan,), (nan,), True), ((nan,), (float("nan"),), True),
+                       ((1, "a", None), (1, "a", None), True), (((1,),), ((1.0,),), False), ((1.5, 2), (1.5, 2), True),
+                       (tuple(range(40)), tuple(list(range(40))), True), ((1, 2.0), (1.0, 2), False),
+                       ((np.float64(0.0),), (np.float64(-0.0),), False), ((1, 2), (1, 2, 3), False)]:
+        assert _same_value(a, b) is same and _same_value(b, a) is same, (a, b)
+
+
 def test_only_tuples_and_slices_of_numbers_are_guarded_by_identity():
     from astjit.runtime.fragment import _immutable
 

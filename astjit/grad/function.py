@@ -239,7 +239,8 @@ def _compile(fn, fndef, body, aliases, with_value):
     make = _code_named(compile(source, filename, "exec"), "__astjit_make")
     code = _code_named(make, name)
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    cells.update({alias: types.CellType(obj) for alias, obj in aliases.items()})
+    # (a global an inlined callee's module does not define: an empty cell, NameError where it is read)
+    cells.update({alias: types.CellType() if obj is MISSING else types.CellType(obj) for alias, obj in aliases.items()})
     function = types.FunctionType(code, fn.__globals__, name, fn.__defaults__,
                                   tuple(cells[v] for v in code.co_freevars))
     return shown, function

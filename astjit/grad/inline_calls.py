@@ -4,19 +4,30 @@
 body does. Each call the gradient flows through is replaced by the callee's statements, renamed apart
 per call site (frontend/inline.renamed_callee: positional parameters, number defaults), placed before
 the statement that makes the call, with the call's value in a variable the callee's ``return``
-assigns (grad/normalize). Nested helpers are inlined in turn, up to INLINE_DEPTH calls deep.
+assigns (grad/normalize); a callee returning tuples of one length gives a tuple of variables, which
+``a, b = pair(x)`` unpacks. A parameter the callee never rebinds takes the argument itself where
+that is a name, a constant or a module's attribute (``apply(np.tanh, x)`` calls ``np.tanh``). Nested
+helpers are inlined in turn, up to INLINE_DEPTH calls deep.
 
 A function with an adjoint rule of its own (``astjit.adjoint``) or declared non-differentiable is not
-inlined: its rule decides. A callee qualifies where frontend/inline's loop inlining would take it (a plain or jitted ``def``, no
-closure, ``return value`` on every path; of another module too: the globals it reads become cells of
-the gradient function, guarded in their module) and the call is evaluated once where its
-statement runs: not in a ``while`` test, a lambda, a comprehension, a conditional expression's
-branches or a short-circuit operand. The callee's identity, its code and its defaults are guarded:
-rebinding the name rebuilds the gradient. Statements moved before the call's statement run before the
-rest of that statement's expression, which for numpy values changes nothing a gradient can see.
+inlined: its rule decides. A callee qualifies where frontend/inline's loop inlining would take it (a
+plain or jitted ``def``, no closure, ``return value`` on every path); of another module too: the
+globals it reads become cells of the gradient function, guarded in their module. The call must be
+evaluated once where its statement runs: not in a ``while`` test, a lambda, a comprehension, a
+conditional expression's branches, a short-circuit operand or a chained comparison's later operands.
+A callee that may change what it is given or anything else (a store into an element or attribute, an
+augmented assignment of a parameter, a call for its effect) is inlined only where its call is the
+whole value of its statement: its statements run before the statement's own, which must not read
+what it changes before the call. The callee's identity, its code and its defaults are guarded:
+rebinding the name rebuilds the gradient.
 """
 
+import builtins
+import re
+import types
+
 import gast
+import numpy as np
 
 from ..frontend.inline import (
     INLINE_DEPTH,
@@ -28,24 +39,44 @@ from ..frontend.inline import (
 )
 from ..frontend.lower import attribute_chain
 from ..frontend.resolve import MISSING, Resolver
-from .normalize import located, normalize
+from .normalize import normalize
 from .rules import is_non_differentiable, rule_for
 
+PREFIX = "__astjit_grad"
 # expressions whose parts Python may evaluate several times, or not at all
 _NOT_ONCE = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp, gast.IfExp, gast.BoolOp)
+# ndarray methods that read their array and return a new value
+_READING_METHODS = frozenset({
+    "sum", "mean", "max", "min", "prod", "std", "var", "reshape", "astype", "copy", "transpose", "ravel",
+    "flatten", "dot", "cumsum", "cumprod", "any", "all", "argmax", "argmin", "clip", "squeeze", "round",
+    "item", "tolist", "conj", "nonzero", "diagonal", "trace", "swapaxes", "take", "repeat", "ptp"})
+# numpy functions that write into an argument
+_WRITING_NUMPY = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
+_PURE_BUILTINS = frozenset({"len", "float", "int", "abs", "min", "max", "range", "round", "bool", "sum", "tuple",
+                            "isinstance", "enumerate", "zip", "reversed"})
+
+
+def plain_names(reason: str) -> str:
+    """An error's reason with the names the inlining made (``__astjit_grad0_v``) as the callee wrote them."""
+    return re.sub(rf"{PREFIX}_*(?:\d+_|g\d+_)(\w+)", r"\1", re.sub(rf"{PREFIX}_*r\d+", "its result", reason))
 
 
 class CallInliner:
     """Inline the qualifying calls of ``fndef``'s body in place. ``guards``: (resolver, chain, object,
     function) of each callee, the resolver of the module its name was read in (None: ``fn``'s own).
-    ``bound``: alias -> (object, resolver of its module, name) of each global an inlined callee of
-    another module reads, renamed to the alias (a cell of the gradient function)."""
+    ``bound``: alias -> (object or MISSING, resolver of its module, name) of each global an inlined
+    callee of another module reads, renamed to the alias (a cell of the gradient function)."""
 
     def __init__(self, fn, fndef, resolve_chain):
         self.fn = fn
         self.filename = fn.__code__.co_filename
         self.resolve_chain = resolve_chain          # a global chain's object, or MISSING
-        self.local_names = {a.id for a in fndef.args.args} | stored_names(fndef)
+        # (a callee of fn's module reading a global fn has as a local, or a closure variable: refused)
+        self.local_names = {a.id for a in fndef.args.args} | stored_names(fndef) | set(fn.__code__.co_freevars)
+        names = {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name)}
+        self.prefix = PREFIX
+        while any(n.startswith(self.prefix) for n in names):
+            self.prefix += "_"
         self.sites = 0
         self.guards = []
         self.bound = {}
@@ -67,6 +98,7 @@ class CallInliner:
         checks = [main_guard] + [r.compiled_guard() for r in others]
         return lambda: all(check() for check in checks)
 
+    # -- statements ----------------------------------------------------------------------------------
     def body(self, stmts, depth=0) -> list:
         out = []
         for s in stmts:
@@ -77,102 +109,217 @@ class CallInliner:
                 for handler in s.handlers:
                     handler.body = self.body(handler.body, depth)
             before = []
-            for part in self._evaluated_once(s):
-                self._inline_in(part, s, before, depth)
+            for field in self._evaluated_once(s):
+                setattr(s, field, self._expr(getattr(s, field), s, field, before, depth))
             out += before + [s]
         return out
 
     @staticmethod
-    def _evaluated_once(s) -> list:
-        """The expressions of ``s`` evaluated once where it runs (a ``while`` test is evaluated at each
-        trip: its calls stay)."""
+    def _evaluated_once(s) -> tuple:
+        """The fields of ``s`` holding expressions evaluated once where it runs (a ``while`` test is
+        evaluated at each trip: its calls stay)."""
         if isinstance(s, gast.Assign | gast.AugAssign | gast.AnnAssign | gast.Expr | gast.Return):
-            return [s]
+            return ("value",) if s.value is not None else ()
         if isinstance(s, gast.If):
-            return [s.test]
+            return ("test",)
         if isinstance(s, gast.For):
-            return [s.iter]
-        return []
+            return ("iter",)
+        return ()
 
-    def _inline_in(self, node, stmt, before, depth) -> None:
-        """Replace the qualifying calls under ``node`` (innermost first: arguments run before the call)."""
-        for field, value in gast.iter_fields(node):
-            if isinstance(value, _NOT_ONCE) or isinstance(value, gast.stmt) and value is not stmt:
-                continue
-            children = value if isinstance(value, list) else [value]
-            for k, child in enumerate(children):
-                if not isinstance(child, gast.AST) or isinstance(child, _NOT_ONCE):
-                    continue
-                self._inline_in(child, stmt, before, depth)
-                if isinstance(child, gast.Call):
-                    name = self._inlined(child, before, depth)
-                    if name is not None:
-                        load = gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None)
-                        gast.copy_location(load, child)
-                        if isinstance(value, list):
-                            value[k] = load
-                        else:
-                            setattr(node, field, load)
+    def _expr(self, node, stmt, field, before, depth):
+        """``node`` with its qualifying calls inlined (innermost first: arguments run before the call)."""
+        if not isinstance(node, gast.AST) or isinstance(node, _NOT_ONCE):
+            return node
+        if isinstance(node, gast.Compare) and len(node.ops) > 1:      # (later operands may not run)
+            node.left = self._expr(node.left, stmt, None, before, depth)
+            node.comparators[0] = self._expr(node.comparators[0], stmt, None, before, depth)
+            return node
+        for name, value in gast.iter_fields(node):
+            if isinstance(value, list):
+                setattr(node, name, [self._expr(v, stmt, None, before, depth) for v in value])
+            elif isinstance(value, gast.AST):
+                setattr(node, name, self._expr(value, stmt, None, before, depth))
+        if isinstance(node, gast.Call):
+            whole = field is not None and (not isinstance(stmt, gast.Assign | gast.AugAssign) or all(
+                isinstance(t, gast.Name | gast.Tuple) for t in getattr(stmt, "targets", [getattr(stmt, "target", None)])))
+            replaced = self._inlined(node, before, depth, whole)
+            if replaced is not None:
+                return replaced
+        return node
 
-    def _inlined(self, call, before, depth) -> str | None:
-        """The variable holding ``call``'s value once its callee's statements are appended to ``before``,
-        or None where the call is not of a function that qualifies."""
+    # -- one call ------------------------------------------------------------------------------------
+    def _inlined(self, call, before, depth, whole):
+        """The expression of ``call``'s value once its callee's statements are appended to ``before``,
+        or None where the call is not of a function that qualifies. ``whole``: the call is its
+        statement's whole value (its callee may change what it is given)."""
         chain = attribute_chain(call.func)
-        if not chain or chain[0] in self.local_names:
+        if not chain or chain[0] in self.local_names and chain[0] not in self.bound:
             return None
         obj, module, real_chain = self.resolve(chain)
         fn = callee_function(obj) if obj is not MISSING else None
         if fn is None or installed_library_function(fn) or any(
                 rule_for(f) is not None or is_non_differentiable(f) for f in (obj, fn)):
             return None            # (a rule registered for it, or declared non-differentiable: the rule decides)
-        what = ".".join(chain)
+        what = ".".join(real_chain)
         if depth >= INLINE_DEPTH or fn is self.fn:
-            raise located(self.filename, call, f"the call of {what} is nested too deeply (or recursive) to be "
-                                               "inlined for differentiation")
+            raise self.error(call, f"the call of {what} is nested too deeply (or recursive) to be inlined for "
+                                   "differentiation")
         foreign = fn.__globals__ is not self.fn.__globals__
         try:
             if fn.__code__.co_freevars:
                 raise NotInlinable(f"{fn.__name__} is a closure")
             callee = parse_callee(fn, call, self.sites, fn.__globals__)
         except NotInlinable as exc:
-            raise located(self.filename, call, f"astjit.grad cannot inline the call of {what} ({exc}): write "
-                                               "its statements here, or register an adjoint rule for it "
-                                               "(astjit.adjoint)") from None
+            raise self.error(call, f"astjit.grad cannot inline the call of {what} ({exc}): write its "
+                                   "statements here, or register an adjoint rule for it (astjit.adjoint)") from None
         clash = next((n for n in callee.free_names if n in self.local_names), None)
         if clash is not None and not foreign:
-            raise located(self.filename, call, f"astjit.grad cannot inline the call of {what}: it reads the "
-                                               f"global {clash!r}, a local of {self.fn.__name__} too")
+            raise self.error(call, f"astjit.grad cannot inline the call of {what}: it reads the global {clash!r}, "
+                                   f"a local or closure variable of {self.fn.__name__} too")
         site = self.sites
         self.sites += 1
         self.guards.append((module, real_chain, obj, fn))
-        # (a prefix of its own: the jitted gradient's loop kernels inline calls as __astjit_<site>_...)
-        ours, theirs = f"__astjit_grad{site}_{callee.name}_", f"__astjit_{site}_{callee.name}_"
+        ours, theirs = f"{self.prefix}{site}_", f"__astjit_{site}_{callee.name}_"
         globals_of = Resolver(fn, set()) if foreign else None
+        stored = {n.id for s in callee.body for n in gast.walk(s)
+                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del)}
+        given = {p: a for p, a in zip(callee.params, call.args) if p not in stored and self._plain_argument(a)}
         for n in (n for s in callee.body for n in gast.walk(s)):
-            if isinstance(n, gast.Name) and n.id.startswith(theirs):
+            if not isinstance(n, gast.Name) or n.id in given:     # (those: the argument itself, below)
+                continue
+            if n.id.startswith(theirs):
                 n.id = ours + n.id.removeprefix(theirs)
-            elif foreign and isinstance(n, gast.Name) and n.id in callee.free_names:
+            elif foreign and n.id in callee.free_names:
                 # (a global of the callee's module: a cell of the gradient function holding what it is
-                # now, the name guarded in that module)
+                # now, the name guarded in that module; one it does not define reads as Python would
+                # there: NameError where the statement runs)
+                alias = f"{self.prefix}g{site}_{n.id}"
                 found = globals_of.lookup(n.id)
-                if found is MISSING:
-                    raise located(self.filename, n, f"{n.id!r} is not defined in the module of {fn.__name__}")
-                alias = f"{ours}global_{n.id}"
+                if found is not MISSING:
+                    globals_of.guard(n.id, found)
                 self.bound[alias] = (found, globals_of, n.id)
                 n.id = alias
-        callee.params = [ours + p.removeprefix(theirs) for p in callee.params]
-        value = ours + "returned"
-        params = [gast.copy_location(gast.Assign(
+        body = [_substituted(s, given) for s in callee.body]
+        params = [(ours + p.removeprefix(theirs), a) for p, a in zip(callee.params, call.args) if p not in given]
+        if not whole and self._may_change_things(body, {p for p, _ in params}, self._resolved, depth):
+            raise self.error(call, f"astjit.grad inlines {what}, which may change what it is given, only where "
+                                   f"its call is a statement's whole value: write `t = {what}(...)` before this "
+                                   "statement")
+        assigned = [gast.copy_location(gast.Assign(
             targets=[gast.Name(id=p, ctx=gast.Store(), annotation=None, type_comment=None)], value=a,
-            type_comment=None), call) for p, a in zip(callee.params, call.args)]
-        shell = gast.FunctionDef(name=callee.name, args=None, body=callee.body, decorator_list=[], returns=None,
+            type_comment=None), call) for p, a in params]
+        value = f"{self.prefix}r{site}"
+        shell = gast.FunctionDef(name=callee.name, args=None, body=body, decorator_list=[], returns=None,
                                  type_comment=None, type_params=[])
         gast.copy_location(shell, callee.body[0])
         body = normalize(shell, callee.filename, value)
-        self.local_names |= set(callee.params) | {value} | {
-            n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        before += params + self.body(body, depth + 1)
-        return value
+        result = _tuple_result(body, value)
+        self.local_names |= {n.id for s in assigned + body for n in gast.walk(s)
+                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        before += assigned + self.body(body, depth + 1)
+        return gast.copy_location(result, call)
+
+    def _resolved(self, chain):
+        """What a chain of an inlined body means: MISSING for the callee's own locals."""
+        if chain[0] not in self.bound and chain[0].startswith("__astjit_"):
+            return MISSING
+        return self.resolve(chain)[0]
+
+    def _plain_argument(self, a) -> bool:
+        """An argument a parameter may stand for in the callee's body: a name, a number, or an attribute of
+        a module (``np.tanh``), which read again give the same object."""
+        if isinstance(a, gast.Name) or isinstance(a, gast.Constant) and type(a.value) in (bool, int, float, complex):
+            return True
+        chain = attribute_chain(a)
+        if not chain or len(chain) < 2 or chain[0] in self.local_names:
+            return False
+        return isinstance(self.resolve(chain[:1])[0], types.ModuleType) and self.resolve(chain)[0] is not MISSING
+
+    def _may_change_things(self, stmts, params, resolve, depth) -> bool:
+        """Whether statements of a callee may change an object it did not make (a store into an element
+        or attribute, an augmented assignment of a parameter, a statement that is a call, a method or
+        function that writes), or call a helper that may. ``resolve(chain)``: what a chain means there
+        (MISSING for the callee's locals)."""
+        for n in (n for s in stmts for n in gast.walk(s)):
+            if isinstance(n, gast.Expr) and not isinstance(n.value, gast.Constant):
+                return True
+            if isinstance(n, gast.Subscript | gast.Attribute) and isinstance(n.ctx, gast.Store | gast.Del):
+                return True
+            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and n.target.id in params:
+                return True
+            if isinstance(n, gast.Call) and self._writing_call(n, resolve, depth):
+                return True
+        return False
+
+    def _writing_call(self, call, resolve, depth) -> bool:
+        if any(k.arg == "out" for k in call.keywords):
+            return True
+        chain = attribute_chain(call.func)
+        if chain is None:                      # (a method of a computed value: only the known reading ones)
+            return not (isinstance(call.func, gast.Attribute) and call.func.attr in _READING_METHODS)
+        obj = resolve(chain)
+        if obj is MISSING:                     # (a method of a local: only the known reading ones)
+            return not (len(chain) == 2 and chain[1] in _READING_METHODS)
+        if getattr(builtins, getattr(obj, "__name__", ""), None) is obj:
+            return obj.__name__ not in _PURE_BUILTINS
+        if isinstance(obj, np.ufunc) or (getattr(obj, "__module__", None) or "").startswith("numpy"):
+            return getattr(obj, "__name__", None) in _WRITING_NUMPY
+        fn = callee_function(obj)
+        if fn is None or installed_library_function(fn) or depth + 1 >= INLINE_DEPTH:
+            return True
+        try:
+            inner = parse_callee(fn, gast.Call(func=call.func, args=list(call.args), keywords=list(call.keywords)),
+                                 0, fn.__globals__)
+        except NotInlinable:
+            return True
+        inner_resolver = Resolver(fn, set())
+
+        def inner_resolve(c):
+            return MISSING if c[0].startswith("__astjit_") else inner_resolver.resolve_chain(c)
+
+        return self._may_change_things(inner.body, set(inner.params), inner_resolve, depth + 1)
+
+    def error(self, node, reason):
+        from .normalize import located
+
+        return located(self.filename, node, reason)
+
+
+def _substituted(stmt, given: dict):
+    """``stmt`` with each load of a parameter in ``given`` replaced by a copy of its argument."""
+    import copy
+
+    class Replace(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in given and isinstance(node.ctx, gast.Load):
+                return gast.copy_location(copy.deepcopy(given[node.id]), node)
+            return node
+
+    return Replace().visit(stmt)
+
+
+def _tuple_result(body, value):
+    """The expression of the inlined call's value: ``value``, or a tuple of variables where every
+    ``return`` of the callee gave a tuple of one length (``value_0, value_1 = x, y`` for each)."""
+    returns = [s for s in _walk_statements(body) if isinstance(s, gast.Assign) and len(s.targets) == 1
+               and isinstance(s.targets[0], gast.Name) and s.targets[0].id == value]
+    lengths = {len(s.value.elts) if isinstance(s.value, gast.Tuple) else None for s in returns}
+    if len(lengths) != 1 or None in lengths or 0 in lengths:
+        return gast.Name(id=value, ctx=gast.Load(), annotation=None, type_comment=None)
+    (n,) = lengths
+    names = [f"{value}_{k}" for k in range(n)]
+    for s in returns:
+        s.targets = [gast.Tuple(elts=[gast.Name(id=v, ctx=gast.Store(), annotation=None, type_comment=None)
+                                      for v in names], ctx=gast.Store())]
+    return gast.Tuple(elts=[gast.Name(id=v, ctx=gast.Load(), annotation=None, type_comment=None) for v in names],
+                      ctx=gast.Load())
+
+
+def _walk_statements(stmts):
+    for s in stmts:
+        yield s
+        for field in ("body", "orelse"):
+            yield from _walk_statements(getattr(s, field, None) or [])
 
 
 def stored_names(fndef) -> set:
@@ -192,9 +339,8 @@ def guard_callees(resolver, guards) -> None:
     """Guard each inlined callee as frontend/loops guards a loop's: the name, its code, its defaults
     (in the module the name was read in)."""
     for module, chain, obj, fn in guards:
-        resolver = module or resolver
-        resolver.guard_chain(list(chain), obj)
-        resolver.guards[tuple(chain) + code_path(obj)] = fn.__code__
+        target = module or resolver
+        target.guard_chain(list(chain), obj)
+        target.guards[tuple(chain) + code_path(obj)] = fn.__code__
         if fn.__defaults__:
-            resolver.guards[tuple(chain) + code_path(obj)[:-1] + ("__defaults__",)] = fn.__defaults__
-
+            target.guards[tuple(chain) + code_path(obj)[:-1] + ("__defaults__",)] = fn.__defaults__

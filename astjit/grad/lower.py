@@ -140,7 +140,7 @@ class Lowering:
             raise self.error(s, "a statement whose effect astjit.grad cannot follow reads a value the gradient "
                              "flows through (only assignments, `if`, loops and print are differentiated)")
         if touches and isinstance(s, gast.Try | gast.With | gast.FunctionDef | gast.Delete | gast.Global
-                                  | gast.Nonlocal | gast.ClassDef | gast.AsyncFor | gast.AsyncWith):
+                                  | gast.Nonlocal | gast.ClassDef | gast.AsyncFor | gast.AsyncWith | gast.Match):
             raise self.error(s, f"`{type(s).__name__.lower()}` statements on values the gradient flows through "
                              "cannot be differentiated")
         return [Plain(s)]

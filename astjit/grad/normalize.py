@@ -16,8 +16,10 @@ from ..errors import GradError
 
 def located(fn_file, node, reason) -> GradError:
     """The error at ``node``'s line: of ``fn_file``, or of the file of the inlined callee it comes from
-    (grad/inline_calls)."""
-    return GradError(reason, getattr(node, "astjit_file", None) or fn_file, getattr(node, "lineno", None),
+    (grad/inline_calls), whose names the reason spells as the callee does."""
+    from .inline_calls import plain_names
+
+    return GradError(plain_names(reason), getattr(node, "astjit_file", None) or fn_file, getattr(node, "lineno", None),
                      getattr(node, "col_offset", None), getattr(node, "end_col_offset", None))
 
 
@@ -48,11 +50,30 @@ def move_after_exits(stmts, kinds) -> list:
 def normalize(fndef, filename, value) -> list:
     """The body with returns made assignments and loop exits moved last; ``GradError`` for a ``return``
     inside a loop, or a function that may end without returning a value."""
-    body = move_after_exits(list(fndef.body), (gast.Return,))
+    body = move_after_exits(_plain_assignments(list(fndef.body)), (gast.Return,))
     body = [_loops(s, filename) for s in body]
     if not _always_returns(body):
         raise located(filename, fndef, f"{fndef.name} must return a value on every path to be differentiated")
     return _returns_to_value(body, value)
+
+
+def _plain_assignments(stmts) -> list:
+    """``y: float = v`` as ``y = v`` (and ``y: float`` alone, which binds nothing, left out), in every
+    statement list of the function's own: the analysis of what the gradient flows through follows
+    plain assignments (an annotated one's contribution was dropped)."""
+    out = []
+    for s in stmts:
+        if isinstance(s, gast.AnnAssign):
+            if s.value is None:
+                continue
+            s = gast.copy_location(gast.Assign(targets=[s.target], value=s.value, type_comment=None), s)
+        for field in ("body", "orelse", "finalbody"):
+            if isinstance(getattr(s, field, None), list) and not isinstance(s, gast.FunctionDef | gast.ClassDef):
+                setattr(s, field, _plain_assignments(getattr(s, field)))
+        for part in (getattr(s, "handlers", None) or []) + (getattr(s, "cases", None) or []):
+            part.body = _plain_assignments(part.body)
+        out.append(s)
+    return out or ([gast.Pass()] if stmts else [])
 
 
 def _loops(s, filename):

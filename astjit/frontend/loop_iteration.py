@@ -40,10 +40,12 @@ def estimate_int(v) -> int:
     raise TypeError(f"not an int the estimate takes: {type(v).__name__}")
 
 
-ESTIMATE_INT_CALL, TYPE_CALL, INT_CALL = "estimate_int", "type", "int"
+ESTIMATE_INT_CALL, TYPE_CALL, INT_CALL, ISINSTANCE_CALL, INTEGER_CALL = (
+    "estimate_int", "type", "int", "isinstance", "integer")
 BUILTIN_CELLS = {**{builtin_name(op): getattr(builtins, op) for op in (LEN_CALL, RANGE_CALL, MIN_CALL, TYPE_CALL,
-                                                                        INT_CALL)},
-                 builtin_name(INDEX_CALL): operator.index, builtin_name(ESTIMATE_INT_CALL): estimate_int}
+                                                                        INT_CALL, ISINSTANCE_CALL)},
+                 builtin_name(INDEX_CALL): operator.index, builtin_name(ESTIMATE_INT_CALL): estimate_int,
+                 builtin_name(INTEGER_CALL): np.integer}
 # attribute of a generated ``x = a[k]``: the work estimate (frontend/loops.work_expression) leaves it out,
 # as the loop written ``for x in a`` reads the item in the ``for`` statement itself
 ITEM_READ = "astjit_item_read"

@@ -37,7 +37,10 @@ from .inline import (
 )
 from .loop_iteration import (
     ESTIMATE_INT_CALL,
+    INDEX_CALL,
     INT_CALL,
+    INTEGER_CALL,
+    ISINSTANCE_CALL,
     LEN_CALL,
     RANGE_CALL,
     TYPE_CALL,
@@ -963,19 +966,34 @@ def position_work(loop, live_in=()):
 
 def _python_int(arg):
     """A range argument as a Python int (loop_iteration.estimate_int; a name holding one passes at the
-    cost of a type test): the estimate's arithmetic on a numpy int wraps and warns where Python's never
-    does (``range(np.int64(2**63 - 1))`` times a position's work; ``n * n`` positions of two ranges over
-    an ``np.int32`` of 6,000; the last value of ``range(np.uint64(0))``), a warning plain Python never
-    gives, and the wrapped estimate a wrong choice. An int constant, a ``len()`` are Python's already."""
+    cost of a type test, a numpy int at that of ``operator.index``): the estimate's arithmetic on a
+    numpy int wraps and warns where Python's never does (``range(np.int64(2**63 - 1))`` times a
+    position's work; ``n * n`` positions of two ranges over an ``np.int32`` of 6,000; the last value of
+    ``range(np.uint64(0))``), a warning plain Python never gives, and the wrapped estimate a wrong
+    choice. An int constant, ``len()``, and an array's ``shape[k]``, ``size`` or ``ndim`` are taken as
+    they are (Python's ints, for an array; converting them cost 0.08 us on a loop of 0.3 us)."""
     if isinstance(arg, gast.Constant) and type(arg.value) is int or isinstance(arg, gast.Call) and isinstance(
-            arg.func, gast.Name) and arg.func.id in ("len", LEN_NAME):
+            arg.func, gast.Name) and arg.func.id in ("len", LEN_NAME) or _array_extent(arg):
         return arg
     converted = gast.Call(func=_name(ESTIMATE_INT_NAME), args=[arg], keywords=[])
     if not isinstance(arg, gast.Name):
         return converted
-    is_int = gast.Compare(left=gast.Call(func=_name(builtin_name(TYPE_CALL)), args=[copy.deepcopy(arg)], keywords=[]),
-                          ops=[gast.Is()], comparators=[_name(builtin_name(INT_CALL))])
-    return gast.IfExp(test=is_int, body=copy.deepcopy(arg), orelse=converted)
+
+    def test(call, *args):
+        return gast.Call(func=_name(builtin_name(call)), args=[copy.deepcopy(a) for a in args], keywords=[])
+
+    numpy_int = gast.IfExp(test=test(ISINSTANCE_CALL, arg, _name(builtin_name(INTEGER_CALL))),
+                           body=test(INDEX_CALL, arg), orelse=converted)
+    is_int = gast.Compare(left=test(TYPE_CALL, arg), ops=[gast.Is()], comparators=[_name(builtin_name(INT_CALL))])
+    return gast.IfExp(test=is_int, body=copy.deepcopy(arg), orelse=numpy_int)
+
+
+def _array_extent(e) -> bool:
+    """``x.shape[k]``, ``x.size``, ``x.ndim`` of a name: an array's are Python ints."""
+    if isinstance(e, gast.Subscript) and isinstance(e.slice, gast.Constant) and type(e.slice.value) is int:
+        e = e.value
+        return isinstance(e, gast.Attribute) and e.attr == "shape" and isinstance(e.value, gast.Name)
+    return isinstance(e, gast.Attribute) and e.attr in ("size", "ndim") and isinstance(e.value, gast.Name)
 
 
 class _WorkEstimate:

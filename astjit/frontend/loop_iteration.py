@@ -35,7 +35,7 @@ def estimate_int(v) -> int:
     a numpy integer converted (its own arithmetic wraps and warns near its type's limits, where
     Python's never does), anything else a TypeError, without running the user's code (an object's
     ``__index__`` runs once, where ``range`` calls it): the estimate then runs the loop as written."""
-    if type(v) is int or isinstance(v, np.integer) and not isinstance(v, np.bool_):
+    if type(v) is int or type(v) is bool or isinstance(v, np.integer):
         return int(v)
     raise TypeError(f"not an int the estimate takes: {type(v).__name__}")
 

@@ -972,10 +972,9 @@ def _python_int(arg):
     ``range(np.uint64(0))``), a warning plain Python never gives, and the wrapped estimate a wrong
     choice. An int constant, ``len()``, and an array's ``shape[k]``, ``size`` or ``ndim`` are taken as
     they are (Python's ints, for an array; converting them cost 0.08 us on a loop of 0.3 us)."""
-    if isinstance(arg, gast.Constant) and type(arg.value) is int or isinstance(arg, gast.Call) and isinstance(
-            arg.func, gast.Name) and arg.func.id in ("len", LEN_NAME) or _array_extent(arg):
+    if _taken_as_python_int(arg):
         return arg
-    converted = gast.Call(func=_name(ESTIMATE_INT_NAME), args=[arg], keywords=[])
+    converted = _marked(gast.Call(func=_name(ESTIMATE_INT_NAME), args=[arg], keywords=[]))
     if not isinstance(arg, gast.Name):
         return converted
 
@@ -985,7 +984,31 @@ def _python_int(arg):
     numpy_int = gast.IfExp(test=test(ISINSTANCE_CALL, arg, _name(builtin_name(INTEGER_CALL))),
                            body=test(INDEX_CALL, arg), orelse=converted)
     is_int = gast.Compare(left=test(TYPE_CALL, arg), ops=[gast.Is()], comparators=[_name(builtin_name(INT_CALL))])
-    return gast.IfExp(test=is_int, body=copy.deepcopy(arg), orelse=numpy_int)
+    converted = _marked(gast.IfExp(test=is_int, body=copy.deepcopy(arg), orelse=numpy_int))
+    setattr(converted, SHARED_AS, f"__astjit_int_{arg.id}")       # (computed once: loop_guard._shared_reads)
+    return converted
+
+
+PYTHON_INT = "astjit_python_int"      # attribute of an expression _python_int made
+SHARED_AS = "astjit_shared_as"        # attribute of a name's conversion: the variable it may be computed into
+
+
+def _marked(node):
+    setattr(node, PYTHON_INT, True)
+    return node
+
+
+def _taken_as_python_int(e) -> bool:
+    """Whether ``e`` is a Python int already for the estimate: an int constant, ``len()``, an array's
+    extent, what ``_python_int`` made (an inner range's bounds are the outer's, converted once), or
+    arithmetic of those (deep copies keep the mark: each converted value is converted once)."""
+    if getattr(e, PYTHON_INT, False) or isinstance(e, gast.Constant) and type(e.value) is int or _array_extent(e):
+        return True
+    if isinstance(e, gast.Call) and isinstance(e.func, gast.Name) and e.func.id in ("len", LEN_NAME):
+        return True
+    if isinstance(e, gast.BinOp) and isinstance(e.op, gast.Add | gast.Sub | gast.Mult | gast.FloorDiv):
+        return _taken_as_python_int(e.left) and _taken_as_python_int(e.right)
+    return isinstance(e, gast.UnaryOp) and isinstance(e.op, gast.USub) and _taken_as_python_int(e.operand)
 
 
 def _array_extent(e) -> bool:
@@ -1015,7 +1038,8 @@ class _WorkEstimate:
             return _python_int(args[0])
         if len(args) == 2:
             return gast.BinOp(left=_python_int(args[1]), op=gast.Sub(), right=_python_int(args[0]))
-        return gast.Call(func=_name(LEN_NAME), args=[gast.Call(func=_name(RANGE_NAME), args=args, keywords=[])],
+        return gast.Call(func=_name(LEN_NAME), args=[gast.Call(func=_name(RANGE_NAME),
+                                                               args=[_python_int(a) for a in args], keywords=[])],
                          keywords=[])
 
     def trips(self, node, outer):

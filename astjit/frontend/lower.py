@@ -223,10 +223,17 @@ class BlockLowering:
         op = ops.OPS[op_name]
         if op.signature is not None:
             try:
-                op.signature.bind(*args, **kwargs)
+                bound = op.signature.bind(*args, **kwargs)
             except TypeError as exc:
                 raise NotTraceable(f"{op_name}() called with arguments astjit does not handle ({exc})",
                                    e) from None
+            out = bound.arguments.get("out")
+            if out is not None and "out" not in kwargs and not (out.op == "const" and out.value is None):
+                # (by position: np.exp(d, d), np.clip(d, 0, 1, d), d.clip(0, 1, d); the op's kernel
+                # computed a new array and the write into ``d`` was lost, or a first call's timing
+                # applied the update again and again; ``out=`` by keyword is refused at inference)
+                raise NotTraceable(f"{op_name}() writes into an existing array (its out argument, given by "
+                                   "position)", e)
         return node
 
     def callee(self, func):

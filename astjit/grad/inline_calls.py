@@ -5,9 +5,14 @@ body does. Each call the gradient flows through is replaced by the callee's stat
 per call site (frontend/inline.renamed_callee: positional parameters, number defaults), placed before
 the statement that makes the call, with the call's value in a variable the callee's ``return``
 assigns (grad/normalize); a callee returning tuples of one length gives a tuple of variables, which
-``a, b = pair(x)`` unpacks. A parameter the callee never rebinds takes the argument itself where
-that is a name, a constant or a module's attribute (``apply(np.tanh, x)`` calls ``np.tanh``). Nested
-helpers are inlined in turn, up to INLINE_DEPTH calls deep.
+``a, b = pair(x)`` unpacks. What Python evaluates ahead of the call in its statement is computed into
+variables before the callee's statements (``np.sum(x * np.sum(d)) + bump(d)``: ``np.sum(d)`` before
+``bump`` changes ``d``), so values, random draws, exceptions and effects keep Python's order; a
+statement whose order the inlining cannot keep (an assignment expression, an augmented assignment of
+an element) is refused. A parameter the callee never rebinds stands for its argument where that is
+a number, a local certainly bound at the call, or a module's function (``apply(np.tanh, x)`` calls
+``np.tanh``); other arguments are assigned to it at the call. Nested helpers are inlined in turn, up
+to INLINE_DEPTH calls deep.
 
 A function with an adjoint rule of its own (``astjit.adjoint``) or declared non-differentiable is not
 inlined: its rule decides. A callee qualifies where frontend/inline's loop inlining would take it (a
@@ -15,20 +20,16 @@ plain or jitted ``def``, no closure, ``return value`` on every path); of another
 globals it reads become cells of the gradient function, guarded in their module. The call must be
 evaluated once where its statement runs: not in a ``while`` test, a lambda, a comprehension, a
 conditional expression's branches, a short-circuit operand or a chained comparison's later operands.
-A callee that may change what it is given or anything else (a store into an element or attribute, an
-augmented assignment of a parameter, a call for its effect) is inlined only where its call is the
-whole value of its statement: its statements run before the statement's own, which must not read
-what it changes before the call. The callee's identity, its code and its defaults are guarded:
-rebinding the name rebuilds the gradient.
+The callee's identity, its code and its defaults are guarded: rebinding the name rebuilds the gradient.
 """
 
-import builtins
 import re
 import types
 
 import gast
 import numpy as np
 
+from ..frontend.bound import DefinitelyBound
 from ..frontend.inline import (
     INLINE_DEPTH,
     NotInlinable,
@@ -45,17 +46,6 @@ from .rules import is_non_differentiable, rule_for
 PREFIX = "__astjit_grad"
 # expressions whose parts Python may evaluate several times, or not at all
 _NOT_ONCE = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp, gast.IfExp, gast.BoolOp)
-# ndarray methods that read their array and return a new value
-_READING_METHODS = frozenset({
-    "sum", "mean", "max", "min", "prod", "std", "var", "reshape", "astype", "copy", "transpose", "ravel",
-    "flatten", "dot", "cumsum", "cumprod", "any", "all", "argmax", "argmin", "clip", "squeeze", "round",
-    "item", "tolist", "conj", "nonzero", "diagonal", "trace", "swapaxes", "take", "repeat", "ptp"})
-# numpy functions that write into an argument
-_WRITING_NUMPY = frozenset({"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis"})
-_PURE_BUILTINS = frozenset({"len", "float", "int", "abs", "min", "max", "range", "round", "bool", "sum", "tuple",
-                            "isinstance", "enumerate", "zip", "reversed"})
-
-
 def plain_names(reason: str) -> str:
     """An error's reason with the names the inlining made (``__astjit_grad0_v``) as the callee wrote them."""
     return re.sub(rf"{PREFIX}_*(?:\d+_|g\d+_)(\w+)", r"\1", re.sub(rf"{PREFIX}_*r\d+", "its result", reason))
@@ -78,8 +68,11 @@ class CallInliner:
         while any(n.startswith(self.prefix) for n in names):
             self.prefix += "_"
         self.sites = 0
+        self.spills = 0
         self.guards = []
         self.bound = {}
+        self.definitely_bound = DefinitelyBound(fndef)     # (of fn's own statements, before inlining)
+        self.statement_bound = None
 
     def resolve(self, chain) -> tuple:
         """(object or MISSING, resolver of the module the chain's root is read in or None, the chain as
@@ -102,6 +95,7 @@ class CallInliner:
     def body(self, stmts, depth=0) -> list:
         out = []
         for s in stmts:
+            self.statement_bound = self.definitely_bound(s) if depth == 0 else None
             for field in ("body", "orelse", "finalbody"):
                 if isinstance(getattr(s, field, None), list) and not isinstance(s, gast.FunctionDef | gast.ClassDef):
                     setattr(s, field, self.body(getattr(s, field), depth))
@@ -109,10 +103,25 @@ class CallInliner:
                 for handler in s.handlers:
                     handler.body = self.body(handler.body, depth)
             before = []
-            for field in self._evaluated_once(s):
-                setattr(s, field, self._expr(getattr(s, field), s, field, before, depth))
+            fields = self._evaluated_once(s)
+            if any(self._inlines(getattr(s, f)) for f in fields):
+                self._refuse_reordering(s)
+                for field in fields:
+                    setattr(s, field, self._expr(getattr(s, field), before, depth))
             out += before + [s]
         return out
+
+    def _refuse_reordering(self, s) -> None:
+        """A statement whose parts the inlining cannot keep in Python's order: an assignment expression
+        (its name may be read before and after it), an augmented assignment of an element or attribute
+        (Python reads the target before the call)."""
+        named = next((n for n in gast.walk(s) if isinstance(n, gast.NamedExpr)), None)
+        if named is not None:
+            raise self.error(named, "an assignment expression (`:=`) in a statement that calls a helper astjit.grad "
+                                    "inlines: write the assignment as a statement of its own")
+        if isinstance(s, gast.AugAssign) and not isinstance(s.target, gast.Name):
+            raise self.error(s, "an augmented assignment of an element or attribute whose value calls a helper "
+                                "astjit.grad inlines: compute the value into a name first")
 
     @staticmethod
     def _evaluated_once(s) -> tuple:
@@ -126,32 +135,81 @@ class CallInliner:
             return ("iter",)
         return ()
 
-    def _expr(self, node, stmt, field, before, depth):
-        """``node`` with its qualifying calls inlined (innermost first: arguments run before the call)."""
-        if not isinstance(node, gast.AST) or isinstance(node, _NOT_ONCE):
-            return node
-        if isinstance(node, gast.Compare) and len(node.ops) > 1:      # (later operands may not run)
-            node.left = self._expr(node.left, stmt, None, before, depth)
-            node.comparators[0] = self._expr(node.comparators[0], stmt, None, before, depth)
-            return node
+    def _children(self, node) -> list:
+        """``node``'s sub-expressions Python may evaluate, in the order it evaluates them, as (field,
+        index or None); none where it may evaluate some several times or not at all."""
+        if isinstance(node, _NOT_ONCE) or not isinstance(node, gast.expr | gast.keyword | gast.slice):
+            return []
+        if isinstance(node, gast.Compare):          # (a chained comparison's later operands may not run)
+            return [("left", None), ("comparators", 0)]
+        if isinstance(node, gast.Dict):             # (keys and values in turn: not split)
+            return []
+        out = []
         for name, value in gast.iter_fields(node):
             if isinstance(value, list):
-                setattr(node, name, [self._expr(v, stmt, None, before, depth) for v in value])
-            elif isinstance(value, gast.AST):
-                setattr(node, name, self._expr(value, stmt, None, before, depth))
+                out += [(name, k) for k, v in enumerate(value) if isinstance(v, gast.expr | gast.keyword)]
+            elif isinstance(value, gast.expr | gast.keyword | gast.slice):
+                out.append((name, None))
+        return out
+
+    def _inlines(self, node) -> bool:
+        """Whether ``node`` holds a call, evaluated once, that will be inlined."""
+        if not isinstance(node, gast.AST):
+            return False
+        if isinstance(node, gast.Call) and self._callee(node) is not None:
+            return True
+        return any(self._inlines(_get(node, f, k)) for f, k in self._children(node))
+
+    def _expr(self, node, before, depth):
+        """``node`` with its qualifying calls inlined: each callee's statements appended to ``before``,
+        after what Python evaluates ahead of the call, which is computed into variables first
+        (``np.sum(x * np.sum(d)) + bump(d)``: ``np.sum(d)`` before ``bump`` changes ``d``; arguments
+        run before the call, innermost calls first)."""
+        if not isinstance(node, gast.AST) or isinstance(node, _NOT_ONCE):
+            return node
+        children = self._children(node)
+        later = [self._inlines(_get(node, f, k)) for f, k in children]
+        for position, (f, k) in enumerate(children):
+            child = self._expr(_get(node, f, k), before, depth)
+            if any(later[position + 1:]):
+                child = self._spilled(child, before)
+            _set(node, f, k, child)
         if isinstance(node, gast.Call):
-            whole = field is not None and (not isinstance(stmt, gast.Assign | gast.AugAssign) or all(
-                isinstance(t, gast.Name | gast.Tuple) for t in getattr(stmt, "targets", [getattr(stmt, "target", None)])))
-            replaced = self._inlined(node, before, depth, whole)
+            replaced = self._inlined(node, before, depth)
             if replaced is not None:
                 return replaced
         return node
 
+    def _spilled(self, e, before):
+        """``e`` computed into a variable appended to ``before`` where a call inlined after it could change
+        what it reads; names, constants and modules' functions and modules as they are."""
+        if isinstance(e, gast.Constant | gast.Starred | gast.keyword | gast.Slice | gast.Tuple | gast.List) or \
+                isinstance(e, gast.Name) and e.id in self.local_names:
+            if isinstance(e, gast.Starred | gast.keyword):
+                e.value = self._spilled(e.value, before)
+            elif isinstance(e, gast.Slice):
+                e.lower, e.upper, e.step = (None if v is None else self._spilled(v, before)
+                                            for v in (e.lower, e.upper, e.step))
+            elif isinstance(e, gast.Tuple | gast.List):
+                e.elts = [self._spilled(v, before) for v in e.elts]
+            return e
+        chain = attribute_chain(e)
+        if chain is not None and not (chain[0] in self.local_names and chain[0] not in self.bound):
+            obj = self.resolve(chain)[0]
+            if isinstance(obj, types.ModuleType) or callable(obj) and not isinstance(obj, np.ndarray):
+                return e
+        name = f"{self.prefix}v{self.spills}"
+        self.spills += 1
+        self.local_names.add(name)
+        before.append(gast.copy_location(gast.Assign(
+            targets=[gast.Name(id=name, ctx=gast.Store(), annotation=None, type_comment=None)], value=e,
+            type_comment=None), e))
+        return gast.copy_location(gast.Name(id=name, ctx=gast.Load(), annotation=None, type_comment=None), e)
+
     # -- one call ------------------------------------------------------------------------------------
-    def _inlined(self, call, before, depth, whole):
-        """The expression of ``call``'s value once its callee's statements are appended to ``before``,
-        or None where the call is not of a function that qualifies. ``whole``: the call is its
-        statement's whole value (its callee may change what it is given)."""
+    def _callee(self, call):
+        """(object, its plain function, resolver of the module its name was read in or None, the chain as
+        that module spells it) of a call of a function to inline, or None."""
         chain = attribute_chain(call.func)
         if not chain or chain[0] in self.local_names and chain[0] not in self.bound:
             return None
@@ -160,6 +218,15 @@ class CallInliner:
         if fn is None or installed_library_function(fn) or any(
                 rule_for(f) is not None or is_non_differentiable(f) for f in (obj, fn)):
             return None            # (a rule registered for it, or declared non-differentiable: the rule decides)
+        return obj, fn, module, real_chain
+
+    def _inlined(self, call, before, depth):
+        """The expression of ``call``'s value once its callee's statements are appended to ``before``,
+        or None where the call is not of a function that qualifies."""
+        found = self._callee(call)
+        if found is None:
+            return None
+        obj, fn, module, real_chain = found
         what = ".".join(real_chain)
         if depth >= INLINE_DEPTH or fn is self.fn:
             raise self.error(call, f"the call of {what} is nested too deeply (or recursive) to be inlined for "
@@ -201,10 +268,6 @@ class CallInliner:
                 n.id = alias
         body = [_substituted(s, given) for s in callee.body]
         params = [(ours + p.removeprefix(theirs), a) for p, a in zip(callee.params, call.args) if p not in given]
-        if not whole and self._may_change_things(body, {p for p, _ in params}, self._resolved, depth):
-            raise self.error(call, f"astjit.grad inlines {what}, which may change what it is given, only where "
-                                   f"its call is a statement's whole value: write `t = {what}(...)` before this "
-                                   "statement")
         assigned = [gast.copy_location(gast.Assign(
             targets=[gast.Name(id=p, ctx=gast.Store(), annotation=None, type_comment=None)], value=a,
             type_comment=None), call) for p, a in params]
@@ -219,70 +282,38 @@ class CallInliner:
         before += assigned + self.body(body, depth + 1)
         return gast.copy_location(result, call)
 
-    def _resolved(self, chain):
-        """What a chain of an inlined body means: MISSING for the callee's own locals."""
-        if chain[0] not in self.bound and chain[0].startswith("__astjit_"):
-            return MISSING
-        return self.resolve(chain)[0]
-
     def _plain_argument(self, a) -> bool:
-        """An argument a parameter may stand for in the callee's body: a name, a number, or an attribute of
-        a module (``np.tanh``), which read again give the same object."""
-        if isinstance(a, gast.Name) or isinstance(a, gast.Constant) and type(a.value) in (bool, int, float, complex):
+        """An argument a parameter may stand for in the callee's body, read where the body reads it: a
+        number, a local certainly bound here (in an inlined body: its locals, which it binds before
+        reading), or a module's function (``np.tanh``). Others are assigned to the parameter at the
+        call (a name that may be unbound raises there, as Python does)."""
+        if isinstance(a, gast.Constant) and type(a.value) in (bool, int, float, complex):
             return True
+        if isinstance(a, gast.Name):
+            return a.id in self.local_names and (self.statement_bound is None or a.id in self.statement_bound)
         chain = attribute_chain(a)
         if not chain or len(chain) < 2 or chain[0] in self.local_names:
             return False
-        return isinstance(self.resolve(chain[:1])[0], types.ModuleType) and self.resolve(chain)[0] is not MISSING
-
-    def _may_change_things(self, stmts, params, resolve, depth) -> bool:
-        """Whether statements of a callee may change an object it did not make (a store into an element
-        or attribute, an augmented assignment of a parameter, a statement that is a call, a method or
-        function that writes), or call a helper that may. ``resolve(chain)``: what a chain means there
-        (MISSING for the callee's locals)."""
-        for n in (n for s in stmts for n in gast.walk(s)):
-            if isinstance(n, gast.Expr) and not isinstance(n.value, gast.Constant):
-                return True
-            if isinstance(n, gast.Subscript | gast.Attribute) and isinstance(n.ctx, gast.Store | gast.Del):
-                return True
-            if isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name) and n.target.id in params:
-                return True
-            if isinstance(n, gast.Call) and self._writing_call(n, resolve, depth):
-                return True
-        return False
-
-    def _writing_call(self, call, resolve, depth) -> bool:
-        if any(k.arg == "out" for k in call.keywords):
-            return True
-        chain = attribute_chain(call.func)
-        if chain is None:                      # (a method of a computed value: only the known reading ones)
-            return not (isinstance(call.func, gast.Attribute) and call.func.attr in _READING_METHODS)
-        obj = resolve(chain)
-        if obj is MISSING:                     # (a method of a local: only the known reading ones)
-            return not (len(chain) == 2 and chain[1] in _READING_METHODS)
-        if getattr(builtins, getattr(obj, "__name__", ""), None) is obj:
-            return obj.__name__ not in _PURE_BUILTINS
-        if isinstance(obj, np.ufunc) or (getattr(obj, "__module__", None) or "").startswith("numpy"):
-            return getattr(obj, "__name__", None) in _WRITING_NUMPY
-        fn = callee_function(obj)
-        if fn is None or installed_library_function(fn) or depth + 1 >= INLINE_DEPTH:
-            return True
-        try:
-            inner = parse_callee(fn, gast.Call(func=call.func, args=list(call.args), keywords=list(call.keywords)),
-                                 0, fn.__globals__)
-        except NotInlinable:
-            return True
-        inner_resolver = Resolver(fn, set())
-
-        def inner_resolve(c):
-            return MISSING if c[0].startswith("__astjit_") else inner_resolver.resolve_chain(c)
-
-        return self._may_change_things(inner.body, set(inner.params), inner_resolve, depth + 1)
+        obj = self.resolve(chain)[0]
+        return isinstance(self.resolve(chain[:1])[0], types.ModuleType) and callable(obj) and not isinstance(
+            obj, np.ndarray)
 
     def error(self, node, reason):
         from .normalize import located
 
         return located(self.filename, node, reason)
+
+
+def _get(node, field, index):
+    value = getattr(node, field)
+    return value if index is None else value[index]
+
+
+def _set(node, field, index, child) -> None:
+    if index is None:
+        setattr(node, field, child)
+    else:
+        getattr(node, field)[index] = child
 
 
 def _substituted(stmt, given: dict):

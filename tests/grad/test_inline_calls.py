@@ -257,6 +257,10 @@ def reads_before_a_changing_call(x, d):
     return np.sum(x * np.sum(d)) + bump(d) * np.sum(x)
 
 
+def walrus_beside_a_helper(x, m):
+    return np.sum(x) * ((m := m + 1.0) + reads_the_global_c(x * m))
+
+
 def changes_in_a_statement_of_its_own(x, d):
     t = bump(d)
     return np.sum(x * np.sum(d)) + t * np.sum(x)
@@ -271,8 +275,11 @@ def reads_the_global_c(v):
 
 def test_what_the_inlining_refuses_and_what_it_keeps():
     x = np.array([1.0, 2.0])
-    with pytest.raises(astjit.GradError, match="may change what it is given, only where its call is a statement's whole"):
-        astjit.grad(reads_before_a_changing_call)(x, np.ones(2))
+    d = np.ones(2)             # (np.sum(d) before bump changes d, as Python reads it: 2 + 4)
+    np.testing.assert_allclose(astjit.grad(reads_before_a_changing_call)(x, d), np.full(2, 6.0))
+    assert np.array_equal(d, np.full(2, 2.0))
+    with pytest.raises(astjit.GradError, match="an assignment expression"):
+        astjit.grad(walrus_beside_a_helper)(x, 1.0)
     d = np.ones(2)
     got = astjit.grad(changes_in_a_statement_of_its_own)(x, d)
     assert np.array_equal(d, np.full(2, 2.0))                # (the helper ran once, as in Python)
@@ -302,3 +309,45 @@ def test_errors_inside_a_helper_name_its_own_variables():
     with pytest.raises(astjit.GradError) as info:
         astjit.grad(calls_a_sorting_helper)(np.ones(3))
     assert "__astjit" not in str(info.value) and "numpy.sort" in str(info.value)
+
+
+def draws_then_calls(x, seed):
+    np.random.seed(seed)
+    return np.sum(x * np.random.rand(2)) * 3.0 + noisy(x)
+
+
+def noisy(v):
+    return np.sum(v * np.random.rand(2))
+
+
+def indexes_then_divides(x, i, n):
+    return np.sum(x[i] * 2.0 + ratio(1.0, n) * x)
+
+
+def ratio(a, b):
+    return a / b
+
+
+def passes_an_unbound_name(x, flag):
+    if flag:
+        w = 1.0
+    return np.sum(scaled_by(x, w))
+
+
+def scaled_by(v, w):
+    return v * w
+
+
+def test_helpers_run_in_pythons_order():
+    """Random draws, exceptions and unbound names come as Python's order has them: what the statement
+    evaluates before the call is computed before the helper's statements."""
+    x = np.array([0.5, 1.5])
+    value, _ = astjit.value_and_grad(draws_then_calls)(x, 3)
+    assert value == draws_then_calls(x, 3)
+    with pytest.raises(IndexError):
+        astjit.grad(indexes_then_divides)(x, 5, 0.0)
+    with pytest.raises(ZeroDivisionError):
+        astjit.grad(indexes_then_divides)(x, 1, 0.0)
+    with pytest.raises(UnboundLocalError):
+        astjit.grad(passes_an_unbound_name)(x, False)
+    np.testing.assert_allclose(astjit.grad(passes_an_unbound_name)(x, True), np.ones(2))

@@ -95,7 +95,6 @@ class CallInliner:
     def body(self, stmts, depth=0) -> list:
         out = []
         for s in stmts:
-            self.statement_bound = self.definitely_bound(s) if depth == 0 else None
             for field in ("body", "orelse", "finalbody"):
                 if isinstance(getattr(s, field, None), list) and not isinstance(s, gast.FunctionDef | gast.ClassDef):
                     setattr(s, field, self.body(getattr(s, field), depth))
@@ -103,6 +102,8 @@ class CallInliner:
                 for handler in s.handlers:
                     handler.body = self.body(handler.body, depth)
             before = []
+            # (after its inner statements: what is bound at the statement itself, not at its body's last)
+            self.statement_bound = self.definitely_bound(s) if depth == 0 else None
             fields = self._evaluated_once(s)
             if any(self._inlines(getattr(s, f)) for f in fields):
                 self._refuse_reordering(s)

@@ -351,3 +351,26 @@ def test_helpers_run_in_pythons_order():
     with pytest.raises(UnboundLocalError):
         astjit.grad(passes_an_unbound_name)(x, False)
     np.testing.assert_allclose(astjit.grad(passes_an_unbound_name)(x, True), np.ones(2))
+
+
+def logged_scale(v, w):
+    CALLS.append(1)
+    return v * w
+
+
+def binds_its_argument_in_the_body(x):
+    s = 0.0
+    for v in logged_scale(x, w):  # noqa: F821  (w is bound only inside the loop: Python raises here)
+        w = 2.0
+        s = s + np.sum(v) * w
+    return s
+
+
+def test_an_argument_bound_only_in_the_body_of_its_loop_is_read_at_the_call():
+    """What is bound at a ``for`` is what its iterable sees, not what the end of its body binds: the
+    helper's statements ran before the argument raised."""
+    for fn in (binds_its_argument_in_the_body, astjit.grad(binds_its_argument_in_the_body)):
+        CALLS.clear()
+        with pytest.raises(UnboundLocalError):
+            fn(np.ones(2))
+        assert CALLS == []

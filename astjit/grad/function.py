@@ -120,13 +120,14 @@ def build_gradient(fn, argnums, with_value):
         raise located(filename, fndef, f"astjit.grad needs {fn.__name__} to take plain positional parameters")
     params = [a.id for a in args.args]
     single, wrt = _argnums(fn, argnums, params)
-    inliner = inline_calls(fn, fndef, Resolver(fn, set(params) | stored_names(fndef)).resolve_chain)
+    inliner = inline_calls(fn, fndef, Resolver(fn, set(params) | stored_names([fndef])).resolve_chain)
     prefix = _prefix(fn, fndef)
     body = normalize(fndef, filename, prefix + "returned")
     local_names = set(params) | {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
                                  and isinstance(n.ctx, gast.Store)}
     resolver = Resolver(fn, local_names)
     resolved = {}
+    foreign = []                # (resolver of its module, chain, object) read through an inlined callee's global
 
     def resolve(node):
         chain = attribute_chain(node)
@@ -141,7 +142,6 @@ def build_gradient(fn, argnums, with_value):
         resolved[tuple(chain)] = obj
         return None if obj is MISSING else obj
 
-    foreign = []
     activity = Activity(resolve, wrt)
     activity.run(body)
     aliases = {alias: obj for alias, (obj, _, _) in inliner.bound.items()}

@@ -23,6 +23,7 @@ conditional expression's branches, a short-circuit operand or a chained comparis
 The callee's identity, its code and its defaults are guarded: rebinding the name rebuilds the gradient.
 """
 
+import copy
 import re
 import types
 
@@ -40,12 +41,14 @@ from ..frontend.inline import (
 )
 from ..frontend.lower import attribute_chain
 from ..frontend.resolve import MISSING, Resolver
-from .normalize import normalize
+from .normalize import located, normalize
 from .rules import is_non_differentiable, rule_for
 
 PREFIX = "__astjit_grad"
 # expressions whose parts Python may evaluate several times, or not at all
 _NOT_ONCE = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp, gast.IfExp, gast.BoolOp)
+
+
 def plain_names(reason: str) -> str:
     """An error's reason with the names the inlining made (``__astjit_grad0_v``) as the callee wrote them."""
     return re.sub(rf"{PREFIX}_*(?:\d+_|g\d+_)(\w+)", r"\1", re.sub(rf"{PREFIX}_*r\d+", "its result", reason))
@@ -62,7 +65,7 @@ class CallInliner:
         self.filename = fn.__code__.co_filename
         self.resolve_chain = resolve_chain          # a global chain's object, or MISSING
         # (a callee of fn's module reading a global fn has as a local, or a closure variable: refused)
-        self.local_names = {a.id for a in fndef.args.args} | stored_names(fndef) | set(fn.__code__.co_freevars)
+        self.local_names = {a.id for a in fndef.args.args} | stored_names([fndef]) | set(fn.__code__.co_freevars)
         names = {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name)}
         self.prefix = PREFIX
         while any(n.startswith(self.prefix) for n in names):
@@ -184,15 +187,17 @@ class CallInliner:
     def _spilled(self, e, before):
         """``e`` computed into a variable appended to ``before`` where a call inlined after it could change
         what it reads; names, constants and modules' functions and modules as they are."""
-        if isinstance(e, gast.Constant | gast.Starred | gast.keyword | gast.Slice | gast.Tuple | gast.List) or \
-                isinstance(e, gast.Name) and e.id in self.local_names:
-            if isinstance(e, gast.Starred | gast.keyword):
-                e.value = self._spilled(e.value, before)
-            elif isinstance(e, gast.Slice):
-                e.lower, e.upper, e.step = (None if v is None else self._spilled(v, before)
-                                            for v in (e.lower, e.upper, e.step))
-            elif isinstance(e, gast.Tuple | gast.List):
-                e.elts = [self._spilled(v, before) for v in e.elts]
+        if isinstance(e, gast.Constant) or isinstance(e, gast.Name) and e.id in self.local_names:
+            return e
+        if isinstance(e, gast.Starred | gast.keyword):
+            e.value = self._spilled(e.value, before)
+            return e
+        if isinstance(e, gast.Slice):
+            e.lower, e.upper, e.step = (None if v is None else self._spilled(v, before)
+                                        for v in (e.lower, e.upper, e.step))
+            return e
+        if isinstance(e, gast.Tuple | gast.List):
+            e.elts = [self._spilled(v, before) for v in e.elts]
             return e
         chain = attribute_chain(e)
         if chain is not None and not (chain[0] in self.local_names and chain[0] not in self.bound):
@@ -249,8 +254,7 @@ class CallInliner:
         self.guards.append((module, real_chain, obj, fn))
         ours, theirs = f"{self.prefix}{site}_", f"__astjit_{site}_{callee.name}_"
         globals_of = Resolver(fn, set()) if foreign else None
-        stored = {n.id for s in callee.body for n in gast.walk(s)
-                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del)}
+        stored = stored_names(callee.body)
         given = {p: a for p, a in zip(callee.params, call.args) if p not in stored and self._plain_argument(a)}
         for n in (n for s in callee.body for n in gast.walk(s)):
             if not isinstance(n, gast.Name) or n.id in given:     # (those: the argument itself, below)
@@ -278,8 +282,7 @@ class CallInliner:
         gast.copy_location(shell, callee.body[0])
         body = normalize(shell, callee.filename, value)
         result = _tuple_result(body, value)
-        self.local_names |= {n.id for s in assigned + body for n in gast.walk(s)
-                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.local_names |= stored_names(assigned + body)
         before += assigned + self.body(body, depth + 1)
         return gast.copy_location(result, call)
 
@@ -300,8 +303,6 @@ class CallInliner:
             obj, np.ndarray)
 
     def error(self, node, reason):
-        from .normalize import located
-
         return located(self.filename, node, reason)
 
 
@@ -319,8 +320,6 @@ def _set(node, field, index, child) -> None:
 
 def _substituted(stmt, given: dict):
     """``stmt`` with each load of a parameter in ``given`` replaced by a copy of its argument."""
-    import copy
-
     class Replace(gast.NodeTransformer):
         def visit_Name(self, node):
             if node.id in given and isinstance(node.ctx, gast.Load):
@@ -354,9 +353,10 @@ def _walk_statements(stmts):
             yield from _walk_statements(getattr(s, field, None) or [])
 
 
-def stored_names(fndef) -> set:
-    """The names ``fndef`` binds (its locals, parameters apart)."""
-    return {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del)}
+def stored_names(nodes) -> set:
+    """The names ``nodes`` (statements, or a function: its locals, parameters apart) bind or delete."""
+    return {n.id for node in nodes for n in gast.walk(node)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del)}
 
 
 def inline_calls(fn, fndef, resolve_chain) -> CallInliner:

@@ -978,16 +978,16 @@ def _python_int(arg):
         # (``n - 1 - i``: each name converted, once per estimate, not the whole at each use: a bubble
         # sort's inner loop paid two calls at each of its outer positions, 0.4 us on 1 us)
         return _marked(gast.BinOp(left=_python_int(arg.left), op=arg.op, right=_python_int(arg.right)))
-    converted = _marked(gast.Call(func=_name(ESTIMATE_INT_NAME), args=[arg], keywords=[]))
+    by_call = _marked(gast.Call(func=_name(ESTIMATE_INT_NAME), args=[arg], keywords=[]))
     if not isinstance(arg, gast.Name):
-        return converted
+        return by_call
 
-    def test(call, *args):
+    def builtin(call, *args):
         return gast.Call(func=_name(builtin_name(call)), args=[copy.deepcopy(a) for a in args], keywords=[])
 
-    numpy_int = gast.IfExp(test=test(ISINSTANCE_CALL, arg, _name(builtin_name(INTEGER_CALL))),
-                           body=test(INDEX_CALL, arg), orelse=converted)
-    is_int = gast.Compare(left=test(TYPE_CALL, arg), ops=[gast.Is()], comparators=[_name(builtin_name(INT_CALL))])
+    numpy_int = gast.IfExp(test=builtin(ISINSTANCE_CALL, arg, _name(builtin_name(INTEGER_CALL))),
+                           body=builtin(INDEX_CALL, arg), orelse=by_call)
+    is_int = gast.Compare(left=builtin(TYPE_CALL, arg), ops=[gast.Is()], comparators=[_name(builtin_name(INT_CALL))])
     converted = _marked(gast.IfExp(test=is_int, body=copy.deepcopy(arg), orelse=numpy_int))
     setattr(converted, SHARED_AS, f"__astjit_int_{arg.id}")       # (computed once: loop_guard._shared_reads)
     return converted

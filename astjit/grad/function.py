@@ -160,7 +160,7 @@ def build_gradient(fn, argnums, with_value):
     lowering.mutated = mutated(body, resolve)
     items = lowering.statements(body)
 
-    reverser = Reverser(lowering, bind_global, params, prefix)
+    reverser = Reverser(lowering, bind_global, params, prefix, inliner.prefix)
     reverser.count_assignments(items)
     result = prefix + "value"
     value = prefix + "returned"

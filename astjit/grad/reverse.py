@@ -122,7 +122,7 @@ def _assigned_in(items) -> set:
 
 
 class Reverser:
-    def __init__(self, lowering, bind_global, params, prefix):
+    def __init__(self, lowering, bind_global, params, prefix, inlined_prefix=None):
         self.lowering = lowering
         self.bind_global = bind_global
         self.active = lowering.activity.active
@@ -133,6 +133,9 @@ class Reverser:
         self.nested: set = set()
         self.params = params
         self.prefix = prefix
+        # names of inlined helpers' variables (grad/inline_calls): each bound before it is read, as the
+        # generated ones are (a tape push of them took the try/except of a user's maybe-unbound one)
+        self.inlined_prefix = inlined_prefix
         self.tape = prefix + "tape"
 
     def adjoint_name(self, name) -> str:
@@ -209,7 +212,8 @@ class Reverser:
         return out
 
     def user_variable(self, name) -> bool:
-        return not name.startswith(self.prefix)
+        return not (name.startswith(self.prefix)
+                    or self.inlined_prefix is not None and name.startswith(self.inlined_prefix))
 
     def _maybe_unbound(self, push, names, bound, seen):
         """``push`` as it is where each of ``names`` is bound for sure; with UNBOUND for those no

@@ -3,8 +3,10 @@
     python benchmarks/gradients.py [--quick]
 
 Two losses, float32: a 2-layer MLP (1024 inputs, 512 tanh units, 10 classes, batch 256, softmax
-cross-entropy) and a 100-step tanh recurrence (batch 32, 64 inputs, 128 units). Every system computes
-the gradient with respect to all weights; each result is checked against astjit's before timing.
+cross-entropy) and a 100-step tanh recurrence (batch 32, 64 inputs, 128 units), each also written with
+helper functions (``astjit.grad, helpers``: the helpers inlined, against the loss written out). Every
+system computes the gradient with respect to all weights; each result is checked against astjit's
+before timing.
 Columns: median time per call, ratio to the fastest system, and the first call in this process
 (astjit: generating the gradient function and compiling its Fragments; jax: tracing and compiling;
 torch: the first eager call). Peers run when installed (``pip install -e .[bench]``).
@@ -43,6 +45,34 @@ def rnn_loss(w, u, xs, h0):
     h = h0
     for t in range(xs.shape[0]):
         h = np.tanh(h @ w + xs[t] @ u)
+    return np.mean(h * h)
+
+
+def dense(x, w, b):
+    return np.tanh(x @ w + b)
+
+
+def softmax_cross_entropy(logits, y):
+    m = logits.max(axis=1, keepdims=True)
+    e = np.exp(logits - m)
+    p = e / e.sum(axis=1, keepdims=True)
+    return -np.mean(np.sum(y * np.log(p), axis=1))
+
+
+def mlp_loss_with_helpers(w1, b1, w2, b2, x, y):
+    """``mlp_loss`` written with helper functions, which astjit.grad inlines."""
+    return softmax_cross_entropy(dense(x, w1, b1) @ w2 + b2, y)
+
+
+def rnn_step(h, x, w, u):
+    return np.tanh(h @ w + x @ u)
+
+
+def rnn_loss_with_helpers(w, u, xs, h0):
+    """``rnn_loss`` with its step in a helper function."""
+    h = h0
+    for t in range(xs.shape[0]):
+        h = rnn_step(h, xs[t], w, u)
     return np.mean(h * h)
 
 
@@ -102,12 +132,13 @@ def main():
     if torch is not None:
         torch.set_num_threads(2)
     rng = np.random.default_rng(0)
-    cases = [("MLP 1024-512-10, batch 256", mlp_loss, (0, 1, 2, 3), _mlp_args(rng), 0),
-             ("tanh recurrence, 100 steps", rnn_loss, (0, 1), _rnn_args(rng), 1)]
+    cases = [("MLP 1024-512-10, batch 256", mlp_loss, mlp_loss_with_helpers, (0, 1, 2, 3), _mlp_args(rng), 0),
+             ("tanh recurrence, 100 steps", rnn_loss, rnn_loss_with_helpers, (0, 1), _rnn_args(rng), 1)]
     jaxes = _jax_versions() if jax is not None else None
     torches = _torch_versions() if torch is not None else None
-    for title, loss, argnums, args, k in cases:
-        systems = {"astjit.grad": astjit.grad(loss, argnums=argnums)}
+    for title, loss, with_helpers, argnums, args, k in cases:
+        systems = {"astjit.grad": astjit.grad(loss, argnums=argnums),
+                   "astjit.grad, helpers": astjit.grad(with_helpers, argnums=argnums)}
         if jaxes is not None:
             systems["jax.jit(jax.grad)"] = (lambda f: lambda *a: [np.asarray(g) for g in f(*a)])(jaxes[k])
         if torches is not None:

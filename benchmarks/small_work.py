@@ -13,7 +13,8 @@ point is the cost of that choice on every later call.
 ``alternating_global``: a global switched between ``np.sin`` and ``np.cos`` before every call;
 ``empty_loop``: a loop over an empty array (numpy 2 gives it strides of 0);
 ``median_1x1``: a 3x3 median filter's loop nest on a 1x1 image (nested ranges of negative length);
-``star_args_*``, ``default_*``: ``f(x, *offsets)`` and ``f(x, scale=2.0)`` on a float and 100k float64;
+``star_args_*``, ``default_*``, ``kwonly_*``: ``f(x, *offsets)``, ``f(x, scale=2.0)`` and
+``f(x, *, scale=2.0, off=1.0)`` on a float and 100k float64;
 ``list_loop_*``: a loop with a heavy position over a list of 3 and 10k floats; ``collatz_*``: a
 ``while`` loop on a small int and on one beyond int64; ``exp_*``: ``np.exp`` of 100 and 1M float64;
 ``jit_at_each_call_16``: ``jit(lambda y: y * k + 1.0)(x)`` made at each call;
@@ -111,6 +112,10 @@ def offset_all(x, *offsets):
 
 def scaled_by(x, scale=2.0):
     return x * scale + 1.0
+
+
+def shifted_by(x, *, scale=2.0, off=1.0):
+    return x * scale + off
 
 
 def heavy_items(xs):
@@ -353,6 +358,8 @@ def cases():
         ("star_args_100k", offset_all, jit(offset_all), (rng.random(100_000), 2.0, 3.0)),
         ("default_float", scaled_by, jit(scaled_by), (1.5,)),
         ("default_100k", scaled_by, jit(scaled_by), (rng.random(100_000),)),
+        ("kwonly_float", shifted_by, jit(shifted_by), (1.5,)),
+        ("kwonly_100k", shifted_by, jit(shifted_by), (rng.random(100_000),)),
         ("list_loop_3", heavy_items, jit(heavy_items), (rng.random(3).tolist(),)),
         ("list_loop_10k", heavy_items, jit(heavy_items), (rng.random(10_000).tolist(),)),
         ("collatz_27", collatz, jit(collatz), (27,)),

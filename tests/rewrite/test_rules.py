@@ -169,6 +169,34 @@ def test_identity_rule_still_fires_past_a_write_into_an_array_of_the_block():
     assert "multiply_by_one" in fired(jf)
 
 
+def sum_of_strided_times_one(a):
+    return np.sum(a[:, ::2] * 1), np.sum(a * 1)
+
+
+def mean_of_view_minus_zero(a):
+    return np.mean(a[::2] - 0), np.max(-(-a.T[::-1]))  # noqa: B002
+
+
+def sum_of_same_astype_of_reversed(a):
+    return np.sum(a.T[::-1].astype(np.float64)), (a[:, 1:] * 1) @ np.ones(a.shape[1] - 1)
+
+
+@pytest.mark.parametrize("fn", [sum_of_strided_times_one, mean_of_view_minus_zero, sum_of_same_astype_of_reversed])
+def test_identity_rule_keeps_the_order_a_reduction_adds_in(fn):
+    """numpy sums in memory order: ``np.sum(a[:, ::2] * 1)`` adds a new C-contiguous array's elements,
+    ``np.sum(a[:, ::2])`` the view's in another order (other bits on 300x1001 floats); a strided argument
+    (``a`` as ``x.T``) likewise. The rule still fires on a C-contiguous argument."""
+    rng = np.random.default_rng(3)
+    for backend in ("tvm", None):
+        jf = jit(fn, backend=backend) if backend else jit(fn)
+        for shape in ((300, 1001), (301, 1000), (300, 1001)):
+            for a in (rng.standard_normal(shape), rng.standard_normal(shape[::-1]).T):
+                for g, w in zip(jf(a), fn(a)):
+                    bits_equal(g, w)
+    if fn is sum_of_strided_times_one:
+        assert "multiply_by_one" in fired(jf)           # (np.sum(a * 1) of the C-contiguous argument)
+
+
 def test_rule_refused_where_the_type_would_change():
     """``x * 1`` of an int array by a float 1.0 is float64: replacing it by x would change the dtype."""
 

@@ -14,12 +14,17 @@ the rule's own rounding:
 - the replacement is one of the bound values (``x * 1 -> x``) while the root's value could be seen
   as an array of its own: a live-out, or read by a view, an in-place write or ``astype`` (which may
   return its operand): a new array would become an alias;
+- the replacement is one of the bound values and that value is a view or a strided argument: numpy
+  reduces in memory order, and ``np.sum(a[:, ::2] * 1)`` sums a new C-contiguous array, the view's
+  elements in another order;
 - the replacement is one of the bound values and an in-place write between the root and the root's
   last reader may reach that value's array (``y = x * 1; x += 1; return y`` must not read the new
   ``x``): the root's value was taken before the write, the bound value's is read after it.
 
 Every application is checked on a clone, typed again, then kept.
 """
+
+import numpy as np
 
 from ... import config
 from ...errors import RuleError, Unsupported, render_location
@@ -140,6 +145,11 @@ def _try(graph, ctx, state, rule, root, values, matched, users, outputs):
             config.log("passes", "rule %s at line %s refused: its value is written in place before it is read",
                        rule.name, root.lineno)
             return None
+        if not _laid_out_as_a_copy(values[returned.value], ctx, state.args):
+            config.log("passes", "rule %s at line %s refused: its value is a view or a strided array, whose "
+                       "elements a reduction would take in another order than the new array's", rule.name,
+                       root.lineno)
+            return None
     trial = graph.clone()
     at = {n: trial.nodes[n.id] for n in graph.nodes}
     new_root = splice(trial, rule.replacement, at[root], {k: at[v] for k, v in values.items()})
@@ -172,6 +182,18 @@ def _written_while_read(graph, root, value, users) -> bool:
     last = max(position[u] for u in users[root])
     return any(OPS.get(n.op) is not None and OPS[n.op].kind == "effect" and _may_share_memory(n.args[0], value)
                for n in graph.nodes[position[root] + 1:last + 1])
+
+
+def _laid_out_as_a_copy(node, ctx, args) -> bool:
+    """Whether ``node``'s array has the memory order the root's new array would have (``x * 1`` of a
+    C-contiguous array is C-contiguous too; of ``a[:, ::2]`` or ``a.T[::-1]`` it is not the view's):
+    numpy's sums and products run in memory order, so reducing the view instead changed their bits. A
+    number, an argument C-contiguous at this specialization (its key holds that flag), or an array the
+    block makes with an elementwise op, a reduction or a creation (``x * 1`` keeps its order)."""
+    if node.op == "input":
+        value = args[ctx.input_index[node]]
+        return not isinstance(value, np.ndarray) or value.flags.c_contiguous
+    return _created_here(node) or isinstance(ctx.types.get(node), Static)
 
 
 def _may_share_memory(a, b) -> bool:

@@ -38,11 +38,13 @@ unless named in ``@jit(rewrites=[...])``.
 import ast
 import copy
 import types
+import warnings
 from dataclasses import dataclass, field
 
 import gast
 import numpy as np
 
+from ..frontend.bound import DefinitelyBound
 from ..frontend.emit import register_source
 from .step_reduction import StepReduction
 
@@ -62,7 +64,13 @@ METADATA = ("shape", "ndim", "size", "dtype", "itemsize", "nbytes")     # attrib
 EARLY_EXITS = (gast.Break, gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
 # statements and expressions whose parts may run any number of times, or later
 REPEATS = (gast.For, gast.AsyncFor, gast.While, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
-           gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+           gast.Lambda, gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.IfExp, gast.BoolOp)
+# statements whose expressions run once, all of them (no branch, no loop, no ``with``)
+SIMPLE_STATEMENTS = (gast.Assign, gast.AnnAssign, gast.AugAssign, gast.Expr, gast.Return)
+# calls that change numpy's floating-point error state or the warnings filters: wherever the function
+# makes one, the steps might be reduced under another state than the original's reduction
+ERROR_STATE_CALLS = (np.seterr, np.seterrcall, np.errstate, warnings.simplefilter, warnings.filterwarnings,
+                     warnings.resetwarnings, warnings.catch_warnings)
 
 
 @dataclass
@@ -128,17 +136,28 @@ class _Rewriter:
         if not appends or any(isinstance(n, EARLY_EXITS + (gast.With, gast.AsyncWith)) for n in _walk_own(loop)):
             return False
         k = next((m for m in range(j + 1, len(body)) if _mentions(body[m], name)), None)
-        if k is None or any(isinstance(n, gast.With | gast.AsyncWith) for n in gast.walk(body[k])):
+        if k is None or not isinstance(body[k], SIMPLE_STATEMENTS) or self.sets_error_state():
             return False
         found = self.reduction_of_stack(body[k], name)
         if found is None:
             return False
         reduction, kind, axis, expression, operands, stacked_by = found
+        # nothing between the loop and the reduction may change numpy's error state or the operands'
+        # values unseen (the steps are reduced under the loop's state, against the operands as they
+        # come): there only calls of numpy functions returning new arrays, len and range
+        if not all(self.known_calls(s, skip=reduction) for s in body[j + 1:k + 1]):
+            return False
+        # the operands are bound when the loop starts (each step reads them; the original, once after
+        # the loop: a name it may leave unbound raised only there, or never where the reduction did not run)
+        bound = DefinitelyBound(self.fndef)(loop)
+        if any(o.id in self.local_names and o.id not in bound for o in operands):
+            return False
         # the list is read nowhere else: its binding, its appends (each one Name), one stack
         if len(mentions) != 1 + len(appends) + 1:
             return False
-        # the reduction runs at most once: a second run would be handed the same total, and with operands
-        # changed since, the steps reduced against the old ones
+        # the reduction runs once, whenever its statement does: a second run would be handed the same
+        # total, and with operands changed since, the steps reduced against the old ones; a run that may
+        # not come (``x if c else np.sum(...)``, ``c and ...``) must not have its operands read at each step
         if not _runs_once(body[k], reduction):
             return False
         # the operands are the same from the loop to the reduction: the steps are reduced against them as
@@ -158,6 +177,21 @@ class _Rewriter:
             return False
         self.rewrite(body, i, start, appends, reduction, kind, axis, expression, operands, name, loop, stacked_by)
         return True
+
+    def sets_error_state(self) -> bool:
+        """Whether the function calls anything in ERROR_STATE_CALLS (by any spelling it resolves)."""
+        if not hasattr(self, "_sets_error_state"):
+            self._sets_error_state = any(isinstance(n, gast.Call) and any(self.resolve(n.func, True) is f
+                                                                          for f in ERROR_STATE_CALLS)
+                                         for n in gast.walk(self.fndef))
+        return self._sets_error_state
+
+    def known_calls(self, stmt, skip) -> bool:
+        """Whether every call in ``stmt`` but ``skip`` (and what it holds) returns a new array of
+        numpy's (fresh_call) or is ``len``/``range``: no other function runs there."""
+        inside = {id(n) for n in gast.walk(skip)}
+        return all(id(n) in inside or self.fresh_call(n) or any(self.resolve(n.func) is f for f in READ_BUILTINS)
+                   for n in gast.walk(stmt) if isinstance(n, gast.Call))
 
     def reduction_of_stack(self, stmt, name):
         """(reduction call, kind, axis, elementwise expression, operands, the stacking function's name)
@@ -217,7 +251,9 @@ class _Rewriter:
                 and all(self.elementwise(a, name, stacks, operands) for a in e.args)
         if isinstance(e, gast.Constant) and type(e.value) in (int, float, bool):
             return True
-        if _is_name_chain(e) and not _mentions(e, name):
+        # (a name; not an attribute, which a property or a write to it in the loop makes another
+        # value at each read: the steps read it at each append, the original once)
+        if isinstance(e, gast.Name) and e.id != name:
             operands.append(e)
             return True
         return False
@@ -249,11 +285,16 @@ class _Rewriter:
             fresh = {id(s.targets[0]) for s in self.original for s in _walk_own(s)
                      if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
                      and s.targets[0].id == name and self.fresh_expression(s.value)}
-            nested = [n for s in self.original for n in gast.walk(s)
-                      if isinstance(n, gast.FunctionDef | gast.AsyncFunctionDef | gast.Lambda | gast.ClassDef)]
             self.sole_names[name] = all(id(n) in fresh for n in stores) and self.only_read(name, self.original) \
-                and not any(_mentions(n, name) for n in nested)
+                and not any(_mentions(n, name) for n in self.nested_functions())
         return self.sole_names[name]
+
+    def nested_functions(self) -> list:
+        """The functions, lambdas and classes the function as written holds."""
+        if not hasattr(self, "_nested"):
+            self._nested = [n for s in self.original for n in gast.walk(s)
+                            if isinstance(n, gast.FunctionDef | gast.AsyncFunctionDef | gast.Lambda | gast.ClassDef)]
+        return self._nested
 
     def fresh_expression(self, value) -> bool:
         """Whether ``value`` makes a new array (or number): arithmetic, a fresh numpy call, ``.copy()``."""
@@ -273,6 +314,11 @@ class _Rewriter:
         if isinstance(value, gast.BinOp | gast.UnaryOp | gast.Call):
             return self.fresh_expression(value)
         if not isinstance(value, gast.Name):
+            return False
+        # a name no other function reaches (a global, a closure's cell: it could write into the array
+        # the list holds last) and no walrus rebinds (an assignment these checks do not read)
+        if value.id in self.declared or any(_mentions(n, value.id) for n in self.nested_functions()) \
+                or any(isinstance(n, gast.NamedExpr) and _mentions(n.target, value.id) for n in gast.walk(loop)):
             return False
         # bound to a new array earlier in the same step: never the value from before the loop
         position = next((k for k, s in enumerate(loop.body) if any(_is_append(n, None) and n.args[0] is value
@@ -334,9 +380,12 @@ class _Rewriter:
             return len(call.args) <= fn.nin
         return any(fn is f and len(call.args) <= positional for f, positional in FRESH_FUNCTIONS.items())
 
-    def resolve(self, func):
-        """The object ``np.x``/``x`` names, where it is a module-level name the function does not
-        assign; else None."""
+    def resolve(self, func, any_module=False):
+        """The object ``np.x`` names, where ``np`` is a module-level name for numpy (or one of its
+        modules) that the function does not assign, or the builtin a bare name is (``len``) where the
+        module does not bind that name; else None. Not a module's own name for a function (``ACT =
+        np.abs``, ``from numpy import exp``): the rewrite is made once, and a name rebound later would
+        leave it reducing with the old function. ``any_module``: through any module (``warnings.x``)."""
         chain = []
         while isinstance(func, gast.Attribute):
             chain.append(func.attr)
@@ -345,7 +394,12 @@ class _Rewriter:
             return None
         import builtins
 
-        obj = self.fn.__globals__.get(func.id, getattr(builtins, func.id, None))
+        if not chain:
+            return None if func.id in self.fn.__globals__ else getattr(builtins, func.id, None)
+        obj = self.fn.__globals__.get(func.id)
+        if not (isinstance(obj, types.ModuleType) and (any_module or obj.__name__ == "numpy"
+                                                       or obj.__name__.startswith("numpy."))):
+            return None
         for attr in reversed(chain):
             if not isinstance(obj, types.ModuleType):
                 return None
@@ -492,20 +546,14 @@ def _bound_before_value(stmt) -> set:
 
 
 def _runs_once(stmt, node) -> bool:
-    """Whether ``node`` runs at most once each time ``stmt`` does: it is inside no loop, comprehension,
-    generator, lambda, function or class ``stmt`` holds."""
+    """Whether ``node`` runs once each time ``stmt`` does: it is inside no loop, comprehension,
+    generator, lambda, function, class, conditional expression or ``and``/``or`` that ``stmt`` holds."""
     parents = {id(c): p for p in gast.walk(stmt) for c in gast.iter_child_nodes(p)}
     while id(node) in parents:
         node = parents[id(node)]
         if isinstance(node, REPEATS):
             return False
     return True
-
-
-def _is_name_chain(e) -> bool:
-    while isinstance(e, gast.Attribute):
-        e = e.value
-    return isinstance(e, gast.Name)
 
 
 def _root_name(e):

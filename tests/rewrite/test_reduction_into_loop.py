@@ -647,3 +647,176 @@ def test_a_sum_of_negative_zeros_is_numpys_positive_zero(width):
         xs[:, 1] = [5.0] * steps
         got, want = jf(xs), summed_steps(xs)
         assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def error_state_raised_between(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 1e200)
+    old = np.seterr(over="raise")
+    try:
+        return np.sum(np.stack(outs) * 1e200)
+    finally:
+        np.seterr(**old)
+
+
+def error_state_restored_between(xs):
+    old = np.seterr(over="raise")
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 1e100)
+    np.seterr(**old)
+    return np.sum(np.stack(outs) * 1e300)
+
+
+def warnings_made_errors_between(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 1e200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        total = np.sum(np.stack(outs) * 1e200)
+    return total
+
+
+@pytest.mark.parametrize("fn", [error_state_raised_between, error_state_restored_between,
+                                warnings_made_errors_between])
+@pytest.mark.parametrize("width", [8, 8192])
+def test_must_not_fire_where_the_function_changes_the_error_state(fn, width):
+    """The steps would be reduced under the loop's error state, the original reduces under the one
+    after it: numpy's FloatingPointError (or the warning made an error) must come where numpy's does."""
+    jf = jit(fn, rewrites=PUSH)
+    for k in range(3):
+        xs = np.random.default_rng(k).standard_normal((3 + k, width))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                want = fn(xs)
+            except (FloatingPointError, RuntimeWarning) as exc:
+                with pytest.raises(type(exc)):
+                    jf(xs)
+                continue
+            assert_values_match(jf(xs), want, rtol=1e-12)
+    assert not fires(jf)
+
+
+def reduced_only_when_asked(xs, flag):
+    if flag:
+        target = xs[0] + 1.0
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    loss = 0.0
+    if flag:
+        loss = np.sum(np.stack(outs) - target)
+    return loss
+
+
+def reduced_in_a_conditional_expression(xs, flag):
+    if flag:
+        target = xs[0] + 1.0
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return np.sum(np.stack(outs) - target) if flag else 0.0
+
+
+def operand_read_through_an_attribute(xs, flag):
+    data = Holder(xs[0] + 1.0)
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return np.sum(np.stack(outs) - data.target), data.reads
+
+
+class Holder:
+    def __init__(self, target):
+        self._target, self.reads = target, 0
+
+    @property
+    def target(self):
+        self.reads += 1
+        return self._target
+
+
+@pytest.mark.parametrize("fn", [reduced_only_when_asked, reduced_in_a_conditional_expression,
+                                operand_read_through_an_attribute])
+@pytest.mark.parametrize("width", [8, 20_000])
+def test_must_not_fire_where_operands_may_be_unbound_or_read_at_each_step(fn, width):
+    """The steps read the operands at each append: an operand the original reads only when the
+    reduction runs (it may be unbound, the reduction may not run) or reads once (a property) must
+    stay as written."""
+    for flag in (False, True):
+        check(fn, lambda k: (np.random.default_rng(k).standard_normal((3 + k, width)), flag), fire=False, rtol=1e-12)
+
+
+def step_rebound_by_a_walrus_to_a_view(xs):
+    outs = []
+    for t in range(xs.shape[0]):
+        h = xs[t] * 2.0
+        _ = (h := xs[t])
+        outs.append(h)
+    xs[...] = 0.0
+    return np.sum(np.stack(outs))
+
+
+def step_written_by_a_closure(xs):
+    h = None
+
+    def reset():
+        h[...] = 0.0
+    outs = []
+    for t in range(xs.shape[0]):
+        h = xs[t] * 2.0
+        outs.append(h)
+    reset()
+    return np.sum(np.stack(outs))
+
+
+LAST_STEP = None
+
+
+def zero_the_last_step():
+    LAST_STEP[...] = 0.0
+
+
+def step_held_by_a_global(xs):
+    global LAST_STEP
+    outs = []
+    for t in range(xs.shape[0]):
+        LAST_STEP = xs[t] * 2.0
+        outs.append(LAST_STEP)
+    zero_the_last_step()
+    return np.sum(np.stack(outs))
+
+
+@pytest.mark.parametrize("fn", [step_rebound_by_a_walrus_to_a_view, step_written_by_a_closure,
+                                step_held_by_a_global])
+@pytest.mark.parametrize("width", [8, 9000])
+def test_must_not_fire_where_a_step_may_change_after_it_is_appended(fn, width):
+    check(fn, lambda k: (np.random.default_rng(k).standard_normal((3 + k, width)),), fire=False, rtol=1e-12)
+
+
+ACTIVATION = np.abs
+
+
+def reduced_through_a_global_function(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return np.sum(ACTIVATION(np.stack(outs) - target))
+
+
+@pytest.mark.parametrize("width", [8, 9000])
+def test_a_function_the_module_may_rebind_is_not_taken_into_the_loop(width):
+    """The rewrite is made once: ``ACTIVATION`` rebound after it must still be the one reducing."""
+    global ACTIVATION
+    jf = jit(reduced_through_a_global_function, rewrites=PUSH)
+    try:
+        for k, activation in enumerate((np.abs, np.square, np.abs, np.negative)):
+            ACTIVATION = activation
+            xs, target = np.random.default_rng(k).standard_normal((3 + k, width)), np.ones(width)
+            assert_values_match(jf(xs, target), reduced_through_a_global_function(xs, target), rtol=1e-12)
+    finally:
+        ACTIVATION = np.abs
+    assert not fires(jf)

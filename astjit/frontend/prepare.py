@@ -35,7 +35,7 @@ class Hoister:
                 stmt.test = _load(name, stmt.test)
             elif isinstance(stmt, gast.Return) and isinstance(stmt.value, gast.Tuple):
                 # each value on its own (``return i, a[i]``): a loop returning them still compiles
-                stmt.value.elts = [self._hoisted(e, out) if self._worth(e) else e for e in stmt.value.elts]
+                stmt.value.elts = self._hoisted_in_order(stmt.value.elts, out)
             elif isinstance(stmt, gast.Return) and stmt.value is not None and self._worth(stmt.value):
                 stmt.value = self._hoisted(stmt.value, out)
             for field in ("body", "orelse", "finalbody"):
@@ -47,6 +47,20 @@ class Hoister:
                     handler.body = self.body(handler.body)
             out.append(stmt)
         return out
+
+    def _hoisted_in_order(self, values, out) -> list:
+        """A returned tuple's values, those worth it hoisted (``_hoisted``) up to the first one that
+        stays in the ``return`` and is more than a name or a constant: a value hoisted past it would be
+        computed before it (``return np.sum(np.stack(v) - d.target), d.reads``, where reading the
+        property ``d.target`` counts in ``d.reads``, returned the count from before the read)."""
+        kept, in_order = [], True
+        for e in values:
+            if in_order and self._worth(e):
+                kept.append(self._hoisted(e, out))
+                continue
+            kept.append(e)
+            in_order = in_order and isinstance(e, gast.Name | gast.Constant)
+        return kept
 
     def _hoisted(self, value, out):
         """``__astjit_ret_k = value`` appended to ``out``; the name read in its place."""

@@ -5,7 +5,11 @@ import ast
 import textwrap
 
 import gast
+import numpy as np
+import pytest
+from differential import assert_values_match
 
+from astjit import jit
 from astjit.frontend.prepare import Hoister, rejoin_tests
 
 SOURCE = textwrap.dedent("""\
@@ -48,3 +52,36 @@ def test_a_name_that_is_not_a_hoisted_test_stays():
     tree = gast.parse(source)
     rejoin_tests(tree.body[0])
     assert _unparsed(tree) == ast.unparse(ast.parse(source))
+
+
+class Counted:
+    """An attribute read through a property: each read counts."""
+
+    def __init__(self, value):
+        self._value, self.reads = value, 0
+
+    @property
+    def value(self):
+        self.reads += 1
+        return self._value
+
+
+def returns_a_read_then_its_count(xs):
+    data = Counted(xs[0] + 1.0)
+    return np.sum(np.stack([xs[0], xs[1]]) - data.value), data.reads, xs[0] * 2.0
+
+
+def returns_a_call_then_an_array_it_changed(xs):
+    return xs.sort(), xs * 2.0, xs[0] + 1.0
+
+
+@pytest.mark.parametrize("fn", [returns_a_read_then_its_count, returns_a_call_then_an_array_it_changed])
+def test_a_returned_tuple_keeps_its_values_in_order(fn):
+    """A value that stays in the ``return`` (it runs as Python) is computed before the values after it:
+    those are hoisted before the ``return`` only up to it."""
+    jf = jit(fn)
+    for k in range(4):
+        xs = np.random.default_rng(k).standard_normal((3 + k, 5 + k))
+        want = fn(xs.copy())
+        got = jf(xs)
+        assert_values_match(got, want)

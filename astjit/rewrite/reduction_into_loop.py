@@ -15,19 +15,25 @@ same computation up to rounding:
 
 - the list starts empty (``[]`` or ``list()``) and is read nowhere else: only appended to, in one
   ``for`` loop that follows it, and stacked once (``np.stack``, ``np.array``, ``np.asarray``) after;
-- the loop has no ``break``, ``return`` or ``yield`` (its steps are all the steps), and neither it
-  nor the reduction's statement has a ``with`` (``np.errstate`` would give them different states);
+- the loop has no ``break``, ``return`` or ``yield`` (its steps are all the steps) nor ``with``, and
+  the function changes no error state (ERROR_STATE_CALLS: the steps would be reduced under another
+  state than the original reduction); between the loop and the reduction only numpy's functions
+  returning new arrays, ``len`` and ``range`` are called;
 - the stacked array is reduced by ``np.sum``/``mean``/``max``/``min`` (or the method) over every axis
-  or over the step axis (``axis=0``), once (in no loop, comprehension, generator, lambda or function
-  of its statement: there is one total), after elementwise operations (operators, numpy ufuncs) whose
-  other operands are numbers, or names the loop, the statements up to the reduction and the
+  or over the step axis (``axis=0``), once whenever its plain statement runs (in no loop,
+  comprehension, generator, lambda, function, conditional expression or and/or of it: there is one
+  total, and the operands read at each step are read where the original reads them), after
+  elementwise operations (operators, numpy ufuncs; every function named through the numpy module,
+  ``resolve``) whose other operands are numbers, or names bound when the loop starts that the loop,
+  the statements up to the reduction and the
   reduction's own statement never assign nor write into (``out=``, ``.fill()``, item assignment):
   they only read them, and the function as written binds them only to new arrays, makes no view or
   alias of them, never writes into them and mentions them in no function of its own (no other name
   of the function reaches their data);
 - each appended value is a new array (an arithmetic expression, a numpy call that returns a new
   array and has no ``out``, by keyword or by position; not ``np.einsum``, which may return a view;
-  ``.copy()``), or a name bound to one in the loop and, in the loop, up to and in the reduction, never
+  ``.copy()``), or a name bound to one in the loop (not by a walrus, not global, in no closure) and,
+  in the loop, up to and in the reduction, never
   changed in place, passed to an unknown function or read through a method: the list holds it by
   reference, and a later change in place would reach it.
 

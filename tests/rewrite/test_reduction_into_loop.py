@@ -747,7 +747,8 @@ def test_must_not_fire_where_operands_may_be_unbound_or_read_at_each_step(fn, wi
     reduction runs (it may be unbound, the reduction may not run) or reads once (a property) must
     stay as written."""
     for flag in (False, True):
-        check(fn, lambda k: (np.random.default_rng(k).standard_normal((3 + k, width)), flag), fire=False, rtol=1e-12)
+        check(fn, lambda k, flag=flag: (np.random.default_rng(k).standard_normal((3 + k, width)), flag), fire=False,
+              rtol=1e-12)
 
 
 def step_rebound_by_a_walrus_to_a_view(xs):

@@ -8,6 +8,8 @@ iterables, and ``hs.append(v)`` (or another method that stores its argument) put
 container. Each of these makes its name active, so the lowering reaches a rule or a refusal for it
 instead of keeping the statement as plain Python, which would drop the contribution silently.
 
+So does a lambda reading an active value (in its body or a default), and a call of such a callable.
+
 Comparisons, ``not``, shapes, lengths, ``int()``, ``np.floor`` and the other registered
 non-differentiable ops give inactive values (``x % c`` and ``x.tolist()`` do not: the first has a rule,
 the second is refused), as does ``astype`` to an integer or boolean dtype; the
@@ -25,6 +27,8 @@ INACTIVE_METHODS = {"argmax", "argmin", "argsort", "nonzero", "any", "all", "__l
 STORING_METHODS = {"append", "appendleft", "extend", "extendleft", "insert", "update", "setdefault", "add",
                    "__setitem__", "put", "fill", "itemset"}
 COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)
+# builtins that read the function's variables by name (grad/lower refuses them)
+NAMESPACE_READERS = (locals, vars, eval, exec)
 
 
 def assigned(stmt) -> set:
@@ -118,6 +122,8 @@ class Activity:
             return self.expr(e.value)
         if isinstance(e, COMPREHENSIONS):
             return self._comprehension(e)
+        if isinstance(e, gast.Lambda):               # its body, or a default (``lambda z=x: z``), reads one
+            return any(isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(e))
         return any(self.expr(c) for c in gast.iter_child_nodes(e) if isinstance(c, gast.expr))
 
     def _comprehension(self, e) -> bool:
@@ -142,6 +148,8 @@ class Activity:
                 return False
             if e.func.attr == "astype" and e.args and not _float_dtype(self.resolve, e.args[0]):
                 return False
+            return True
+        if self.expr(e.func):                       # a callable holding an active value (a lambda's default)
             return True
         obj = self.resolve(e.func)
         if obj is not None and is_non_differentiable(obj):

@@ -11,12 +11,14 @@ import ast
 import copy
 import itertools
 import linecache
+import numbers
 import types
 
 import gast
 import numpy as np
 
 from ..errors import SourceUnavailableError
+from ..frontend.local_imports import local_modules
 from ..frontend.lower import attribute_chain
 from ..frontend.resolve import MISSING, Resolver
 from ..frontend.source import parse_function
@@ -46,9 +48,11 @@ class GradFunction:
         self._jitted = None
         self._source = None
         self._guards_hold = None
+        self._defaults = None
 
     def __call__(self, *args, **kwargs):
-        if self._jitted is None or not self._guards_hold():
+        # (the generated function takes the original's defaults when built: new ones rebuild it)
+        if self._jitted is None or self.original.__defaults__ is not self._defaults or not self._guards_hold():
             self._build()
         return self._jitted(*args, **kwargs)
 
@@ -87,6 +91,7 @@ class GradFunction:
     def _build(self):
         from ..api import jit
 
+        self._defaults = self.original.__defaults__
         source, function, self._guards_hold = build_gradient(self.original, self.argnums, self.with_value)
         jitted = jit(function, **self.jit_options)
         if jitted.strict:
@@ -99,10 +104,14 @@ class GradFunction:
 
 
 def _argnums(fn, argnums, params):
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
-    if not nums or any(not isinstance(i, int) or isinstance(i, bool) for i in nums):
+    single = isinstance(argnums, numbers.Integral)
+    try:
+        nums = (argnums,) if single else tuple(argnums)
+    except TypeError:                     # (1.0, None: not a sequence either)
+        nums = ()
+    if not nums or any(not isinstance(i, numbers.Integral) or isinstance(i, bool | np.bool_) for i in nums):
         raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+    nums = tuple(int(i) for i in nums)    # (np.int64(1) as 1)
     for i in nums:
         if not -len(params) <= i < len(params):
             raise ValueError(f"argnums {i} is out of range: {fn.__qualname__} has {len(params)} positional "
@@ -120,18 +129,21 @@ def build_gradient(fn, argnums, with_value):
         raise located(filename, fndef, f"astjit.grad needs {fn.__name__} to take plain positional parameters")
     params = [a.id for a in args.args]
     single, wrt = _argnums(fn, argnums, params)
-    inliner = inline_calls(fn, fndef, Resolver(fn, set(params) | stored_names([fndef])).resolve_chain)
+    # (``import numpy as np`` in the body: np is numpy, as for a jitted function; another local import
+    # is a local name, never the module's global of that name)
+    modules = local_modules(fndef)
+    inliner = inline_calls(fn, fndef, Resolver(fn, set(params) | stored_names([fndef]), local_modules=modules)
+                           .resolve_chain)
     prefix = _prefix(fn, fndef)
     body = normalize(fndef, filename, prefix + "returned")
-    local_names = set(params) | {n.id for s in body for n in gast.walk(s) if isinstance(n, gast.Name)
-                                 and isinstance(n.ctx, gast.Store)}
-    resolver = Resolver(fn, local_names)
+    local_names = set(params) | stored_names(body)
+    resolver = Resolver(fn, local_names, local_modules=modules)
     resolved = {}
     foreign = []                # (resolver of its module, chain, object) read through an inlined callee's global
 
     def resolve(node):
         chain = attribute_chain(node)
-        if not chain or chain[0] in local_names:
+        if not chain or chain[0] in local_names and chain[0] not in modules:
             return None
         if chain[0] in inliner.bound:      # (a global of an inlined callee's module)
             obj, module, real = inliner.resolve(chain)

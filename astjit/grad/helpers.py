@@ -200,8 +200,20 @@ def dot_adjoints(g, a, b, want_a, want_b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:         # each product summed back to its operand's shape
         return (_sum_to(g * b, np.shape(a)) if want_a else None), (_sum_to(g * a, np.shape(b)) if want_b else None)
     if np.ndim(a) > 2 or np.ndim(b) > 2:
-        raise NotImplementedError("the gradient of np.dot of arrays of more than 2 dimensions (use matmul)")
+        return _dot_nd_adjoints(g, a, b, want_a, want_b)
     return matmul_adjoints(g, a, b, want_a, want_b)
+
+
+def _dot_nd_adjoints(g, a, b, want_a, want_b):
+    """``np.dot`` beyond 2-D: a's last axis summed against b's second-to-last (its only one for 1-D b);
+    the result's axes are a's others, then b's others, so each adjoint contracts ``g`` with the other
+    operand over the other operand's part of them."""
+    na, nb = np.ndim(a), np.ndim(b)
+    kb = 0 if nb == 1 else nb - 2
+    b_other = [i for i in range(nb) if i != kb]
+    ga = np.tensordot(g, b, axes=(list(range(na - 1, na - 1 + len(b_other))), b_other)) if want_a else None
+    gb = np.moveaxis(np.tensordot(a, g, axes=(list(range(na - 1)), list(range(na - 1)))), 0, kb) if want_b else None
+    return ga, gb
 
 
 def _sum_to(value, shape):

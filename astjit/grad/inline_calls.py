@@ -354,9 +354,16 @@ def _walk_statements(stmts):
 
 
 def stored_names(nodes) -> set:
-    """The names ``nodes`` (statements, or a function: its locals, parameters apart) bind or delete."""
-    return {n.id for node in nodes for n in gast.walk(node)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del)}
+    """The names ``nodes`` (statements, or a function: its locals, parameters apart) bind or delete,
+    imports included (``from numpy import sin as act`` makes ``act`` a local)."""
+    names = set()
+    for node in nodes:
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store | gast.Del):
+                names.add(n.id)
+            elif isinstance(n, gast.Import | gast.ImportFrom):
+                names.update(alias.asname or alias.name.split(".")[0] for alias in n.names)
+    return names
 
 
 def inline_calls(fn, fndef, resolve_chain) -> CallInliner:

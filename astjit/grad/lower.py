@@ -11,7 +11,7 @@ import gast
 import numpy as np
 
 from ..frontend.lower import attribute_chain, describe
-from .activity import COMPREHENSIONS, STORING_METHODS
+from .activity import COMPREHENSIONS, NAMESPACE_READERS, STORING_METHODS
 from .helpers import in_place_result
 from .mutation import snapshot
 from .normalize import located
@@ -112,6 +112,7 @@ class Lowering:
         return items
 
     def statement(self, s) -> list:
+        self._refuse_namespace_readers(s)
         touches = any(isinstance(n, gast.Name) and n.id in self.activity.active for n in gast.walk(s))
         if touches:
             self._refuse_assignment_expressions(s)
@@ -155,6 +156,18 @@ class Lowering:
                for b in bound for n in gast.walk(b)):
             return True
         return not _all_plain(self.statements(loop.body))
+
+    def _refuse_namespace_readers(self, s):
+        """``locals()``, ``vars()``, ``eval``, ``exec``: the gradient function holds the user's variables
+        and its own (``len(locals())`` counted those too), and a value read by its name carries a
+        gradient no rule follows."""
+        if isinstance(s, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef):
+            return
+        for n in gast.walk(s):
+            if isinstance(n, gast.Call) and any(self.resolve(n.func) is f for f in NAMESPACE_READERS):
+                raise self.error(n, f"`{n.func.id if isinstance(n.func, gast.Name) else 'this call'}` reads the "
+                                 "function's variables by name, which astjit.grad cannot follow: the gradient "
+                                 "function has variables of its own")
 
     def _refuse_assignment_expressions(self, s):
         """``y := v`` with an active ``v``: the lowering splits statements into ops and would not see it."""
@@ -362,7 +375,7 @@ class Lowering:
         if isinstance(e, gast.Subscript):
             x = self.atom(e.value, stmt, items)
             index = self.fresh("index")
-            index_value = _index_value(e.slice)
+            index_value = _index_value(e.slice, _name(self.bind_global("slice", slice)))
             if self._may_change(index_value):
                 index_value = self._snapshot(index_value)
             items.append(Plain(_assign(index, index_value, stmt)))
@@ -499,14 +512,15 @@ def _assign(target, value, where):
     return gast.copy_location(a, where)
 
 
-def _index_value(index):
-    """An index as an expression (``1:, j`` -> ``(slice(1, None, None), j)``)."""
+def _index_value(index, slice_):
+    """An index as an expression (``1:, j`` -> ``(slice(1, None, None), j)``); ``slice_`` names the
+    builtin (a generated name: the user's function may bind ``slice`` itself)."""
     if isinstance(index, gast.Slice):
         parts = [index.lower, index.upper, index.step]
-        return gast.Call(func=_name("slice"), args=[p if p is not None else gast.Constant(value=None, kind=None)
-                                                    for p in parts], keywords=[])
+        return gast.Call(func=copy.deepcopy(slice_), args=[p if p is not None else gast.Constant(value=None, kind=None)
+                                                           for p in parts], keywords=[])
     if isinstance(index, gast.Tuple):
-        return gast.Tuple(elts=[_index_value(e) for e in index.elts], ctx=gast.Load())
+        return gast.Tuple(elts=[_index_value(e, slice_) for e in index.elts], ctx=gast.Load())
     return index
 
 

@@ -246,8 +246,9 @@ def sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 
 @adjoint(np.mean)
 def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
-    return np.broadcast_to(np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) * (np.size(ans) / np.size(a)),
-                           np.shape(a))
+    # (an empty a has an empty gradient, whatever the factor: numpy's division never raises)
+    return np.broadcast_to(np.reshape(g, kept_shape(np.shape(a), axis, keepdims))
+                           * (np.size(ans) / np.maximum(np.size(a), 1)), np.shape(a))
 
 
 @adjoint(np.max, np.amax)
@@ -293,14 +294,15 @@ def stack(g, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=N
 @adjoint(np.var)
 def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    count = np.size(a) / np.size(ans) - ddof
+    # (numpy's division: ddof as large as the count gives inf and a NaN gradient, as numpy's var is NaN)
+    count = np.float64(np.size(a)) / np.maximum(np.size(ans), 1) - ddof
     return np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) * centered * (2.0 / count)
 
 
 @adjoint(np.std)
 def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    count = np.size(a) / np.size(ans) - ddof
+    count = np.float64(np.size(a)) / np.maximum(np.size(ans), 1) - ddof
     return np.reshape(g / ans, kept_shape(np.shape(a), axis, keepdims)) * centered * (1.0 / count)
 
 

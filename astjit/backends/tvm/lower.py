@@ -147,8 +147,13 @@ class SegmentLowering:
         # TVM and LLVM about 0.1 s to compile: such a value, if large (SUMMED_STAGE_ABOVE), is computed
         # in a stage the schedule keeps (a small one, ``(a - b) ** 2``, costs less than a pass over memory)
         summed = {n.args[0] for n in self.segment.nodes if self.ctx.device == "cpu" and is_float_sum(self.ctx, n)}
+        # values whose expressions hold a costly function once kept stages are inlined back: ``costly``
+        # forgets a value it keeps (its readers are no more costly to compute twice), but the generic
+        # schedule inlines it back, so a float sum of ``r * r`` with ``r = np.log(x) - np.log(y)`` emitted
+        # the logs' expansions at each of its places (7 s to compile the mean squared log error)
+        heavy = set()
         for n in self.segment.nodes:
-            if is_float_sum(self.ctx, n) and n.args[0] in summed and n.args[0] in costly:
+            if is_float_sum(self.ctx, n) and n.args[0] in summed and n.args[0] in heavy:
                 self._stage_summed(n.args[0])
             if is_float_divmod(self.ctx, n):
                 self._stage_choices(n)
@@ -165,6 +170,8 @@ class SegmentLowering:
             if elementwise and (sm.transcendental(n.op) or is_float_divmod(self.ctx, n)
                                 or any(o in costly for o in n.operands)):
                 costly.add(n)
+            if elementwise and (n in costly or any(o in heavy for o in n.operands)):
+                heavy.add(n)
             if n in costly and readers[n] >= 2 and lv.shape and (n in summed and size > SUMMED_STAGE_ABOVE
                                                                  or is_float_divmod(self.ctx, n)):
                 lv = _staged(n, lv)            # (kept: the generic schedule would inline it back)

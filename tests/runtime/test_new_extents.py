@@ -179,6 +179,32 @@ def test_a_length_waits_for_the_calls_that_repay_its_compile():
     assert rule.defer(measured, key((1_000_000,))) is None
 
 
+def test_the_shortest_compile_judges_and_tvms_import_is_no_compile():
+    """A block's first compile pays the compiler's warm-up and, in a new process, TVM's import (0.7-1.6
+    s): the shortest compile of the pattern judges the next one's cost, and a specialization's compile
+    time leaves the import out."""
+    facts = NewExtents().facts
+    first_and_second = [entry((10_000,), measured=(1e-4, 2e-4), compile_seconds=1.5),
+                        entry((20_000,), measured=(3e-4, 4e-4), compile_seconds=0.1)]
+    assert sightings_to_repay(first_and_second, 10_000, facts) == 1000
+    from astjit.backends.tvm import IMPORT_SECONDS
+
+    jf = jit(prefix_sum)
+    fragment = jf.fragments[0]
+    real = Fragment.make_specialization
+
+    def importing(self, key, args):          # (as if this compile imported TVM for 5 s)
+        IMPORT_SECONDS[0] += 5.0
+        return real(self, key, args)
+
+    try:
+        Fragment.make_specialization = importing
+        assert_same_as_numpy(prefix_sum, np.arange(10.0), 4, jitted=jf)
+    finally:
+        Fragment.make_specialization = real
+    assert fragment.entries and all(e.compile_seconds < 5.0 for e in fragment.entries)
+
+
 def prefix_sum(a, k):
     return (a[:k] * 2.0 + 1.0).sum()
 

@@ -11,6 +11,7 @@ import importlib.abc
 import importlib.util
 import os
 import sys
+import time
 
 from ... import config
 
@@ -83,6 +84,9 @@ def lazy_parts():
 
 @functools.cache
 def tvm_module():
+    from . import IMPORT_SECONDS
+
+    started = time.perf_counter()
     set_thread_environment()
     with torch_kept_out(), lazy_parts():
         import tvm
@@ -90,6 +94,7 @@ def tvm_module():
     if config.gc_freeze():
         gc.collect()
         gc.freeze()
+    IMPORT_SECONDS[0] += time.perf_counter() - started
     return tvm
 
 

@@ -11,6 +11,7 @@ towards refusing.
 """
 
 import inspect
+import re
 
 import gast
 import numpy as np
@@ -30,12 +31,23 @@ NEW_ARRAY_METHODS = {"sum", "mean", "max", "min", "prod", "var", "std", "cumsum"
                      "clip", "round", "flatten", "argmax", "argmin", "any", "all", "astype", "tolist"}
 
 
-def aliased(body, returned, resolve) -> set:
+def aliased(body, returned, resolve, inlined=None) -> set:
     """Names of ``body`` that may share an array with another name (``returned``, the generated result
-    variable, excepted); ``resolve`` maps a callee to its object (None for a local)."""
+    variable, excepted); ``resolve`` maps a callee to its object (None for a local). ``inlined``: the
+    prefix of the names grad/inline_calls gives an inlined helper's locals (``<prefix><site>_out``) and
+    result (``<prefix>r<site>``): a result bound to such a local (``return out``) shares its array
+    only where the local shares it with another name, since nothing reads the local after the helper
+    returns (``out = v.copy(); out -= m; return out`` updates an array no other name holds)."""
     names = set()
+    returns = []                       # (result, helper's local) of each ``return local`` inlined
+    result_name = re.compile(rf"{re.escape(inlined)}r\d+") if inlined else None
+    local_name = re.compile(rf"{re.escape(inlined)}\d+_") if inlined else None
 
     def bind(target, value):
+        if isinstance(target, gast.Name) and result_name is not None and result_name.fullmatch(target.id) \
+                and isinstance(value, gast.Name) and local_name.match(value.id):
+            returns.append((target.id, value.id))
+            return
         if isinstance(target, gast.Name):
             if target.id != returned and not _new_object(value, resolve):
                 names.add(target.id)
@@ -63,6 +75,9 @@ def aliased(body, returned, resolve) -> set:
                 names.update(_read_names(n.iter))
             elif isinstance(n, gast.withitem) and n.optional_vars is not None:
                 bind(n.optional_vars, n.context_expr)
+    for result, local in returns:
+        if local in names:
+            names.update((result, local))
     return names
 
 

@@ -168,7 +168,7 @@ def build_gradient(fn, argnums, with_value):
         return alias
 
     lowering = Lowering(filename, activity, resolve, set(params), bind_global, prefix=prefix)
-    lowering.aliased = aliased(body, prefix + "returned", resolve)
+    lowering.aliased = aliased(body, prefix + "returned", resolve, inliner.prefix)
     lowering.mutated = mutated(body, resolve)
     items = lowering.statements(body)
 

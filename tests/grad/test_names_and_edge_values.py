@@ -147,3 +147,36 @@ def test_argnums_as_numpy_integers_and_clear_errors_otherwise():
     for bad in (1.0, None, True, "0"):
         with pytest.raises(TypeError, match="argnums must be an int or a tuple of ints"):
             astjit.grad(dot_squared, argnums=bad)
+
+
+def centered_copy(v):
+    out = v.copy()
+    out -= np.mean(out)
+    return out
+
+
+def centered_in_place(v):
+    out = v
+    out -= np.mean(out)
+    return out
+
+
+def spread_of_a_centered_copy(x):
+    return np.sum(centered_copy(x) ** 2)
+
+
+def spread_of_an_argument_centered_in_place(x):
+    y = x * 1.0
+    return np.sum(centered_in_place(y) ** 2) + np.sum(y)
+
+
+def test_a_helper_updating_its_own_copy_in_place_is_differentiated():
+    """``return out`` binds the helper's result to its local ``out``, which nothing reads after: the
+    update of a copy no other name holds is differentiated as written in the function (it was refused
+    as an update of a shared array). A helper updating the array its caller passed stays refused."""
+    g = astjit.grad(spread_of_a_centered_copy)
+    for k in range(3):
+        x = np.random.default_rng(k).standard_normal(4 + k)
+        np.testing.assert_allclose(g(x), finite_difference(spread_of_a_centered_copy, [x], 0), rtol=1e-6)
+    with pytest.raises(GradError):
+        astjit.grad(spread_of_an_argument_centered_in_place)(np.array([1.0, 2.0, 4.0]))

@@ -16,7 +16,7 @@ from .helpers import in_place_result
 from .mutation import snapshot
 from .normalize import located
 from .numpy_rules import astype, getitem
-from .rules import rule_for
+from .rules import is_non_differentiable, rule_for
 
 BINARY = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "true_divide",
           gast.Pow: "power", gast.MatMult: "matmul", gast.Mod: "remainder"}
@@ -137,7 +137,7 @@ class Lowering:
             raise self.error(s, f"`.{s.value.func.attr}()` puts a value the gradient flows through in a "
                              "container, which astjit.grad cannot follow: join arrays written in the call "
                              "instead (np.stack((a, b)), np.concatenate((a, b)))")
-        if isinstance(s, gast.Expr) and touches and not self._is_print(s.value):
+        if isinstance(s, gast.Expr) and touches and self._hands_over_active(s.value) and not self._is_print(s.value):
             raise self.error(s, "a statement whose effect astjit.grad cannot follow reads a value the gradient "
                              "flows through (only assignments, `if`, loops and print are differentiated)")
         if touches and isinstance(s, gast.Try | gast.With | gast.FunctionDef | gast.Delete | gast.Global
@@ -194,6 +194,24 @@ class Lowering:
     def _stores_in_container(self, e) -> bool:
         return isinstance(e, gast.Call) and isinstance(e.func, gast.Attribute) and e.func.attr in STORING_METHODS \
             and any(self.active(a) for a in list(e.args) + [k.value for k in e.keywords])
+
+    def _hands_over_active(self, e) -> bool:
+        """Whether an expression statement gives a value the gradient flows through to a call that may
+        keep or change it: as an argument, or as the object of a method (``x.sort()``); not where each
+        such value reaches only functions registered as non-differentiable (``len(x)``, ``np.floor``)
+        or is read for what carries none of it (``log.append(x.shape)``)."""
+        if not isinstance(e, gast.Call):
+            return True
+        for n in gast.walk(e):
+            if not isinstance(n, gast.Call):
+                continue
+            operands = list(n.args) + [k.value for k in n.keywords]
+            if isinstance(n.func, gast.Attribute):
+                operands.append(n.func.value)
+            obj = self.resolve(n.func)
+            if (obj is None or not is_non_differentiable(obj)) and any(self.active(a) for a in operands):
+                return True
+        return False
 
     def _is_print(self, e) -> bool:
         return isinstance(e, gast.Call) and self.resolve(e.func) is print

@@ -180,3 +180,35 @@ def test_a_helper_updating_its_own_copy_in_place_is_differentiated():
         np.testing.assert_allclose(g(x), finite_difference(spread_of_a_centered_copy, [x], 0), rtol=1e-6)
     with pytest.raises(GradError):
         astjit.grad(spread_of_an_argument_centered_in_place)(np.array([1.0, 2.0, 4.0]))
+
+
+SHAPES_SEEN = []
+
+
+def records_its_shape(x):
+    SHAPES_SEEN.append(x.shape)
+    SHAPES_SEEN.append(len(x))
+    return np.sum(x ** 2)
+
+
+def sorts_its_argument(x):
+    x.sort()
+    return np.sum(x ** 2)
+
+
+def keeps_its_argument(x):
+    SHAPES_SEEN.append(x)
+    return np.sum(x ** 2)
+
+
+def test_a_statement_reading_only_what_carries_no_gradient_runs_as_written():
+    """``log.append(x.shape)`` was refused as a statement reading a differentiated value; a call given
+    the value itself (``x.sort()``, ``log.append(x)``) still is."""
+    SHAPES_SEEN.clear()
+    g = astjit.grad(records_its_shape)
+    x = np.array([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(g(x), 2 * x)
+    assert SHAPES_SEEN == [(3,), 3]
+    for fn in (sorts_its_argument, keeps_its_argument):
+        with pytest.raises(GradError):
+            astjit.grad(fn)(x.copy())

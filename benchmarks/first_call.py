@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 from workloads import (  # noqa: E402
     affine_chain,
     layernorm,
+    log_error,
     mod_of_clip,
     smoothing_loop,
     softmax,
@@ -40,6 +41,7 @@ WORKLOADS = {
     "affine chain 1M f64": (affine_chain, lambda rng: rng.standard_normal(1 << 20)),
     "softmax CE 256x10 f64": (softmax_cross_entropy, lambda rng: rng.standard_normal((256, 10))),
     "mod of clip 1000 f64": (mod_of_clip, lambda rng: rng.standard_normal(1000)),
+    "log error 2x1000 f64": (log_error, lambda rng: rng.random((2, 1000)) + 0.1),
     "smoothing loop 10k f64": (smoothing_loop, lambda rng: rng.standard_normal(10_000)),
 }
 SYSTEMS = ("numpy", "astjit cold", "astjit warm", "numba cold", "numba warm", "jax")

@@ -49,17 +49,27 @@ class Hoister:
         return out
 
     def _hoisted_in_order(self, values, out) -> list:
-        """A returned tuple's values, those worth it hoisted (``_hoisted``) up to the first one that
-        stays in the ``return`` and is more than a name or a constant: a value hoisted past it would be
-        computed before it (``return np.sum(np.stack(v) - d.target), d.reads``, where reading the
-        property ``d.target`` counts in ``d.reads``, returned the count from before the read)."""
-        kept, in_order = [], True
+        """A returned tuple's values, those worth it hoisted (``_hoisted``) in order up to the first that
+        stays in the ``return`` and is more than a constant: a value hoisted past it would be computed
+        before it (``return np.sum(np.stack(v) - d.target), d.reads``, where reading the property
+        ``d.target`` counts in ``d.reads``, returned the count from before the read). A name before a
+        hoisted value is hoisted with it, so it is read first: it may be unbound (UnboundLocalError, a
+        global's NameError, before the value's own errors) or change as the value is computed (a
+        global a property increments)."""
+        kept, names = [], []
+        hoisting = True
         for e in values:
-            if in_order and self._worth(e):
+            if hoisting and self._worth(e):
+                for k in names:
+                    kept[k] = self._hoisted(kept[k], out)
+                names = []
                 kept.append(self._hoisted(e, out))
                 continue
+            if isinstance(e, gast.Name):
+                names.append(len(kept))
+            elif not isinstance(e, gast.Constant):
+                hoisting = False
             kept.append(e)
-            in_order = in_order and isinstance(e, gast.Name | gast.Constant)
         return kept
 
     def _hoisted(self, value, out):

@@ -1,4 +1,4 @@
-"""float64 exp, log, expm1, tanh and log1p as vectorizable arithmetic, sqrt as LLVM's vector square root: within the
+"""float64 exp, log, expm1 and tanh as vectorizable arithmetic, sqrt as LLVM's vector square root: within the
 documented ulp bound of the exact value everywhere (normal, denormal, overflowing and special inputs),
 and numpy's answer for every special value."""
 
@@ -12,9 +12,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 EXP_ULP = 0.9        # docs/semantics.md: measured 0.894 (numpy's own: 0.73)
 LOG_ULP = 0.85       # measured 0.846 (numpy's own: 0.61)
-EXPM1_ULP = 0.85     # measured 0.822 on 12 seeds (numpy's own: 0.51)
-TANH_ULP = 1.35      # measured 1.293 (numpy's own: 1.16)
-LOG1P_ULP = 1.1      # measured 1.054 (numpy's own: 0.59)
+EXPM1_ULP = 0.9      # measured 0.851 at most, over millions of inputs (numpy's own: 0.51)
+TANH_ULP = 1.35      # measured 1.317 at most (numpy's own: 1.16)
 
 
 def exp_of(a):
@@ -31,10 +30,6 @@ def expm1_of(a):
 
 def tanh_of(a):
     return np.tanh(a)
-
-
-def log1p_of(a):
-    return np.log1p(a)
 
 
 def sqrt_chain(a):
@@ -72,7 +67,8 @@ def log_inputs(rng):
 
 def expm1_inputs(rng):
     return np.concatenate([rng.uniform(-40, 709.7, 20_000), rng.uniform(-3, 3, 30_000), rng.uniform(-0.4, 0.4, 10_000),
-                           rng.uniform(-1e-8, 1e-8, 5_000), rng.uniform(13, 40, 5_000), rng.uniform(-45, -30, 5_000)])
+                           rng.uniform(-1e-8, 1e-8, 5_000), rng.uniform(13, 40, 5_000), rng.uniform(-45, -30, 5_000),
+                           [0.3547739147235814]])           # (0.851 ulp: the largest error found)
 
 
 def tanh_inputs(rng):
@@ -80,18 +76,11 @@ def tanh_inputs(rng):
                            rng.uniform(-1e-8, 1e-8, 5_000), rng.uniform(18, 23, 5_000)])
 
 
-def log1p_inputs(rng):
-    return np.concatenate([np.exp(rng.uniform(-744, 709, 20_000)), rng.uniform(-1, 1, 20_000),
-                           -np.exp(rng.uniform(-744, 0, 20_000)), rng.uniform(-1e-8, 1e-8, 5_000),
-                           rng.uniform(0, 10, 5_000)])
-
-
 @pytest.mark.parametrize(("fn", "np_fn", "inputs", "bound"), [(exp_of, np.exp, exp_inputs, EXP_ULP),
                                                                (log_of, np.log, log_inputs, LOG_ULP),
                                                                (expm1_of, np.expm1, expm1_inputs, EXPM1_ULP),
-                                                               (tanh_of, np.tanh, tanh_inputs, TANH_ULP),
-                                                               (log1p_of, np.log1p, log1p_inputs, LOG1P_ULP)],
-                         ids=["exp", "log", "expm1", "tanh", "log1p"])
+                                                               (tanh_of, np.tanh, tanh_inputs, TANH_ULP)],
+                         ids=["exp", "log", "expm1", "tanh"])
 def test_within_the_documented_ulp_bound(fn, np_fn, inputs, bound):
     jf = jit(fn, backend="tvm")
     for seed in range(3):
@@ -108,15 +97,15 @@ def test_within_the_documented_ulp_bound(fn, np_fn, inputs, bound):
 SPECIAL = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0, -1e-300, 5e-324, -5e-324, 2.2e-308,
                     1e-310, 709.78, 709.79, 710.0, -745.13, -745.14, -746.0, 1.0, -1.0, 1e300, 700.0, -700.0,
                     np.finfo(np.float64).max, np.finfo(np.float64).tiny,
-                    # where expm1, tanh and log1p change form
+                    # where expm1 and tanh change form
                     -2.0, -0.9999999999999999, -1.0000000000000002, 22.0, -22.0, 21.99, 0.625, -0.625, 0.6249999,
                     38.8, -38.8, -38.9, -40.0, 0.34657359027997264, 1.0397207708399179, 13.0, 14.0, 39.0, 40.0,
                     1e-20, -1e-20, 3e-9, -3e-9, 1.862645149230957e-09, 5.551115123125783e-17])
 
-FUNCTIONS = [(exp_of, np.exp), (log_of, np.log), (expm1_of, np.expm1), (tanh_of, np.tanh), (log1p_of, np.log1p)]
+FUNCTIONS = [(exp_of, np.exp), (log_of, np.log), (expm1_of, np.expm1), (tanh_of, np.tanh)]
 
 
-@pytest.mark.parametrize(("fn", "np_fn"), FUNCTIONS, ids=["exp", "log", "expm1", "tanh", "log1p"])
+@pytest.mark.parametrize(("fn", "np_fn"), FUNCTIONS, ids=["exp", "log", "expm1", "tanh"])
 def test_special_values_are_numpys(fn, np_fn):
     jf = jit(fn, backend="tvm")
     for x in (SPECIAL, SPECIAL[::-1].copy(), np.tile(SPECIAL, 3)):   # vector lanes and scalar tails

@@ -190,7 +190,6 @@ for _name in sm.LIBM:
     UFUNC_RULES[_name] = _libm(_name)
 UFUNC_RULES["tanh"] = _tanh
 UFUNC_RULES["expm1"] = _float64_vectorized("expm1", f64.expm1_float64)
-UFUNC_RULES["log1p"] = _float64_vectorized("log1p", f64.log1p_float64)
 
 
 def _exp(dt):
@@ -677,7 +676,7 @@ def n_fill(node):
 # sin and cos (0.2-1.4 ns an element measured, a libm call 10-30x that); with AVX2 and FMA3 only
 # float32 sin, cos, log (float32 exp and tanh, float64 exp and log are vectorized in kernels too).
 _KERNEL_VECTORIZED = {("exp", "float32"), ("tanh", "float32"), ("exp", "float64"), ("log", "float64"),
-                      ("tanh", "float64"), ("expm1", "float64"), ("log1p", "float64"), ("sqrt", "float32"), ("sqrt", "float64"), ("copysign", "float32"),
+                      ("tanh", "float64"), ("expm1", "float64"), ("sqrt", "float32"), ("sqrt", "float64"), ("copysign", "float32"),
                       ("copysign", "float64")}
 
 
@@ -704,9 +703,9 @@ def _cpu_features() -> dict:
 
 # kernel-vectorized functions whose numpy loop is faster still with AVX512_SKX (SVML): float64 exp
 # 0.85 ns an element against the kernel's 2 ns, float64 log, float32 exp and tanh likewise, float64
-# tanh 1.6 ns against 3.9 (1,000 elements, on a loaded machine), expm1 and log1p
+# tanh 1.6 ns against 3.9 (1,000 elements, on a loaded machine), expm1
 _SVML_FASTER = {("exp", "float32"), ("tanh", "float32"), ("exp", "float64"), ("log", "float64"),
-                ("tanh", "float64"), ("expm1", "float64"), ("log1p", "float64")}
+                ("tanh", "float64"), ("expm1", "float64")}
 # elementwise ops beside each such function from which the kernel's single pass wins anyway (numpy's
 # pass for each costs about 0.2 ns an element more than the kernel's share of it)
 SVML_FASTER_OPS = 7

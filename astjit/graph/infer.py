@@ -7,11 +7,11 @@ turned into ``Unsupported``: the block then runs as Python and the user sees num
 their own line.
 """
 
-import warnings
 
 import numpy as np
 
 from ..errors import RaisesAsPython, Unsupported
+from ..runtime.fpstate import silenced
 from .ops.registry import OPS
 from .types import ArrayType, Opaque, Static, WeakScalar, representative, type_of_value
 
@@ -113,8 +113,7 @@ def evaluate(node, rep):
     op = OPS[node.op]
     args = [rep(a) for a in node.args]
     kwargs = {k: rep(v) for k, v in node.kwargs.items()}
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced():
         return op.impl(*args, **kwargs)
 
 

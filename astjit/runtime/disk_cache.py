@@ -55,8 +55,10 @@ def code_identity() -> str:
 
 
 def _cpu_identity() -> str:
-    """The CPU model and its feature flags (what LLVM's target detection reads), without TVM."""
-    text = platform.machine() + " " + platform.processor()
+    """The CPU model and its feature flags (what LLVM's target detection reads), without TVM. Not
+    ``platform.processor()``: it runs ``uname -p`` in a subprocess, whose start enters
+    ``catch_warnings`` (``os.get_exec_path``), and every warning the program had shown once showed again."""
+    text = platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
             info = f.read().split("\n\n")[0]
@@ -215,9 +217,11 @@ class DiskCache:
             config.log("cache", "cannot write to %s: %s", self.entries, exc)
             return
         try:
+            from ..backends.tvm.runtime import export_library
+
             files = {}
             for k, module in enumerate(modules):
-                module.export_library(str(staging / f"kernel{k}.so"))
+                export_library(module, str(staging / f"kernel{k}.so"))
                 files[f"kernel{k}.so"] = _digest(staging / f"kernel{k}.so")
             with open(staging / "meta.json", "w") as f:
                 json.dump(dict(meta, files=files), f)

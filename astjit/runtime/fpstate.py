@@ -14,6 +14,7 @@ to its filters (``warnings._filters_mutated``, which ``simplefilter``, ``filterw
 first dispatch after a change, never on every call.
 """
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -109,6 +110,26 @@ def warnings_raise() -> bool:
             _scanned.clear()
         known = _scanned[id(filters)] = (filters, len(filters), _runtime_warnings_raise(filters))
     return known[2]
+
+
+@contextlib.contextmanager
+def silenced():
+    """numpy's floating-point errors ignored and any other warning shown nowhere, for astjit's own
+    probes of numpy (a compile's sample values), without touching the warnings filters: entering
+    ``catch_warnings`` bumps their version, and every warning the program had shown once (the
+    ``default`` action, once per place) showed again after each compile. Not for the user's code:
+    a warning it raises here would count as shown at its place."""
+    show = warnings.showwarning
+    warnings.showwarning = _shown_nowhere
+    try:
+        with np.errstate(all="ignore"):
+            yield
+    finally:
+        warnings.showwarning = show
+
+
+def _shown_nowhere(*args, **kwargs):
+    pass
 
 
 def _filters_mutated():

@@ -15,7 +15,6 @@ two others (``out[:, :, k] = c * (a[:, :, k] - b[:, :, k])``) copies ``out`` alo
 """
 
 import time
-import warnings
 
 import numpy as np
 
@@ -81,7 +80,7 @@ def _rerunnable(ctx, args) -> bool:
         return False
     written = written_inputs(ctx)
     read = _inputs_reached(ctx, [o for n in ctx.effects for o in n.args[1:]])
-    if written & read:
+    if written & read or _reads_before_writing(ctx, written):
         return False
     used = {id(o) for n in ctx.types for o in n.operands}
     for node, p in ctx.input_index.items():
@@ -112,6 +111,36 @@ def _copier(args, written=None):
         return out
 
     return fresh
+
+
+def _reads_before_writing(ctx, written) -> bool:
+    """Whether a value of the block reads an array it writes other than through what the writes
+    leave (``old = out[i] * 2.0`` before ``out[i] = ...``: run again, it reads the new row): every
+    node that reaches a written input without passing an assignment, but the assignments' targets and
+    the views they are taken through."""
+    targets = set()
+    for n in ctx.effects:
+        t = n.args[0]
+        while t not in ctx.input_index and OPS.get(t.op) is not None and OPS[t.op].kind == "view":
+            targets.add(id(t))
+            t = t.args[0]
+    memo = {}
+
+    def reaches(node) -> bool:
+        if id(node) in memo:
+            return memo[id(node)]
+        memo[id(node)] = False                       # (a cycle cannot form: the graph is a DAG)
+        if node in ctx.input_index:
+            found = ctx.input_index[node] in written
+        elif node in ctx.effects:
+            found = False                            # (what the write leaves: the same at each run)
+        else:
+            found = any(reaches(o) for o in node.operands)
+        memo[id(node)] = found
+        return found
+
+    return any(reaches(n) for n in ctx.types
+               if n not in ctx.input_index and n not in ctx.effects and id(n) not in targets)
 
 
 def _immutable(a) -> bool:
@@ -146,10 +175,11 @@ def _numpy_reduces_faster(ctx, node) -> bool:
 
 def _best(fn, args, repeats, fresh=None, number=1):
     """Best time per run of ``repeats`` batches of ``number`` runs (single runs on ``fresh()`` copies,
-    when given); numpy's warnings stay quiet (the user saw the real run's)."""
+    when given); numpy's floating-point warnings stay quiet (the user sees the real run's). Not
+    through ``catch_warnings``, which made every warning the program had shown once show again; another
+    warning of the block (rare in numpy code) shows at its first run, as the real run would show it."""
     best = float("inf")
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with np.errstate(all="ignore"):
         for _ in range(repeats):
             run_args = fresh() if fresh is not None else args
             count = 1 if fresh is not None else number
@@ -176,7 +206,11 @@ def measuring_runner(fragment, spec, key):
         # compiler in a background thread would take a core from the timed runs)
         with disk_cache.paused():
             try:    # warm-up (thread pool, page faults), on copies of what the block writes
-                warm = compiled(*(fresh() if fresh is not None else args))
+                if spec.effects:         # (quiet: the run whose effects the user keeps gives the warnings)
+                    with np.errstate(all="ignore"):
+                        warm = compiled(*(fresh() if fresh is not None else args))
+                else:
+                    warm = compiled(*(fresh() if fresh is not None else args))
             except Exception:
                 warm = _FAILED
             if warm is not _FAILED and not spec.kernel_failed:

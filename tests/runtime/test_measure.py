@@ -289,6 +289,59 @@ def test_a_block_whose_values_read_what_it_writes_is_not_rerun(monkeypatch):
     assert [e.measured for f in shared.fragments for e in f.entries] == [None]
 
 
+class Model:
+    def __init__(self):
+        self.buf = np.arange(300.0).reshape(3, 100)
+
+    def step(self, a, i):
+        old = self.buf[i] * 2.0 + 1.0
+        self.buf[i] = np.exp(a) * 3.0 + 1.0
+        return old
+
+
+def total_before_writing(out, i, a):
+    s = out[i].sum() + out.max()
+    out[i] = a * 2.0 + 1.0
+    return s
+
+
+def test_a_block_reading_what_it_overwrites_is_not_rerun(monkeypatch):
+    """A value read before the write (``old = self.buf[i] * 2.0 + 1.0``, ``out[i].sum()``) would read
+    the written row when the block runs again: the first call returned the row after the write."""
+    monkeypatch.setattr(measure, "COPY_BYTES", 8)
+    rng = np.random.default_rng(9)
+    a = np.linspace(0.0, 1.0, 100)
+    for k in range(3):
+        mine, theirs = Model(), Model()
+        np.testing.assert_array_equal(jit(Model.step)(mine, a, k), theirs.step(a, k))
+        np.testing.assert_array_equal(mine.buf, theirs.buf)
+    jf = jit(total_before_writing)
+    for i in (0, 2, 1):
+        want, got = np.arange(60.0).reshape(3, 20), np.arange(60.0).reshape(3, 20)
+        a = rng.standard_normal(20)
+        assert jf(got, i, a) == total_before_writing(want, i, a)
+        np.testing.assert_array_equal(got, want)
+
+
+def overflowing_rows_into(out, i, a):
+    out[i] = np.prod(a, axis=0) * 2.0
+
+
+def test_a_rerun_block_warns_once():
+    """The warm-up before the timed runs is quiet: the run whose effects the user keeps warns."""
+    import warnings
+
+    a = np.full((5, 4), 1e100)
+    out = np.zeros((3, 4))
+    jf = jit(overflowing_rows_into)
+    for i in range(3):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            jf(out, i, a)
+        assert len([w for w in seen if "overflow" in str(w.message)]) <= 1
+    assert np.isinf(out).all()
+
+
 class Scorer:
     def __init__(self, n):
         self.best = np.zeros(n, dtype=np.int64)
@@ -326,3 +379,45 @@ def test_a_slice_argument_does_not_keep_a_block_from_being_timed():
     for rows in (slice(0, 20), slice(3, 9), slice(None, None, 2), slice(0, 20)):
         assert_same_as_numpy(row_peaks_into, np.zeros(20), rng.standard_normal((20, 8)), rows, jitted=jf)
     assert any(e.measured is not None for f in jf.fragments for e in f.entries)
+
+
+WARNS_ONCE = '''
+import warnings
+import numpy as np
+from astjit import jit
+
+def smooth(a):
+    out = a.copy()
+    for i in range(1, len(a) - 1):
+        out[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0
+    return out
+
+def row_into(out, i, a):
+    out[i] = a * 2.0 + 1.0
+
+def legacy_api():
+    warnings.warn("legacy_api is deprecated", UserWarning)
+
+f, g = jit(smooth), jit(row_into)
+for k in range(6):
+    legacy_api()
+    f(np.arange(1000 + k, dtype=[np.float64, np.float32][k % 2]))
+    g(np.zeros((3, 1000 + k)), 1, np.ones(1000 + k))
+'''
+
+
+def test_first_calls_and_compiles_leave_the_programs_warnings_shown_once(tmp_path):
+    """A warning shown once per place (the ``default`` action) is shown once: timing a first call,
+    importing TVM and writing a kernel to the disk cache entered ``catch_warnings`` (directly, or through
+    ``os.get_exec_path`` in a subprocess's start), which bumped the filters' version, and the warning
+    showed again after each (5 times in 6 calls)."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "warns_once.py"
+    script.write_text(WARNS_ONCE)
+    env = dict(os.environ, ASTJIT_CACHE_DIR=str(tmp_path / "cache"), PYTHONWARNINGS="default")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("UserWarning: legacy_api is deprecated") == 1, done.stderr

@@ -124,8 +124,10 @@ class LinkedKernel:
     def mod(self):
         return self.compiled.mod
 
-    def export_library(self, path) -> None:
-        self.compiled.export_library(path, options=link_options(self.libraries))
+    def export_library(self, path, **options) -> None:
+        from .runtime import export_library
+
+        export_library(self.compiled, path, options=link_options(self.libraries), **options)
 
     def __getitem__(self, name):
         return self.loaded[name]

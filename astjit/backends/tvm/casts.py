@@ -10,11 +10,11 @@ on scalars; a pair that differs (unsigned 32 and 64 bits, other processors) is l
 """
 
 import functools
-import warnings
 
 import numpy as np
 
 from ...errors import Unsupported
+from ...runtime.fpstate import silenced
 from . import scalar_math as sm
 from .runtime import tvm_module
 
@@ -49,8 +49,7 @@ def reproducible(src: str, dst: str) -> bool:
         return False
     values = np.array(_PROBES, dtype=src)
     want = _model(values.astype(np.float64), dst)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with silenced():
         contiguous = np.tile(values, 5).astype(dst)[: len(values)]      # long enough for SIMD loops
         strided = np.repeat(values, 2)[::2].astype(dst)
         scalars = np.array([np.asarray(v).astype(dst)[()] for v in values], dtype=dst)

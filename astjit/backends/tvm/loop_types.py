@@ -7,12 +7,12 @@ operation on sample values, so Python's and numpy's own rules (NEP 50 weak scala
 """
 
 import operator
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...errors import Unsupported
+from ...runtime.fpstate import silenced
 from ...runtime.keys import TYPED_ITEMS_AT_MOST
 
 LOOP_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "float32", "float64",
@@ -121,8 +121,7 @@ def type_of_result(value, what) -> Scalar:
 
 
 def quietly(fn, *args):
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
+    with silenced():
         return fn(*args)
 
 

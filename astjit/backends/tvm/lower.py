@@ -7,7 +7,6 @@ or scalar parameters (Python and numpy scalars); outputs are the segment's outpu
 """
 
 import functools
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,6 +16,7 @@ from ...errors import Unsupported
 from ...graph.ops import OPS
 from ...graph.ops.reductions import ARG_REDUCTIONS
 from ...graph.types import Static, WeakScalar
+from ...runtime.fpstate import silenced
 from . import casts
 from . import scalar_math as sm
 from .executable import KernelSignature
@@ -577,8 +577,7 @@ class SegmentLowering:
             fill_node = n.kwargs.get("fill_value") or n.args[1]
             lv = operand(self.values, self.ctx, fill_node)
             if lv.constant is not None:         # numpy's own conversion (300.7 into int8 is 44)
-                with np.errstate(all="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
+                with silenced():
                     fill = np.full((), lv.constant, dtype=dtype)[()]
                 fill = fill.item()
             else:

@@ -45,6 +45,44 @@ def torch_kept_out():
             del sys.modules["torch"]
 
 
+@contextlib.contextmanager
+def exec_path_without_catch_warnings():
+    """TVM's ``tvm.support.cc`` looks for a C compiler at its import through ``os.get_exec_path``,
+    which enters ``warnings.catch_warnings``: that bumps the warnings filters' version, and every
+    warning the user's program had shown once (the ``default`` action, once per place) showed again
+    after the first compile. The same search over a str ``PATH`` without it, while TVM imports."""
+    def get_exec_path(env=None):
+        path = (os.environ if env is None else env).get("PATH")
+        return (path if isinstance(path, str) else os.defpath).split(os.pathsep)
+
+    real = os.get_exec_path
+    os.get_exec_path = get_exec_path
+    try:
+        yield
+    finally:
+        os.get_exec_path = real
+
+
+@functools.cache
+def c_compiler():
+    """The C compiler TVM's ``create_shared`` would pick (``CXX``, ``CC``, else the first of its names
+    on ``PATH``), found with ``shutil.which``: handed to ``export_library`` so that TVM does not search
+    through ``os.get_exec_path`` at each kernel written (exec_path_without_catch_warnings)."""
+    import shutil
+
+    found = os.environ.get("CXX") or os.environ.get("CC")
+    for name in ("g++", "gcc", "clang++", "clang", "c++", "cc"):
+        found = found or shutil.which(name)
+    return found
+
+
+def export_library(module, path, **options) -> None:
+    """``module.export_library(path)`` with the compiler named (c_compiler)."""
+    if c_compiler() is not None:
+        options["cc"] = c_compiler()
+    module.export_library(path, **options)
+
+
 # Parts of TVM that ``import tvm`` executes and astjit never uses: Relax (its graph-level compiler,
 # 0.35 s) and Disco (its distributed runtime, 0.27 s). They are loaded lazily (importlib's LazyLoader:
 # the module exists, its code runs at the first attribute read), which took ``import tvm`` from
@@ -88,8 +126,9 @@ def tvm_module():
 
     started = time.perf_counter()
     set_thread_environment()
-    with torch_kept_out(), lazy_parts():
+    with torch_kept_out(), lazy_parts(), exec_path_without_catch_warnings():
         import tvm
+        import tvm.support.cc  # noqa: F401  (its compiler search at import, here without catch_warnings)
 
     if config.gc_freeze():
         gc.collect()

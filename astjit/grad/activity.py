@@ -28,7 +28,7 @@ STORING_METHODS = {"append", "appendleft", "extend", "extendleft", "insert", "up
                    "__setitem__", "put", "fill", "itemset"}
 COMPREHENSIONS = (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)
 # builtins that read the function's variables by name (grad/lower refuses them)
-NAMESPACE_READERS = (locals, vars, eval, exec)
+NAMESPACE_READERS = (locals, vars, dir, eval, exec)
 
 
 def assigned(stmt) -> set:

@@ -37,15 +37,18 @@ def aliased(body, returned, resolve, inlined=None) -> set:
     prefix of the names grad/inline_calls gives an inlined helper's locals (``<prefix><site>_out``) and
     result (``<prefix>r<site>``): a result bound to such a local (``return out``) shares its array
     only where the local shares it with another name, since nothing reads the local after the helper
-    returns (``out = v.copy(); out -= m; return out`` updates an array no other name holds)."""
+    returns (``out = v.copy(); out -= m; return out`` updates an array no other name holds); likewise
+    a name bound to a result (``y = scaled(x); y += 1.0``), which the call's statement reads once."""
     names = set()
-    returns = []                       # (result, helper's local) of each ``return local`` inlined
+    returns = []                       # (name, result or local it is bound to), decided after the walk
     result_name = re.compile(rf"{re.escape(inlined)}r\d+") if inlined else None
     local_name = re.compile(rf"{re.escape(inlined)}\d+_") if inlined else None
 
     def bind(target, value):
-        if isinstance(target, gast.Name) and result_name is not None and result_name.fullmatch(target.id) \
-                and isinstance(value, gast.Name) and local_name.match(value.id):
+        # (a helper's result bound to its local, or a name bound to a helper's result: the second name
+        # is read nowhere else, so the first shares an array only where the second does)
+        if isinstance(target, gast.Name) and result_name is not None and isinstance(value, gast.Name) and (
+                result_name.fullmatch(target.id) and local_name.match(value.id) or result_name.fullmatch(value.id)):
             returns.append((target.id, value.id))
             return
         if isinstance(target, gast.Name):
@@ -75,9 +78,13 @@ def aliased(body, returned, resolve, inlined=None) -> set:
                 names.update(_read_names(n.iter))
             elif isinstance(n, gast.withitem) and n.optional_vars is not None:
                 bind(n.optional_vars, n.context_expr)
-    for result, local in returns:
-        if local in names:
-            names.update((result, local))
+    changed = True
+    while changed:                     # (a name bound to a result bound to a local: in either order)
+        changed = False
+        for target, source in returns:
+            if source in names and target not in names:
+                names.add(target)
+                changed = True
     return names
 
 

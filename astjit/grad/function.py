@@ -134,6 +134,7 @@ def build_gradient(fn, argnums, with_value):
     modules = local_modules(fndef)
     inliner = inline_calls(fn, fndef, Resolver(fn, set(params) | stored_names([fndef]), local_modules=modules)
                            .resolve_chain)
+    modules = {**modules, **local_modules(fndef)}      # (an inlined helper's own ``import numpy as np``)
     prefix = _prefix(fn, fndef)
     body = normalize(fndef, filename, prefix + "returned")
     local_names = set(params) | stored_names(body)

@@ -164,7 +164,11 @@ class Lowering:
         if isinstance(s, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef):
             return
         for n in gast.walk(s):
-            if isinstance(n, gast.Call) and any(self.resolve(n.func) is f for f in NAMESPACE_READERS):
+            if not isinstance(n, gast.Call):
+                continue
+            called = self.resolve(n.func)
+            # (``dir()`` and ``vars()`` read the locals only without an argument)
+            if any(called is f for f in NAMESPACE_READERS) and not (called in (dir, vars) and (n.args or n.keywords)):
                 raise self.error(n, f"`{n.func.id if isinstance(n.func, gast.Name) else 'this call'}` reads the "
                                  "function's variables by name, which astjit.grad cannot follow: the gradient "
                                  "function has variables of its own")

@@ -294,15 +294,15 @@ def stack(g, ans, x0, x1=None, x2=None, x3=None, x4=None, x5=None, x6=None, x7=N
 @adjoint(np.var)
 def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    # (numpy's division: ddof as large as the count gives inf and a NaN gradient, as numpy's var is NaN)
-    count = np.float64(np.size(a)) / np.maximum(np.size(ans), 1) - ddof
+    # (numpy's divisor, max(count - ddof, 0): ddof at least the count gives inf, a NaN gradient)
+    count = np.maximum(np.float64(np.size(a)) / np.maximum(np.size(ans), 1) - ddof, 0.0)
     return np.reshape(g, kept_shape(np.shape(a), axis, keepdims)) * centered * (2.0 / count)
 
 
 @adjoint(np.std)
 def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    count = np.float64(np.size(a)) / np.maximum(np.size(ans), 1) - ddof
+    count = np.maximum(np.float64(np.size(a)) / np.maximum(np.size(ans), 1) - ddof, 0.0)
     return np.reshape(g / ans, kept_shape(np.shape(a), axis, keepdims)) * centered * (1.0 / count)
 
 

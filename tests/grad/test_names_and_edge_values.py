@@ -212,3 +212,58 @@ def test_a_statement_reading_only_what_carries_no_gradient_runs_as_written():
     for fn in (sorts_its_argument, keeps_its_argument):
         with pytest.raises(GradError):
             astjit.grad(fn)(x.copy())
+
+
+def counts_its_names(x):
+    return np.sum(x ** 2) * len(dir())
+
+
+class Settings:
+    def __init__(self):
+        self.scale, self.shift = 2.0, 1.0
+
+
+def counts_an_objects_fields(x, settings):
+    return np.sum(x * len(vars(settings)))
+
+
+def cosine_with_its_own_import(v):
+    import numpy as np
+    return np.cos(v) * 2.0
+
+
+def doubled(v):
+    return v * 2.0
+
+
+def sum_of_cosines_from_a_helper(x):
+    return np.sum(cosine_with_its_own_import(x))
+
+
+def doubled_then_shifted_in_place(x):
+    y = doubled(x)
+    y += 1.0
+    return np.sum(y * y)
+
+
+def variance_past_its_count(x):
+    return np.var(x, ddof=5)
+
+
+def test_more_names_and_helper_forms():
+    """``dir()`` (the locals) is refused, ``vars(obj)`` is not; a helper's own ``import numpy as np``
+    is numpy; a name bound to a helper's new array may be updated in place; ``ddof`` past the count
+    gives numpy's inf and no finite gradient (the adjoint divided by a negative count)."""
+    x = np.array([0.3, -1.2, 0.7, 2.0])
+    with pytest.raises(GradError, match="dir"):
+        astjit.grad(counts_its_names)(x)
+    np.testing.assert_array_equal(astjit.grad(counts_an_objects_fields)(x, Settings()), [2.0] * 4)
+    np.testing.assert_allclose(astjit.grad(sum_of_cosines_from_a_helper)(x), -2.0 * np.sin(x), rtol=1e-12)
+    for k in range(3):
+        x = np.random.default_rng(k).standard_normal(3 + k)
+        np.testing.assert_allclose(astjit.grad(doubled_then_shifted_in_place)(x),
+                                   finite_difference(doubled_then_shifted_in_place, [x], 0), rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value, grad = astjit.value_and_grad(variance_past_its_count)(np.array([1.0, 2.0, 4.0, 7.0]))
+    assert value == np.inf and not np.isfinite(grad).any()

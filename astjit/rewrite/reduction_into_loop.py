@@ -155,8 +155,9 @@ class _Rewriter:
             return False
         # the operands are bound when the loop starts (each step reads them; the original, once after
         # the loop: a name it may leave unbound raised only there, or never where the reduction did not run)
+        # (a global: defined when the function is rewritten; one deleted later raises at the first step)
         bound = DefinitelyBound(self.fndef)(loop)
-        if any(o.id in self.local_names and o.id not in bound for o in operands):
+        if any(o.id not in bound if o.id in self.local_names else not self.defined(o.id) for o in operands):
             return False
         # the list is read nowhere else: its binding, its appends (each one Name), one stack
         if len(mentions) != 1 + len(appends) + 1:
@@ -183,6 +184,12 @@ class _Rewriter:
             return False
         self.rewrite(body, i, start, appends, reduction, kind, axis, expression, operands, name, loop, stacked_by)
         return True
+
+    def defined(self, name) -> bool:
+        """Whether a global (or builtin) ``name`` is bound now."""
+        import builtins
+
+        return name in self.fn.__globals__ or hasattr(builtins, name)
 
     def sets_error_state(self) -> bool:
         """Whether the function calls anything in ERROR_STATE_CALLS (by any spelling it resolves)."""

@@ -93,6 +93,14 @@ class StepReduction:
         step = value
         if type(value) is not np.ndarray:
             value = np.asanyarray(value)
+            if type(value) is not np.ndarray:            # a subclass: a masked array, a matrix
+                if self.total is None and self.chunk_start == 0:
+                    # (nothing reduced yet: every value kept, the original's reduction at the end; a
+                    # jitted step's sum skipped a masked array's masked elements, np.stack's does not)
+                    self._keep_all()
+                    self.kept.append(step)
+                    return
+                value = np.asarray(value)                 # (its data, as np.stack takes it)
         if value.shape != self.shape:        # the first step (no shape yet), or one np.stack refuses
             if self.count == 1:
                 self._plan(value, operands)
@@ -105,7 +113,11 @@ class StepReduction:
                 self.error = self.error or self.stack_error
         if self.error is None:
             if value.dtype != self.dtype:     # np.stack would give every step the dtype of all
-                self._promote(value.dtype, operands)
+                try:
+                    self._promote(value.dtype, operands)
+                except Exception as exc:      # (no common dtype: the original's np.stack raises it, after
+                    self.error = exc          # the loop)
+                    return
                 value = value.astype(self.dtype, copy=False)
             self.kept.append(value)
             self.kept_bytes += value.nbytes
@@ -117,8 +129,11 @@ class StepReduction:
         self.shape = value.shape
         self.dtype = value.dtype
         self.takes = [_take(np.ndim(o), np.shape(o), value.ndim) for o in operands]
-        # a step under SMALL_STEP_BYTES costs the original less than a call of _add: its list is kept
-        self.keep_all = value.nbytes < SMALL_STEP_BYTES or None in self.takes
+        # a step under SMALL_STEP_BYTES costs the original less than a call of _add: its list is kept;
+        # so are the values where the step or an operand is an array subclass (a masked operand's mean
+        # counts only unmasked elements, which the steps' totals cannot tell)
+        self.keep_all = value.nbytes < SMALL_STEP_BYTES or None in self.takes or type(value) is not np.ndarray \
+            or not all(_plain(o) for o in operands)
         if self.keep_all:
             return
         self.reduce_at = 0 if value.nbytes >= LARGE_STEP_BYTES else CHUNK_BYTES
@@ -238,6 +253,11 @@ def _accumulation(kind, axis, dtype):
     jitted = axis == 0 or summed == accumulate or dtype.kind in "iub" and dtype.itemsize < 8
     return (accumulate, np.dtype(np.float16) if dtype == np.float16 else accumulate, jitted,
             {} if accumulate == dtype else {"dtype": accumulate})
+
+
+def _plain(operand) -> bool:
+    """A number, a numpy scalar or a base-class ndarray (no subclass with its own reductions)."""
+    return type(operand) in (bool, int, float, complex, np.ndarray) or isinstance(operand, np.generic)
 
 
 def _dtype_or_type(operand):

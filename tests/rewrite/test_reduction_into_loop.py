@@ -821,3 +821,61 @@ def test_a_function_the_module_may_rebind_is_not_taken_into_the_loop(width):
     finally:
         ACTIVATION = np.abs
     assert not fires(jf)
+
+
+def mean_against_a_target(xs, target):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(xs[t] * 2.0)
+    return np.mean((np.stack(outs) - target) ** 2)
+
+
+def sum_of_masked_steps(xs, mask):
+    outs = []
+    for t in range(xs.shape[0]):
+        outs.append(np.ma.masked_array(xs[t] * 2.0, mask=mask))
+    return np.sum(np.stack(outs))
+
+
+@pytest.mark.parametrize("width", [64, 3000, 20_000])
+def test_masked_operands_and_steps_keep_numpys_result(width):
+    """A masked target's mean counts its unmasked elements; np.stack of masked steps drops their masks:
+    the steps' totals could tell neither (a wrong mean, a sum skipping masked elements)."""
+    rng = np.random.default_rng(width)
+    mask = rng.random(width) > 0.5
+    jm, js = jit(mean_against_a_target, rewrites=PUSH), jit(sum_of_masked_steps, rewrites=PUSH)
+    for k in range(3):
+        xs = rng.standard_normal((4 + k, width))
+        target = np.ma.masked_array(rng.standard_normal(width), mask=mask)
+        np.testing.assert_allclose(jm(xs, target), mean_against_a_target(xs, target), rtol=1e-12)
+        np.testing.assert_allclose(js(xs, mask), sum_of_masked_steps(xs, mask), rtol=1e-12)
+
+
+def against_a_global_defined_later(xs, log):
+    outs = []
+    for t in range(xs.shape[0]):
+        log.append(t)
+        outs.append(xs[t] * 2.0)
+    return np.sum(np.stack(outs) - LATER_TARGET)  # noqa: F821
+
+
+def steps_of_dtypes_that_do_not_stack(xs, log):
+    outs = []
+    for t in range(xs.shape[0]):
+        log.append(t)
+        outs.append(xs[t] * 2.0 if t < 2 else np.full(xs.shape[1], np.datetime64("2026-01-01")))
+    return np.sum(np.stack(outs))
+
+
+@pytest.mark.parametrize("fn", [against_a_global_defined_later, steps_of_dtypes_that_do_not_stack])
+def test_errors_come_after_the_loop_as_the_originals_do(fn):
+    """An operand that is an undefined global (NameError) and steps np.stack cannot promote
+    (DTypePromotionError) raise where the original raises, after every step of the loop ran."""
+    for k in range(2):
+        xs = np.random.default_rng(k).standard_normal((5, 9000))
+        plain_log, jit_log = [], []
+        with pytest.raises(Exception) as plain:
+            fn(xs, plain_log)
+        with pytest.raises(type(plain.value)):
+            jit(fn, rewrites=PUSH)(xs, jit_log)
+        assert jit_log == plain_log == list(range(5))

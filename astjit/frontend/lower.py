@@ -204,6 +204,7 @@ class BlockLowering:
             return n
         obj = self.resolver.lookup(ident)
         if obj is MISSING:
+            self.resolver.guard_missing(ident)
             raise NotTraceable(f"name '{ident}' is not defined when the function is compiled", node)
         if is_module(obj) or callable(obj) and not _is_data(obj):
             self.resolver.guard(ident, obj)

@@ -18,6 +18,10 @@ class Resolver:
         self.local_modules = local_modules or {}   # locals bound by ``import numpy as np`` (frontend/local_imports)
         self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         self.guards: dict[str, object] = {}      # global or closure name -> object it resolved to
+        # globals read that were not defined when the function was compiled (their statements run as
+        # Python): a guard that holds while each stays undefined, so that defining one later compiles
+        # them (a notebook's NameError, then the constant defined, kept a loop in Python for good)
+        self.missing: set = set()
         self.assigned_chains = assigned_chains    # attributes the function itself assigns (``C.F = ...``)
         b = fn.__globals__.get("__builtins__", builtins)
         self.builtins = b if isinstance(b, dict) else vars(b)
@@ -46,6 +50,7 @@ class Resolver:
             return _MISSING
         obj = self.lookup(chain[0])
         if obj is _MISSING:
+            self.guard_missing(chain[0])
             return _MISSING
         for attr in chain[1:]:
             if not isinstance(obj, types.ModuleType | type):
@@ -64,6 +69,10 @@ class Resolver:
     def guard(self, name: str, obj) -> None:
         if name not in self.local_modules:        # (what the function's own import binds: stable)
             self.guards[name] = obj
+
+    def guard_missing(self, name: str) -> None:
+        if name not in self.cells and name not in self.local_names:
+            self.missing.add(name)
 
     def guard_chain(self, chain: list[str], obj) -> None:
         """Guard what ``a.b.c`` resolved to: the root name's object, and every attribute after it unless
@@ -115,6 +124,9 @@ class Resolver:
                 terms.append(f"{path} is {prefix}o{k}")
             else:
                 terms.append(f"{self._load_code(name, k, namespace, prefix)} is {prefix}o{k}")
+        if self.missing:
+            namespace[f"{prefix}g"], namespace[f"{prefix}b"] = self.fn.__globals__, self.builtins
+            terms += [f"{name!r} not in {prefix}g and {name!r} not in {prefix}b" for name in sorted(self.missing)]
         if defaults is not None:
             namespace[f"{prefix}d0"], namespace[f"{prefix}d1"] = defaults
             terms.append(f"{prefix}fn.__defaults__ is {prefix}d0 and {prefix}fn.__kwdefaults__ is {prefix}d1")

@@ -565,3 +565,36 @@ def test_a_module_attribute_raising_at_the_first_call_does_not_stop_the_transfor
         LAZY_FUNCTIONS.available = True
     assert "could not transform" not in str(jf.explain())
     assert any(f.entries for f in jf.fragments)
+
+
+def scaled_by_a_later_global(a, out):
+    for i in range(len(a)):
+        out[i] = a[i] * LATER_SCALE  # noqa: F821
+    return out
+
+
+def shifted_by_a_later_global(a):
+    return a * 2.0 + LATER_SHIFT  # noqa: F821
+
+
+def test_a_global_defined_after_the_first_call_compiles_its_statements():
+    """A global not defined when the function is compiled keeps its statements as Python (its first call
+    raises NameError, as Python does); defining it later compiles them: a loop reading it ran as Python
+    for good (0.9 ms where its kernel took 3 us), the notebook pattern of a NameError, then the
+    constant defined. Deleting it again raises NameError again."""
+    loop, block = jit(scaled_by_a_later_global), jit(shifted_by_a_later_global)
+    a = np.arange(50.0)
+    with pytest.raises(NameError):
+        loop(a, np.zeros(50))
+    with pytest.raises(NameError):
+        block(a)
+    globals()["LATER_SCALE"], globals()["LATER_SHIFT"] = 2.0, 1.5
+    try:
+        for k in (1, 2, 3):
+            np.testing.assert_array_equal(loop(a * k, np.zeros(50)), a * k * 2.0)
+            np.testing.assert_array_equal(block(a * k), a * k * 2.0 + 1.5)
+        assert "not defined" not in str(explain(loop)) and "not defined" not in str(explain(block))
+    finally:
+        del globals()["LATER_SCALE"], globals()["LATER_SHIFT"]
+    with pytest.raises(NameError):
+        loop(a, np.zeros(50))

@@ -47,7 +47,7 @@ stays Python: ``y`` holds a number, then arrays; its block's first trip and the 
 (its block could not be timed on copies: ``self``); ``row_into_76MB``: ``out[i] = a * 2.0 + 1.0``
 into a 100,000x100 float64 array (too large to copy for timing); ``tanh_chain_*``:
 ``np.tanh(a * 2.0 + b) * 0.5 - a`` over 1,000 and 100,000 float64 (the kernel's tanh was the C
-library's);
+library's), ``tanh_kernel_*`` the same forced to its kernel (``backend="tvm"``);
 ``window_moved_*``: ``x = a[lo:lo + w]; (x * x).sum() / w + x.mean()`` with ``lo`` moved by 97 at each call,
 ``w`` 16 and 1000 in 100k float64 (each position met the block's Python: a window read at fixed bounds).
 
@@ -422,6 +422,10 @@ def cases():
         ("tanh_chain_1k", tanh_chain, jit(tanh_chain), (rng.standard_normal(1000), rng.standard_normal(1000))),
         ("tanh_chain_100k", tanh_chain, jit(tanh_chain),
          (rng.standard_normal(100_000), rng.standard_normal(100_000))),
+        ("tanh_kernel_1k", tanh_chain, jit(tanh_chain, backend="tvm"),
+         (rng.standard_normal(1000), rng.standard_normal(1000))),
+        ("tanh_kernel_100k", tanh_chain, jit(tanh_chain, backend="tvm"),
+         (rng.standard_normal(100_000), rng.standard_normal(100_000))),
     ] + [(f"window_moved_{w}", moving_window(window_energy, a, w), moving_window(jitted, a, w), (), jitted)
          for w, a, jitted in [(16, rng.random(100_000), jit(window_energy)),
                               (1000, rng.random(100_000), jit(window_energy))]]
@@ -429,7 +433,7 @@ def cases():
 
 # cases of a transcendental function, whose kernel may differ from numpy's in the last bits
 # (docs/semantics.md, "Tolerances")
-WITHIN_ULPS = ("tanh_chain_1k", "tanh_chain_100k")
+WITHIN_ULPS = ("tanh_chain_1k", "tanh_chain_100k", "tanh_kernel_1k", "tanh_kernel_100k")
 
 
 def same(got, want, name=""):

@@ -408,3 +408,32 @@ def test_python_ints_above_int64_compile_beside_uint64(dtype):
     for k in range(3):
         a = (np.arange(12, dtype=np.uint64) * np.uint64(2**60) + np.uint64(k)).astype(dtype)
         assert_same_as_numpy(uint64_compared_with_large_ints, a, jitted=compared)
+
+
+def sum_of_minimum_below_zero(z):
+    return np.minimum(z, -5).sum(), (z | -128).sum(axis=-1), np.clip(z, -9, -3).prod()
+
+
+def sum_of_uint64_constants(a):
+    return (np.full(a.shape, 2**64 - 1, np.uint64).sum(), (np.zeros(a.shape, np.uint64) + 2**63).sum(),
+            np.full(a.shape, 2**63 + 1, np.uint64).sum())
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
+def test_integer_sums_of_values_known_negative_wrap_as_numpys(dtype):
+    """TVM marks integer adds as never overflowing (``add nuw``, unsigned too); LLVM folded the sum of
+    values it knew to be negative (their top bits set, in the uint64 accumulator) to a wrong number:
+    -128 for ``np.minimum(z, -5).sum()`` over 256 elements (numpy: -1280)."""
+    jf = jit(sum_of_minimum_below_zero, backend="tvm")
+    for n in (16, 256, 300, 1000, 257):
+        z = (np.arange(2 * n) % 100).astype(dtype).reshape(2, n)
+        for got, want in zip(jf(z), sum_of_minimum_below_zero(z)):
+            assert np.asarray(got).dtype == np.asarray(want).dtype and np.array_equal(got, want), (n, got, want)
+
+
+def test_uint64_sums_of_constants_past_two_to_the_63():
+    jf = jit(sum_of_uint64_constants, backend="tvm")
+    for n in (5, 1025, 20_000):
+        a = np.zeros(n)
+        got, want = jf(a), sum_of_uint64_constants(a)
+        assert all(type(g) is type(w) and g == w for g, w in zip(got, want)), (n, got, want)

@@ -381,6 +381,8 @@ class SegmentLowering:
                 return te.sum(deviation * deviation, axis=ks)
             if name in ("any", "all"):
                 return te.sum(_deciding(name, value, src.dtype), axis=ks)
+            if name in ("sum", "prod") and not sm.is_float(acc):
+                return _wrapping_reducer("add" if name == "sum" else "multiply", acc)(accumulated(value), axis=ks)
             if name in ("sum", "mean", "var", "std"):
                 return te.sum(accumulated(value), axis=ks)
             if name == "prod":
@@ -693,6 +695,17 @@ def _max_reducer(dtype):
 
 def _min_reducer(dtype):
     return _extremum_reducer(dtype, False)
+
+
+def _wrapping_reducer(op, dtype):
+    """An integer sum or product that wraps as numpy's does, for ``dtype`` (the accumulator: uint64 for
+    a signed sum, whose bits are the same). TVM's code generator marks integer adds and multiplies
+    as never overflowing, signed and unsigned alike (``add nuw``), and LLVM folded a sum whose values it
+    knew to have their top bit set (``np.minimum(z, -5)``, a uint64 constant past 2**63) to a wrong
+    number: each step is computed where it cannot overflow (scalar_math.wrapping)."""
+    identity = 0 if op == "add" else 1
+    return te.comm_reducer(lambda a, b: sm.wrapping(op, dtype, a, b), lambda t: tirx.const(identity, str(t)),
+                           name=f"wrapping_{op}")
 
 
 def _prod_reducer(dtype):

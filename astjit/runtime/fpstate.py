@@ -112,24 +112,30 @@ def warnings_raise() -> bool:
     return known[2]
 
 
+# the filter ``silenced`` puts first while it runs (found again by identity to be taken out)
+_IGNORE_ALL = ("ignore", None, Warning, None, 0)
+
+
 @contextlib.contextmanager
 def silenced():
-    """numpy's floating-point errors ignored and any other warning shown nowhere, for astjit's own
-    probes of numpy (a compile's sample values), without touching the warnings filters: entering
-    ``catch_warnings`` bumps their version, and every warning the program had shown once (the
-    ``default`` action, once per place) showed again after each compile. Not for the user's code:
-    a warning it raises here would count as shown at its place."""
-    show = warnings.showwarning
-    warnings.showwarning = _shown_nowhere
+    """numpy's floating-point errors ignored and every warning ignored while astjit runs numpy for
+    itself (a compile's probes on sample values, the timed runs of a first call), without what
+    ``catch_warnings`` does: an ``ignore`` filter put first in the filters list itself, taken out
+    after, with no call of the warnings module's ``_filters_mutated``. Entering ``catch_warnings``
+    bumps the filters' version, and every warning the program had shown once (the ``default`` action,
+    once per place) showed again after each compile; showing warnings nowhere instead (``showwarning``)
+    counted a probe's warning as shown at numpy's line, so the user's own later one never showed. An
+    ignored warning is neither shown nor counted."""
+    filters = warnings.filters
+    filters.insert(0, _IGNORE_ALL)
     try:
         with np.errstate(all="ignore"):
             yield
     finally:
-        warnings.showwarning = show
-
-
-def _shown_nowhere(*args, **kwargs):
-    pass
+        for k, f in enumerate(filters):
+            if f is _IGNORE_ALL:
+                del filters[k]
+                break
 
 
 def _filters_mutated():

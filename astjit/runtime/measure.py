@@ -21,6 +21,7 @@ import numpy as np
 from ..graph.ops import OPS
 from ..graph.ops.reductions import ARG_REDUCTIONS
 from . import disk_cache, persisted
+from .fpstate import silenced
 
 SHORT = 1e-3          # below this, repeat runs and keep the best (timer noise dominates otherwise)
 # A block without in-place effects is timed in batches of calls lasting about this long: single calls
@@ -86,7 +87,10 @@ def _rerunnable(ctx, args) -> bool:
     for node, p in ctx.input_index.items():
         a = args[p]
         if type(a) is np.ndarray:
-            if p in read and any(type(args[q]) is np.ndarray and np.may_share_memory(a, args[q]) for q in written):
+            # (any other array sharing memory with a written one, at this call: ``old = a[i] * 2.0`` with
+            # ``a`` the same array as ``out``, or ``self.view`` a view of ``self.buf``, reads the write)
+            if p not in written and any(type(args[q]) is np.ndarray and np.may_share_memory(a, args[q])
+                                        for q in written):
                 return False
         elif not _immutable(a) and id(node) in used:
             return False
@@ -175,11 +179,9 @@ def _numpy_reduces_faster(ctx, node) -> bool:
 
 def _best(fn, args, repeats, fresh=None, number=1):
     """Best time per run of ``repeats`` batches of ``number`` runs (single runs on ``fresh()`` copies,
-    when given); numpy's floating-point warnings stay quiet (the user sees the real run's). Not
-    through ``catch_warnings``, which made every warning the program had shown once show again; another
-    warning of the block (rare in numpy code) shows at its first run, as the real run would show it."""
+    when given); silent (fpstate.silenced: the user sees the real run's warnings)."""
     best = float("inf")
-    with np.errstate(all="ignore"):
+    with silenced():
         for _ in range(repeats):
             run_args = fresh() if fresh is not None else args
             count = 1 if fresh is not None else number
@@ -207,7 +209,7 @@ def measuring_runner(fragment, spec, key):
         with disk_cache.paused():
             try:    # warm-up (thread pool, page faults), on copies of what the block writes
                 if spec.effects:         # (quiet: the run whose effects the user keeps gives the warnings)
-                    with np.errstate(all="ignore"):
+                    with silenced():
                         warm = compiled(*(fresh() if fresh is not None else args))
                 else:
                     warm = compiled(*(fresh() if fresh is not None else args))

@@ -523,7 +523,8 @@ def test_a_function_whose_module_read_raises_is_read_where_python_reads_it():
     try:
         for use in (True, True, False, True):
             x1, x2 = np.linspace(0, 1, 3000), np.linspace(0, 1, 3000)
-            assert np.array_equal(jf(x1, use), calls_a_lazy_function_in_a_branch(x2, use))
+            # (np.tanh: a kernel's vectorized tanh is within docs/semantics.md's ulps of numpy's)
+            np.testing.assert_allclose(jf(x1, use), calls_a_lazy_function_in_a_branch(x2, use), rtol=1e-15)
         LAZY_FUNCTIONS.available = False
         for use in (False, True, False, False, True):
             x1, x2 = np.linspace(0, 1, 3000), np.linspace(0, 1, 3000)

@@ -7,7 +7,6 @@ turned into ``Unsupported``: the block then runs as Python and the user sees num
 their own line.
 """
 
-
 import numpy as np
 
 from ..errors import RaisesAsPython, Unsupported

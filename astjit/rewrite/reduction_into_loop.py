@@ -42,7 +42,9 @@ unless named in ``@jit(rewrites=[...])``.
 """
 
 import ast
+import builtins
 import copy
+import functools
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -142,7 +144,7 @@ class _Rewriter:
         if not appends or any(isinstance(n, EARLY_EXITS + (gast.With, gast.AsyncWith)) for n in _walk_own(loop)):
             return False
         k = next((m for m in range(j + 1, len(body)) if _mentions(body[m], name)), None)
-        if k is None or not isinstance(body[k], SIMPLE_STATEMENTS) or self.sets_error_state():
+        if k is None or not isinstance(body[k], SIMPLE_STATEMENTS) or self.sets_error_state:
             return False
         found = self.reduction_of_stack(body[k], name)
         if found is None:
@@ -171,14 +173,14 @@ class _Rewriter:
         # they come; the reduction's own statement counts (a comprehension's variable, a .fill() before it)
         assigned = _assigned_names(loop) | {n for s in body[j + 1:k] for n in _assigned_names(s)} \
             | _bound_before_value(body[k])
-        if any(_root_name(o) in assigned for o in operands if _root_name(o) is not None):
+        if any(o.id in assigned for o in operands):              # (each operand a name: elementwise)
             return False
         # nor changed in place (out=, .fill()): the original reduces against the operand's last values
         between = [loop] + body[j + 1:k + 1]
-        if not all(self.only_read(_root_name(o), between) for o in operands if _root_name(o) is not None):
+        if not all(self.only_read(o.id, between) for o in operands):
             return False
         # nor written through another name the function makes (tv = target.reshape(-1); tv[:] = t)
-        if not all(self.sole_name(_root_name(o)) for o in operands if _root_name(o) is not None):
+        if not all(self.sole_name(o.id) for o in operands):
             return False
         if not all(self.fresh_value(a.args[0], name, loop, body[j + 1:k + 1]) for a in appends):
             return False
@@ -187,17 +189,13 @@ class _Rewriter:
 
     def defined(self, name) -> bool:
         """Whether a global (or builtin) ``name`` is bound now."""
-        import builtins
-
         return name in self.fn.__globals__ or hasattr(builtins, name)
 
+    @functools.cached_property
     def sets_error_state(self) -> bool:
         """Whether the function calls anything in ERROR_STATE_CALLS (by any spelling it resolves)."""
-        if not hasattr(self, "_sets_error_state"):
-            self._sets_error_state = any(isinstance(n, gast.Call) and any(self.resolve(n.func, True) is f
-                                                                          for f in ERROR_STATE_CALLS)
-                                         for n in gast.walk(self.fndef))
-        return self._sets_error_state
+        return any(isinstance(n, gast.Call) and any(self.resolve(n.func, True) is f for f in ERROR_STATE_CALLS)
+                   for n in gast.walk(self.fndef))
 
     def known_calls(self, stmt, skip) -> bool:
         """Whether every call in ``stmt`` but ``skip`` (and what it holds) returns a new array of
@@ -299,15 +297,14 @@ class _Rewriter:
                      if isinstance(s, gast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], gast.Name)
                      and s.targets[0].id == name and self.fresh_expression(s.value)}
             self.sole_names[name] = all(id(n) in fresh for n in stores) and self.only_read(name, self.original) \
-                and not any(_mentions(n, name) for n in self.nested_functions())
+                and not any(_mentions(n, name) for n in self.nested_functions)
         return self.sole_names[name]
 
+    @functools.cached_property
     def nested_functions(self) -> list:
         """The functions, lambdas and classes the function as written holds."""
-        if not hasattr(self, "_nested"):
-            self._nested = [n for s in self.original for n in gast.walk(s)
-                            if isinstance(n, gast.FunctionDef | gast.AsyncFunctionDef | gast.Lambda | gast.ClassDef)]
-        return self._nested
+        return [n for s in self.original for n in gast.walk(s)
+                if isinstance(n, gast.FunctionDef | gast.AsyncFunctionDef | gast.Lambda | gast.ClassDef)]
 
     def fresh_expression(self, value) -> bool:
         """Whether ``value`` makes a new array (or number): arithmetic, a fresh numpy call, ``.copy()``."""
@@ -330,7 +327,7 @@ class _Rewriter:
             return False
         # a name no other function reaches (a global, a closure's cell: it could write into the array
         # the list holds last) and no walrus rebinds (an assignment these checks do not read)
-        if value.id in self.declared or any(_mentions(n, value.id) for n in self.nested_functions()) \
+        if value.id in self.declared or any(_mentions(n, value.id) for n in self.nested_functions) \
                 or any(isinstance(n, gast.NamedExpr) and _mentions(n.target, value.id) for n in gast.walk(loop)):
             return False
         # bound to a new array earlier in the same step: never the value from before the loop
@@ -405,8 +402,6 @@ class _Rewriter:
             func = func.value
         if not isinstance(func, gast.Name) or func.id in self.local_names:
             return None
-        import builtins
-
         if not chain:
             return None if func.id in self.fn.__globals__ else getattr(builtins, func.id, None)
         obj = self.fn.__globals__.get(func.id)

@@ -130,10 +130,9 @@ class StepReduction:
         self.dtype = value.dtype
         self.takes = [_take(np.ndim(o), np.shape(o), value.ndim) for o in operands]
         # a step under SMALL_STEP_BYTES costs the original less than a call of _add: its list is kept;
-        # so are the values where the step or an operand is an array subclass (a masked operand's mean
-        # counts only unmasked elements, which the steps' totals cannot tell)
-        self.keep_all = value.nbytes < SMALL_STEP_BYTES or None in self.takes or type(value) is not np.ndarray \
-            or not all(_plain(o) for o in operands)
+        # so are the values where an operand is an array subclass (a masked operand's mean counts only
+        # unmasked elements, which the steps' totals cannot tell; a subclass step: _add keeps them all)
+        self.keep_all = value.nbytes < SMALL_STEP_BYTES or None in self.takes or not all(_plain(o) for o in operands)
         if self.keep_all:
             return
         self.reduce_at = 0 if value.nbytes >= LARGE_STEP_BYTES else CHUNK_BYTES

@@ -14,6 +14,7 @@ may write are copied (``written_inputs``): a statement writing a slab of one lar
 two others (``out[:, :, k] = c * (a[:, :, k] - b[:, :, k])``) copies ``out`` alone.
 """
 
+import contextlib
 import time
 
 import numpy as np
@@ -207,11 +208,10 @@ def measuring_runner(fragment, spec, key):
         # no kernel is written to the disk cache meanwhile (runtime/disk_cache.paused: LLVM and the C
         # compiler in a background thread would take a core from the timed runs)
         with disk_cache.paused():
-            try:    # warm-up (thread pool, page faults), on copies of what the block writes
-                if spec.effects:         # (quiet: the run whose effects the user keeps gives the warnings)
-                    with silenced():
-                        warm = compiled(*(fresh() if fresh is not None else args))
-                else:
+            # warm-up (thread pool, page faults), on copies of what the block writes; quiet where the
+            # block has effects (the run whose effects the user keeps gives the warnings)
+            try:
+                with silenced() if spec.effects else contextlib.nullcontext():
                     warm = compiled(*(fresh() if fresh is not None else args))
             except Exception:
                 warm = _FAILED

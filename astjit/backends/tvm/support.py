@@ -676,8 +676,8 @@ def n_fill(node):
 # sin and cos (0.2-1.4 ns an element measured, a libm call 10-30x that); with AVX2 and FMA3 only
 # float32 sin, cos, log (float32 exp and tanh, float64 exp and log are vectorized in kernels too).
 _KERNEL_VECTORIZED = {("exp", "float32"), ("tanh", "float32"), ("exp", "float64"), ("log", "float64"),
-                      ("tanh", "float64"), ("expm1", "float64"), ("sqrt", "float32"), ("sqrt", "float64"), ("copysign", "float32"),
-                      ("copysign", "float64")}
+                      ("tanh", "float64"), ("expm1", "float64"), ("sqrt", "float32"), ("sqrt", "float64"),
+                      ("copysign", "float32"), ("copysign", "float64")}
 
 
 def numpy_loop_faster(name: str, dtype: str) -> bool:

@@ -48,6 +48,9 @@ stays Python: ``y`` holds a number, then arrays; its block's first trip and the 
 into a 100,000x100 float64 array (too large to copy for timing); ``tanh_chain_*``:
 ``np.tanh(a * 2.0 + b) * 0.5 - a`` over 1,000 and 100,000 float64 (the kernel's tanh was the C
 library's), ``tanh_kernel_*`` the same forced to its kernel (``backend="tvm"``);
+``int_sum_*``: ``np.minimum(z, -5).sum()`` of 16 and 1M int32 (a sum through the wrapping combiner);
+``missing_global_*``: ``x * 2.0 + 1.0`` after a branch not taken that reads a global never defined
+(its guard tests that the name stays undefined), on 16 and 100k float64;
 ``window_moved_*``: ``x = a[lo:lo + w]; (x * x).sum() / w + x.mean()`` with ``lo`` moved by 97 at each call,
 ``w`` 16 and 1000 in 100k float64 (each position met the block's Python: a window read at fixed bounds).
 
@@ -362,6 +365,16 @@ def tanh_chain(a, b):
     return np.tanh(a * 2.0 + b) * 0.5 - a
 
 
+def clipped_total(z):
+    return np.minimum(z, -5).sum()
+
+
+def checked_scale(x, strict):
+    if strict:
+        raise NOT_DEFINED_YET(x)  # noqa: F821  (a global the program defines later, if ever)
+    return x * 2.0 + 1.0
+
+
 def cases():
     rng = np.random.default_rng(0)
     osc = Oscillator()
@@ -422,6 +435,10 @@ def cases():
         ("tanh_chain_1k", tanh_chain, jit(tanh_chain), (rng.standard_normal(1000), rng.standard_normal(1000))),
         ("tanh_chain_100k", tanh_chain, jit(tanh_chain),
          (rng.standard_normal(100_000), rng.standard_normal(100_000))),
+        ("int_sum_16", clipped_total, jit(clipped_total), ((np.arange(16) % 100).astype(np.int32),)),
+        ("int_sum_1M", clipped_total, jit(clipped_total), ((np.arange(1_000_000) % 100).astype(np.int32),)),
+        ("missing_global_16", checked_scale, jit(checked_scale), (rng.random(16), False)),
+        ("missing_global_100k", checked_scale, jit(checked_scale), (rng.random(100_000), False)),
         ("tanh_kernel_1k", tanh_chain, jit(tanh_chain, backend="tvm"),
          (rng.standard_normal(1000), rng.standard_normal(1000))),
         ("tanh_kernel_100k", tanh_chain, jit(tanh_chain, backend="tvm"),

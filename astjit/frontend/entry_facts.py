@@ -16,7 +16,7 @@ import builtins
 
 import gast
 
-from .loops import assigned_names
+from .loops import assigned_names, shape_axis
 
 
 def entry_facts(preceding: list, resolver) -> dict:
@@ -95,7 +95,6 @@ def _fact(e, resolver):
         resolver.guard("len", builtins.len)        # a module rebinding len later transforms again
         return ("extent", e.args[0].id, 0, 0)
     if isinstance(e, gast.Subscript) and isinstance(e.value, gast.Attribute) and e.value.attr == "shape" \
-            and isinstance(e.value.value, gast.Name) and isinstance(e.slice, gast.Constant) \
-            and type(e.slice.value) is int:
-        return ("extent", e.value.value.id, e.slice.value, 0)
+            and isinstance(e.value.value, gast.Name) and shape_axis(e) is not None:
+        return ("extent", e.value.value.id, shape_axis(e), 0)
     return None

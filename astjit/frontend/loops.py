@@ -356,7 +356,7 @@ class LoopChecker:
             self.expr(e.orelse)
         elif isinstance(e, gast.Subscript):
             if self.is_shape(e.value):
-                if not (isinstance(e.slice, gast.Constant) and type(e.slice.value) is int):
+                if shape_axis(e) is None:
                     self.refuse("x.shape indexed by something other than an integer constant", e)
                 return
             flatten_chained_index(e)
@@ -585,6 +585,19 @@ def constant_items(node):
 # attribute of a subscript flattened from a chain (``A[i][j]`` -> ``A[i, j]``): the axis each link of
 # the chain starts at, for the IndexError Python's own link would raise (``for axis 0`` of the row)
 CHAIN_AXES = "astjit_chain_axes"
+
+
+def shape_axis(node) -> int | None:
+    """The axis ``k`` of ``x.shape[k]`` when it is an integer constant, negative ones included
+    (``x.shape[-1]`` is a unary minus on a constant in the tree); None for any other index."""
+    item = node.slice
+    sign = 1
+    if isinstance(item, gast.UnaryOp) and isinstance(item.op, gast.USub | gast.UAdd):
+        sign = -1 if isinstance(item.op, gast.USub) else 1
+        item = item.operand
+    if isinstance(item, gast.Constant) and type(item.value) is int:
+        return sign * item.value
+    return None
 
 
 def flatten_chained_index(node) -> None:
@@ -1017,7 +1030,7 @@ def _taken_as_python_int(e) -> bool:
 
 def _array_extent(e) -> bool:
     """``x.shape[k]``, ``x.size``, ``x.ndim`` of a name: an array's are Python ints."""
-    if isinstance(e, gast.Subscript) and isinstance(e.slice, gast.Constant) and type(e.slice.value) is int:
+    if isinstance(e, gast.Subscript) and shape_axis(e) is not None:
         e = e.value
         return isinstance(e, gast.Attribute) and e.attr == "shape" and isinstance(e.value, gast.Name)
     return isinstance(e, gast.Attribute) and e.attr in ("size", "ndim") and isinstance(e.value, gast.Name)

@@ -1,6 +1,6 @@
-"""Loop kernels: element swaps (``a[j], a[j + 1] = a[j + 1], a[j]``), ``x.size`` and ``x.ndim``,
-attributes of global objects (``math.pi``, ``settings.dt``), and ``while`` loops whose trips hold a
-loop of their own (the kernel runs from the first trip)."""
+"""Loop kernels: element swaps (``a[j], a[j + 1] = a[j + 1], a[j]``), ``x.size``, ``x.ndim`` and
+``x.shape[-1]``, attributes of global objects (``math.pi``, ``settings.dt``), and ``while`` loops
+whose trips hold a loop of their own (the kernel runs from the first trip)."""
 
 import math
 
@@ -87,6 +87,28 @@ def test_size_and_ndim():
                          (np.arange(6),)])                     # (an empty array: ZeroDivisionError, as Python)
     check(flat_scale, [(rng.random((3, 4)), np.zeros((3, 4))), (rng.random((1, 7)), np.zeros((1, 7))),
                        (np.arange(6).reshape(2, 3), np.zeros((2, 3), np.int64))])
+
+
+def last_axis_scale(m, out):
+    rows, cols = m.shape[-2], m.shape[-1]
+    for i in range(rows):
+        for j in range(m.shape[-1]):
+            out[i, j] = m[i, j] * cols + m.shape[+0]
+    return out
+
+
+def beyond_the_rank(a):
+    s = 0
+    for i in range(a.shape[-3]):
+        s += 1
+    return s
+
+
+def test_negative_constant_axes_of_a_shape():
+    check(last_axis_scale, [(rng.random((3, 4)), np.zeros((3, 4))), (rng.random((1, 7)), np.zeros((1, 7))),
+                            (rng.random((0, 2)), np.zeros((0, 2))), (np.arange(6).reshape(2, 3), np.zeros((2, 3)))])
+    check(beyond_the_rank, [(rng.random((3, 4)),), (rng.random(2),)], compiled=False)   # IndexError, as Python
+    check(beyond_the_rank, [(rng.random((2, 3, 4)),), (rng.random((0, 1, 2)),)])
 
 
 def test_a_clip_over_size_compiles_with_edges():

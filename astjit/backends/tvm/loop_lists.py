@@ -37,7 +37,7 @@ from tvm import tirx
 from tvm.script.ir_builder import tirx as T
 
 from ...errors import Unsupported
-from ...frontend.loops import assigned_in_body, constant_items
+from ...frontend.loops import assigned_in_body, constant_items, shape_axis
 
 I64 = "int64"
 F64 = "float64"
@@ -238,7 +238,7 @@ class AppendedLists:
             return self.static_extent(node.args[0], 0)
         if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute) \
                 and node.value.attr == "shape":
-            k = _constant_int(node.slice)
+            k = shape_axis(node)
             return self.static_extent(node.value.value, k) if k is not None else None
         if isinstance(node, gast.Attribute) and node.attr == "size" and isinstance(node.value, gast.Name):
             buf = self.arrays.get(node.value.id)

@@ -42,6 +42,7 @@ from ...frontend.loops import (
     is_divmod,
     rebound_names,
     return_values,
+    shape_axis,
 )
 from ...frontend.lower import attribute_of
 from ...runtime.fragment import UNBOUND
@@ -1136,7 +1137,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return None
         if isinstance(node, gast.Subscript) and not (
                 isinstance(node.value.value, gast.Name) and node.value.value.id in self.arrays
-                and node.value.attr == "shape" and isinstance(node.slice, gast.Constant)):
+                and node.value.attr == "shape" and shape_axis(node) is not None):
             return None
         return self.expr(node)
 
@@ -1378,7 +1379,7 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             return self.select(e)
         if isinstance(e, gast.Subscript):
             if isinstance(e.value, gast.Attribute):               # x.shape[k]
-                return self.extent(e.value.value.id, e.slice.value, e)
+                return self.extent(e.value.value.id, shape_axis(e), e)
             if isinstance(e.value, gast.Name) and e.value.id in self.named_rows:
                 item = self.named_row_item(e)
                 if not isinstance(item, ScalarLeaf):

@@ -10,7 +10,8 @@ written.
 A callee qualifies when it is a plain ``def`` (or a jitted one) with positional parameters only
 (passed by position or keyword; defaults that are numbers), with no closure, reading globals of the caller's
 own module, and whose body is scalar statements (assignments, ``if``) where every path ends in
-``return value``. Its identity and its code object are guarded: rebinding the name or assigning
+``return value``; or, called as a statement of its own (``bump(a, i)``: its value unused), any path
+may end without one, or with a bare ``return``. Its identity and its code object are guarded: rebinding the name or assigning
 ``__code__`` transforms the caller again.
 """
 
@@ -25,6 +26,7 @@ from .bound import DefinitelyBound
 from .source import parse_function
 
 INLINE_DEPTH = 4           # calls nested deeper than this (or recursion) keep the loop in Python
+VALUE_UNUSED = "astjit_value_unused"    # attribute of a call that is a statement of its own
 
 
 @dataclass(eq=False)
@@ -35,6 +37,7 @@ class Inlined:
     body: list             # its statements, every local renamed
     filename: str          # where its lines are (errors inside it point there)
     free_names: list       # globals its body reads (not calls): passed to the kernel as the caller's
+    procedure: bool = False   # called as a statement: it may end without a value, none is made
 
 
 def callee_function(obj):
@@ -114,7 +117,9 @@ def renamed_callee(fndef, call, site: int, filename, defaults=()) -> Inlined:
         if isinstance(n, gast.Global | gast.Nonlocal | gast.FunctionDef | gast.Lambda | gast.ClassDef
                       | gast.Yield | gast.YieldFrom | gast.Await):
             raise NotInlinable(f"{name} has a {type(n).__name__.lower()}")
-    if not always_returns(fndef.body):
+    procedure = getattr(call, VALUE_UNUSED, False)
+    if not procedure and (not always_returns(fndef.body) or any(
+            isinstance(n, gast.Return) and _returns_none(n) for s in fndef.body for n in gast.walk(s))):
         raise NotInlinable(f"{name} may end without 'return value' (it would return None)")
     local = set(params) | {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name)
                            and isinstance(n.ctx, gast.Store | gast.Del)}
@@ -136,7 +141,8 @@ def renamed_callee(fndef, call, site: int, filename, defaults=()) -> Inlined:
                 free.append(n.id)
         n.astjit_file = filename
         n.astjit_function = fndef.name       # (an exception raised there names this function's frame)
-    return Inlined(fndef.name, [prefix + p for p in params], fndef.body, filename, list(dict.fromkeys(free)))
+    return Inlined(fndef.name, [prefix + p for p in params], fndef.body, filename, list(dict.fromkeys(free)),
+                   procedure)
 
 
 def positional_call(call, name, params, by_keyword, defaults) -> None:
@@ -198,6 +204,11 @@ def read_before_assigned(fndef, local: set):
             if read and n.id in local and n.id not in bound(s):
                 return n.id
     return None
+
+
+def _returns_none(s) -> bool:
+    """``return`` or ``return None``."""
+    return s.value is None or isinstance(s.value, gast.Constant) and s.value.value is None
 
 
 def always_returns(stmts) -> bool:

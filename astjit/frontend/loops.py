@@ -28,6 +28,7 @@ from ..runtime.plain_attribute import NAME as PLAIN_ATTRIBUTE_NAME
 from ..runtime.plain_attribute import NOT_PLAIN
 from .inline import (
     INLINE_DEPTH,
+    VALUE_UNUSED,
     Inlined,
     NotInlinable,
     callee_function,
@@ -144,9 +145,9 @@ class LoopChecker:
             self.for_loop(s)
         elif isinstance(s, gast.While):
             self.while_loop(s)
-        elif isinstance(s, gast.Return) and self.depth and s.value is not None:
-            for v in return_values(s):            # (a tuple's items: ``a, b = f(x)`` unpacks them)
-                self.expr(v)
+        elif isinstance(s, gast.Return) and self.depth:
+            for v in return_values(s) or ():      # (a tuple's items: ``a, b = f(x)`` unpacks them)
+                self.expr(v)                      # (a bare ``return``: a callee called as a statement)
         elif isinstance(s, gast.Return) and not self.depth:
             self.loop_return(s)
         elif isinstance(s, gast.If):
@@ -174,7 +175,8 @@ class LoopChecker:
             self.calls[s.value] = "append"                        # ``peaks.append(i)`` (backends/tvm/loop_lists)
             self.expr(s.value.args[0])
         elif isinstance(s, gast.Expr) and isinstance(s.value, gast.Call):
-            self.call(s.value)                                    # ``bump(a, i)``: its value unused
+            setattr(s.value, VALUE_UNUSED, True)                  # ``bump(a, i)``: its value unused
+            self.call(s.value)
         elif isinstance(s, gast.Raise):
             self.raise_statement(s)
         else:

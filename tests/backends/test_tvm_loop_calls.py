@@ -202,6 +202,87 @@ def test_calls_that_cannot_be_inlined_keep_the_loop_in_python_and_say_why(loop, 
     assert reason in str(jitted.explain()), str(jitted.explain())
 
 
+def clamp_into(out, i, v, lo):
+    """A procedure: ends with a bare return, ``return None``, or by falling off its end."""
+    if v < lo:
+        out[i] = lo
+        return
+    out[i] = v
+    if v > 0.9:
+        return None
+    out[i] = v * 2
+
+
+def clamp_loop(x, out):
+    for i in range(len(x)):
+        clamp_into(out, i, x[i], 0.25)
+    return out
+
+
+def spread(out, i, v):
+    for d in (-1, 0, 1):
+        out[i + d] += v                 # past the ends: IndexError in the callee, the stores before it kept
+
+
+def spread_loop(x, out):
+    for i in range(len(x)):
+        spread(out, i, x[i])
+    return out
+
+
+def bump_and_give(out, i):
+    out[i] += 1
+    return i * 2                        # its value unused by the caller
+
+
+def bump_twice(out, i):
+    bump_and_give(out, i)
+    bump_and_give(out, i + 1)
+
+
+def pairs_loop(out):
+    for i in range(0, len(out) - 1, 2):
+        bump_twice(out, i)
+    return out
+
+
+def count_into(c, v):
+    if v != v:
+        raise ValueError(f"nan at count {c[0]}")
+    c[0] += 1
+
+
+def count_loop(x, c):
+    for i in range(len(x)):
+        count_into(c, x[i])
+    return c
+
+
+def test_a_call_whose_value_is_unused_may_end_without_returning_one():
+    check(clamp_loop, [(rng.random(50), np.zeros(50)), (rng.random(1), np.zeros(1)),
+                       (np.array([0.1, np.nan, -0.0, 0.95, 0.5]), np.zeros(5)),
+                       (rng.random(9).astype(np.float32), np.zeros(9, np.float32))])
+    check(spread_loop, [(rng.random(5), np.zeros(5)), (rng.random(1), np.zeros(1)), (rng.random(3), np.zeros(4))])
+    check(pairs_loop, [(np.zeros(10),), (np.zeros(7, np.int32),), (np.zeros(2),)])
+    check(count_loop, [(rng.random(10), np.zeros(1, np.int64)), (np.array([1.0, np.nan, 2.0]), np.zeros(1))])
+
+
+def no_value_read(a, i):
+    if a[i] > 0.5:
+        return a[i]
+
+
+def no_value_read_loop(a, out):
+    for i in range(len(a)):
+        out[i] = no_value_read(a, i) is None
+    return out
+
+
+def test_a_procedure_whose_value_is_read_keeps_the_loop_in_python():
+    jitted = check(no_value_read_loop, [(rng.random(6), np.zeros(6)), (rng.random(3), np.zeros(3))], compiled=False)
+    assert "may end without 'return value'" in str(jitted.explain())
+
+
 @jit
 def jitted_sq(x):
     return x * x

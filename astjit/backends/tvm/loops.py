@@ -2098,7 +2098,9 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
             T.buffer_store(done, tirx.const(False, "bool"), [0])
 
             def return_(s):
-                if arity is None:
+                if callee.procedure:                  # its value unused: computed for its errors only
+                    v = [self.expr(x) for x in return_values(s) or ()]
+                elif arity is None:
                     v = self.expr(s.value)
                 else:
                     items = return_values(s)
@@ -2120,6 +2122,10 @@ class LoopLowering(RowStatements, RowReductions, RowDots, LocalArrays, RotatedAr
                 self.flags.pop()
                 self.returns.pop()
 
+        if callee.procedure:                          # (called as a statement: nothing to choose among)
+            with self.carried_checks():
+                produce(lambda v: None)
+            return None
         return self._twice(produce, e, arity)     # (a check failed in the callee stops what follows it too)
 
     def go_on_if_ok(self) -> None:

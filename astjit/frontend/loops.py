@@ -589,17 +589,20 @@ def constant_items(node):
 CHAIN_AXES = "astjit_chain_axes"
 
 
-def shape_axis(node) -> int | None:
-    """The axis ``k`` of ``x.shape[k]`` when it is an integer constant, negative ones included
-    (``x.shape[-1]`` is a unary minus on a constant in the tree); None for any other index."""
-    item = node.slice
-    sign = 1
-    if isinstance(item, gast.UnaryOp) and isinstance(item.op, gast.USub | gast.UAdd):
-        sign = -1 if isinstance(item.op, gast.USub) else 1
-        item = item.operand
-    if isinstance(item, gast.Constant) and type(item.value) is int:
-        return sign * item.value
+def int_constant(node) -> int | None:
+    """The value of an int constant, negative ones included (``-1`` is a unary minus on a constant in
+    the tree); None for anything else."""
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub | gast.UAdd):
+        v = int_constant(node.operand)
+        return v if v is None or isinstance(node.op, gast.UAdd) else -v
     return None
+
+
+def shape_axis(node) -> int | None:
+    """The axis ``k`` of ``x.shape[k]`` when it is an int constant (``x.shape[-1]`` too); else None."""
+    return int_constant(node.slice)
 
 
 def flatten_chained_index(node) -> None:
@@ -1057,6 +1060,16 @@ class _WorkEstimate:
             return _python_int(args[0])
         if len(args) == 2:
             return gast.BinOp(left=_python_int(args[1]), op=gast.Sub(), right=_python_int(args[0]))
+        step = int_constant(args[2])
+        if step:
+            # (a constant step: the length by arithmetic, negative where the range is empty, as the
+            # forms above; ``len(range(...))`` costs a range object at each use, about 0.1 us)
+            span = (gast.BinOp(left=_python_int(args[1]), op=gast.Sub(), right=_python_int(args[0])) if step > 0
+                    else gast.BinOp(left=_python_int(args[0]), op=gast.Sub(), right=_python_int(args[1])))
+            if abs(step) == 1:
+                return span
+            return gast.BinOp(left=gast.BinOp(left=span, op=gast.Add(), right=gast.Constant(value=abs(step) - 1, kind=None)),
+                              op=gast.FloorDiv(), right=gast.Constant(value=abs(step), kind=None))
         return gast.Call(func=_name(LEN_NAME), args=[gast.Call(func=_name(RANGE_NAME),
                                                                args=[_python_int(a) for a in args], keywords=[])],
                          keywords=[])
@@ -1083,11 +1096,19 @@ class _WorkEstimate:
         inner = dict(outer)
         args = node.iter.args if isinstance(node.iter, gast.Call) else []
         names = {n.id for a in args for n in gast.walk(a) if isinstance(n, gast.Name)}
-        if (isinstance(node.target, gast.Name) and not names & self.assigned and len(args) in (1, 2)
+        if not (isinstance(node.target, gast.Name) and not names & self.assigned and len(args) in (1, 2, 3)
                 and all(without_effects(a) for a in args)):
+            return inner
+        if len(args) < 3:
             first = gast.Constant(value=0, kind=None) if len(args) == 1 else _python_int(args[0])
             last = gast.BinOp(left=_python_int(args[-1]), op=gast.Sub(), right=gast.Constant(value=1, kind=None))
-            inner[node.target.id] = (first, last)
+        else:                   # (a step, ``range(n - 1, -1, -1)``: start + (length - 1) * step)
+            first = _python_int(copy.deepcopy(args[0]))
+            steps = gast.BinOp(left=self.count([copy.deepcopy(a) for a in args]), op=gast.Sub(),
+                               right=gast.Constant(value=1, kind=None))
+            last = gast.BinOp(left=_python_int(copy.deepcopy(args[0])), op=gast.Add(), right=gast.BinOp(
+                left=steps, op=gast.Mult(), right=_python_int(copy.deepcopy(args[2]))))
+        inner[node.target.id] = (first, last)
         return inner
 
     def position(self, body, outer):

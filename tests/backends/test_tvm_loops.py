@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from loop_checks import check, kernels_for_tiny_loops, run_both  # noqa: F401 - a fixture
+from loop_checks import check, kernels_for_tiny_loops, run_both, same  # noqa: F401 - a fixture
 from loop_programs import affine_rows, crc16, histogram, jacobi, pairwise, recurrence, row_sums, weighted_sum
 
 from astjit import jit
@@ -299,6 +299,46 @@ def test_a_few_rows_of_large_arrays_are_not_a_tiny_loop(monkeypatch):
     # three floats: as written
     jitted = check(item_total, [(rng.random((3, 500)),), (rng.random(3),)], compiled=False)
     assert kernel_calls(jitted) == 1
+
+
+def back_substitution(U, b, x):
+    n = len(b)
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= U[i, j] * x[j]
+        x[i] = s / U[i, i]
+    return x
+
+
+def every_third_prefix(a, out):
+    for i in range(len(a) - 1, -1, -3):
+        s = 0.0
+        for j in range(0, i + 1, 2):
+            s += a[j]
+        out[i] = s
+    return out
+
+
+def test_an_inner_range_of_a_stepped_outer_range_is_estimated(monkeypatch):
+    """``for j in range(i + 1, n)`` inside ``for i in range(n - 1, -1, -1)``: the inner loop's trips
+    are estimated from the outer variable's first and last values, with a step too (its work counted
+    as unknown, a 2x2 back substitution called the kernel, 1.9x plain Python's time); a large one
+    runs the kernel."""
+    monkeypatch.delenv("ASTJIT_TINY_LOOP", raising=False)
+    upper = np.triu(rng.random((300, 300))) + 300 * np.eye(300)
+    for fn, small, large in [
+            (back_substitution, [(upper[:2, :2].copy(), rng.random(2), np.zeros(2)),
+                                 (upper[:1, :1].copy(), rng.random(1), np.zeros(1))],
+             [(upper, rng.random(300), np.zeros(300))]),
+            (every_third_prefix, [(rng.random(4), np.zeros(4)), (rng.random(7), np.zeros(7))],
+             [(rng.random(400), np.zeros(400))])]:
+        jitted = check(fn, small, compiled=False)
+        assert kernel_calls(jitted) == 0
+        for args in large:
+            (k1, r1, _), (k2, r2, _) = run_both(fn, jitted, args)
+            assert k1 == k2 == "ok" and same(r1, r2)
+        assert kernel_calls(jitted) == len(large)
 
 
 def scaled_items(a, out):

@@ -37,7 +37,7 @@ from tvm import tirx
 from tvm.script.ir_builder import tirx as T
 
 from ...errors import Unsupported
-from ...frontend.loops import assigned_in_body, constant_items, shape_axis
+from ...frontend.loops import assigned_in_body, constant_items, int_constant, shape_axis
 
 I64 = "int64"
 F64 = "float64"
@@ -222,7 +222,7 @@ class AppendedLists:
 
     def static_int(self, node):
         """An int expression of the loop's entry values (a float64), or None."""
-        value = _constant_int(node)
+        value = int_constant(node)
         if value is not None:
             return tirx.const(float(value), F64)
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
@@ -306,15 +306,6 @@ def _append_sites(loop, calls, name):
             yield from walk(child, loops)
 
     yield from walk(loop, [])
-
-
-def _constant_int(node):
-    if isinstance(node, gast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-        v = _constant_int(node.operand)
-        return -v if v is not None else None
-    return None
 
 
 def list_converter(types):

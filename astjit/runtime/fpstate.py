@@ -15,6 +15,7 @@ first dispatch after a change, never on every call.
 """
 
 import contextlib
+import threading
 import warnings
 
 import numpy as np
@@ -112,8 +113,23 @@ def warnings_raise() -> bool:
     return known[2]
 
 
-# the filter ``silenced`` puts first while it runs (found again by identity to be taken out)
-_IGNORE_ALL = ("ignore", None, Warning, None, 0)
+class _InASilencedThread(type):
+    """The metaclass of ``_Silenced``: every warning category is a subclass of it in a thread that
+    ``silenced`` runs in, and none in any other (``issubclass`` asks the metaclass, and so does the
+    warnings module's filter matching)."""
+
+    def __subclasscheck__(cls, subclass) -> bool:
+        return _silencing.get(threading.get_ident(), 0) > 0
+
+
+class _Silenced(Warning, metaclass=_InASilencedThread):
+    """The category of the filter ``silenced`` puts first: it matches in the silenced thread alone."""
+
+
+# the filter ``silenced`` puts first while it runs (found again by identity to be taken out), and how
+# many ``silenced`` blocks each thread is in
+_IGNORE_ALL = ("ignore", None, _Silenced, None, 0)
+_silencing: dict = {}
 
 
 @contextlib.contextmanager
@@ -125,8 +141,13 @@ def silenced():
     bumps the filters' version, and every warning the program had shown once (the ``default`` action,
     once per place) showed again after each compile; showing warnings nowhere instead (``showwarning``)
     counted a probe's warning as shown at numpy's line, so the user's own later one never showed. An
-    ignored warning is neither shown nor counted."""
+    ignored warning is neither shown nor counted. The filters list is the process's: the filter's
+    category matches in this thread alone (``_Silenced``), so another thread's warnings are shown,
+    or raised under an ``error`` filter, as they would be without astjit (numpy's error state is
+    per thread already)."""
     filters = warnings.filters
+    me = threading.get_ident()
+    _silencing[me] = _silencing.get(me, 0) + 1
     filters.insert(0, _IGNORE_ALL)
     try:
         with np.errstate(all="ignore"):
@@ -136,6 +157,10 @@ def silenced():
             if f is _IGNORE_ALL:
                 del filters[k]
                 break
+        if _silencing[me] == 1:
+            del _silencing[me]
+        else:
+            _silencing[me] -= 1
 
 
 def _filters_mutated():

@@ -229,3 +229,37 @@ def test_threads_entering_error_states_together_never_see_an_error():
     finally:
         sys.setswitchinterval(interval)
     assert errors == []
+
+
+def test_a_compile_silences_its_own_thread_alone(recwarn):
+    """A compile's probes and a first call's timed runs ignore warnings through a filter put first in
+    the process's filters list; its category matches in the compiling thread only, so a warning of
+    another thread meanwhile is raised under its ``error`` filter, or shown, as without astjit."""
+    import threading
+
+    from astjit.runtime.fpstate import silenced
+
+    inside, seen = threading.Event(), []
+
+    def other_thread():
+        inside.wait()
+        try:
+            warnings.warn("another thread's", UserWarning, stacklevel=1)
+            seen.append("not raised")
+        except UserWarning:
+            seen.append("raised")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        with silenced():
+            warnings.warn("the compile's own", UserWarning, stacklevel=1)       # ignored here
+            with silenced():                                        # (nested: still ignored)
+                warnings.warn("the compile's own", UserWarning, stacklevel=1)
+            warnings.warn("the compile's own", UserWarning, stacklevel=1)
+            inside.set()
+            thread.join()
+        with pytest.raises(UserWarning):
+            warnings.warn("after", UserWarning, stacklevel=1)
+    assert seen == ["raised"]

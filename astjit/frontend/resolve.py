@@ -22,6 +22,10 @@ class Resolver:
         # Python): a guard that holds while each stays undefined, so that defining one later compiles
         # them (a notebook's NameError, then the constant defined, kept a loop in Python for good)
         self.missing: set = set()
+        self.empty_cells: set = set()            # closure variables not yet assigned, the same way
+        # attributes of modules and classes read that were missing then (``consts.K``): (chain to the
+        # object, the attribute), guarded to stay missing
+        self.missing_attributes: set = set()
         self.assigned_chains = assigned_chains    # attributes the function itself assigns (``C.F = ...``)
         b = fn.__globals__.get("__builtins__", builtins)
         self.builtins = b if isinstance(b, dict) else vars(b)
@@ -52,15 +56,17 @@ class Resolver:
         if obj is _MISSING:
             self.guard_missing(chain[0])
             return _MISSING
-        for attr in chain[1:]:
+        for k, attr in enumerate(chain[1:], start=1):
             if not isinstance(obj, types.ModuleType | type):
                 return _MISSING
             try:
-                obj = getattr(obj, attr, _MISSING)
+                found = getattr(obj, attr, _MISSING)
             except Exception:      # (a module's __getattr__ raising ImportError: Python reads it where it does)
                 return _MISSING
-            if obj is _MISSING:
+            if found is _MISSING:
+                self.guard_missing_attribute(chain[:k], obj, attr)
                 return _MISSING
+            obj = found
         return obj
 
     def assigned_by_function(self, chain) -> bool:
@@ -71,8 +77,21 @@ class Resolver:
             self.guards[name] = obj
 
     def guard_missing(self, name: str) -> None:
-        if name not in self.cells and name not in self.local_names:
+        if name in self.local_names or name in self.local_modules:
+            return
+        if name in self.cells:
+            self.empty_cells.add(name)
+        else:
             self.missing.add(name)
+
+    def guard_missing_attribute(self, chain: list[str], obj, attr: str) -> None:
+        """``chain`` resolved to the module or class ``obj``, which has no attribute ``attr`` yet: guard
+        that it still has none (a notebook's ``consts.K`` defined after a first call's AttributeError
+        kept the statement in Python for good). numpy's are taken as they are, as its functions are."""
+        if self.is_numpy_chain(chain) or self.assigned_by_function(list(chain) + [attr]):
+            return
+        self.guard_chain(list(chain), obj)
+        self.missing_attributes.add((tuple(chain), attr))
 
     def guard_chain(self, chain: list[str], obj) -> None:
         """Guard what ``a.b.c`` resolved to: the root name's object, and every attribute after it unless
@@ -127,6 +146,15 @@ class Resolver:
         if self.missing:
             namespace[f"{prefix}g"], namespace[f"{prefix}b"] = self.fn.__globals__, self.builtins
             terms += [f"{name!r} not in {prefix}g and {name!r} not in {prefix}b" for name in sorted(self.missing)]
+        if self.empty_cells:
+            namespace[f"{prefix}empty"] = _empty_cell
+            terms += [f"{prefix}empty({prefix}e{k})" for k, name in enumerate(sorted(self.empty_cells))]
+            namespace.update({f"{prefix}e{k}": self.cells[name] for k, name in enumerate(sorted(self.empty_cells))})
+        if self.missing_attributes:
+            namespace[f"{prefix}getattr"], namespace[f"{prefix}m"] = getattr, _MISSING
+            for k, (chain, attr) in enumerate(sorted(self.missing_attributes)):
+                path = self._load_code(chain[0], f"m{k}", namespace, prefix) + "".join(f".{a}" for a in chain[1:])
+                terms.append(f"{prefix}getattr({path}, {attr!r}, {prefix}m) is {prefix}m")
         if defaults is not None:
             namespace[f"{prefix}d0"], namespace[f"{prefix}d1"] = defaults
             terms.append(f"{prefix}fn.__defaults__ is {prefix}d0 and {prefix}fn.__kwdefaults__ is {prefix}d1")
@@ -173,6 +201,15 @@ def assigned_attribute_chains(fndef) -> set[tuple]:
         elif isinstance(node, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef) and node is not fndef:
             rebound.add(node.name)
     return chains | {(name,) for name in declared & rebound}
+
+
+def _empty_cell(cell) -> bool:
+    """Whether a closure variable is unassigned (reading it raises ValueError)."""
+    try:
+        _ = cell.cell_contents
+    except ValueError:
+        return True
+    return False
 
 
 GUARD_ERRORS = "Exception"     # a cell emptied, an attribute or a name deleted, a module's __getattr__ raising

@@ -599,3 +599,52 @@ def test_a_global_defined_after_the_first_call_compiles_its_statements():
         del globals()["LATER_SCALE"], globals()["LATER_SHIFT"]
     with pytest.raises(NameError):
         loop(a, np.zeros(50))
+
+
+def scaled_by_a_later_setting(a, out):
+    for i in range(len(a)):
+        out[i] = a[i] * settings.LATER_K
+    return out
+
+
+def shifted_by_a_later_setting(a):
+    return a * 2.0 + settings.Config.later_shift
+
+
+def test_attributes_and_closure_variables_defined_after_the_first_call_compile_their_statements():
+    """A module's or class's attribute missing at the first call (AttributeError, as Python raises) and
+    a closure variable not yet assigned (NameError) are guarded to stay missing: assigning them later
+    compiles the statements that read them (they ran as Python for good); deleting them again raises
+    again."""
+    loop, block = jit(scaled_by_a_later_setting), jit(shifted_by_a_later_setting)
+
+    def make_closure():
+        def scaled(a):
+            return a * factor + 1.0
+        jitted = jit(scaled)
+        with pytest.raises(NameError):
+            jitted(np.arange(5.0))
+        factor = 3.0
+        return jitted, factor
+
+    closure, _ = make_closure()
+    a = np.arange(50.0)
+    with pytest.raises(AttributeError):
+        loop(a, np.zeros(50))
+    with pytest.raises(AttributeError):
+        block(a)
+    settings.LATER_K, settings.Config.later_shift = 2.0, 1.5
+    try:
+        for k in (1, 2, 3):
+            np.testing.assert_array_equal(loop(a * k, np.zeros(50)), a * k * 2.0)
+            np.testing.assert_array_equal(block(a * k), a * k * 2.0 + 1.5)
+            np.testing.assert_array_equal(closure(a * k), a * k * 3.0 + 1.0)
+        for jitted in (loop, block, closure):
+            assert "supported" not in str(explain(jitted)) and "not defined" not in str(explain(jitted)), \
+                str(explain(jitted))
+    finally:
+        del settings.LATER_K, settings.Config.later_shift
+    with pytest.raises(AttributeError):
+        loop(a, np.zeros(50))
+    with pytest.raises(AttributeError):
+        block(a)

@@ -118,8 +118,7 @@ def renamed_callee(fndef, call, site: int, filename, defaults=()) -> Inlined:
                       | gast.Yield | gast.YieldFrom | gast.Await):
             raise NotInlinable(f"{name} has a {type(n).__name__.lower()}")
     procedure = getattr(call, VALUE_UNUSED, False)
-    if not procedure and (not always_returns(fndef.body) or any(
-            isinstance(n, gast.Return) and _returns_none(n) for s in fndef.body for n in gast.walk(s))):
+    if not procedure and not always_returns(fndef.body):
         raise NotInlinable(f"{name} may end without 'return value' (it would return None)")
     local = set(params) | {n.id for n in gast.walk(fndef) if isinstance(n, gast.Name)
                            and isinstance(n.ctx, gast.Store | gast.Del)}
@@ -204,11 +203,6 @@ def read_before_assigned(fndef, local: set):
             if read and n.id in local and n.id not in bound(s):
                 return n.id
     return None
-
-
-def _returns_none(s) -> bool:
-    """``return`` or ``return None``."""
-    return s.value is None or isinstance(s.value, gast.Constant) and s.value.value is None
 
 
 def always_returns(stmts) -> bool:

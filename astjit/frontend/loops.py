@@ -121,6 +121,7 @@ class LoopChecker:
         self.closure_names: list = []     # this function's locals that the local functions it inlines read
         self.hoisted: dict = {}           # attribute reads of globals in inlined functions (hoist_attribute_reads)
         self.depth = 0                      # how many inlined callees the statements checked are in
+        self.procedures = []                # per inlined callee: whether it is called as a statement
         self.sites = 0
         self.counters = 0                   # loops over arrays given a counter (frontend/loop_iteration)
         self.return_arity = False           # no ``return`` in the loop; else None (of nothing) or a count
@@ -146,6 +147,8 @@ class LoopChecker:
         elif isinstance(s, gast.While):
             self.while_loop(s)
         elif isinstance(s, gast.Return) and self.depth:
+            if return_values(s) is None and not self.procedures[-1]:
+                self.refuse("return of None from a function whose value is read", s)
             for v in return_values(s) or ():      # (a tuple's items: ``a, b = f(x)`` unpacks them)
                 self.expr(v)                      # (a bare ``return``: a callee called as a statement)
         elif isinstance(s, gast.Return) and not self.depth:
@@ -471,6 +474,7 @@ class LoopChecker:
             else:
                 self.expr(a)
         self.depth += 1
+        self.procedures.append(callee.procedure)
         try:
             self.body(callee.body)
         except NotALoopRegion as exc:
@@ -478,6 +482,7 @@ class LoopChecker:
             self.refuse(f"{exc.reason} in {what} (at {callee.filename}:{line})", e)
         finally:
             self.depth -= 1
+            self.procedures.pop()
         self.calls[e] = callee
 
     def resolved(self, func):

@@ -60,8 +60,10 @@ class Resolver:
             if not isinstance(obj, types.ModuleType | type):
                 return _MISSING
             try:
-                found = getattr(obj, attr, _MISSING)
+                found = static_attribute(obj, attr)
             except Exception:      # (a module's __getattr__ raising ImportError: Python reads it where it does)
+                return _MISSING
+            if found is _DYNAMIC:
                 return _MISSING
             if found is _MISSING:
                 self.guard_missing_attribute(chain[:k], obj, attr)
@@ -91,7 +93,7 @@ class Resolver:
         if self.is_numpy_chain(chain) or self.assigned_by_function(list(chain) + [attr]):
             return
         self.guard_chain(list(chain), obj)
-        self.missing_attributes.add((tuple(chain), attr))
+        self.missing_attributes.add((tuple(chain), attr, isinstance(obj, types.ModuleType)))
 
     def guard_chain(self, chain: list[str], obj) -> None:
         """Guard what ``a.b.c`` resolved to: the root name's object, and every attribute after it unless
@@ -152,9 +154,10 @@ class Resolver:
             namespace.update({f"{prefix}e{k}": self.cells[name] for k, name in enumerate(sorted(self.empty_cells))})
         if self.missing_attributes:
             namespace[f"{prefix}getattr"], namespace[f"{prefix}m"] = getattr, _MISSING
-            for k, (chain, attr) in enumerate(sorted(self.missing_attributes)):
+            for k, (chain, attr, of_module) in enumerate(sorted(self.missing_attributes)):
                 path = self._load_code(chain[0], f"m{k}", namespace, prefix) + "".join(f".{a}" for a in chain[1:])
-                terms.append(f"{prefix}getattr({path}, {attr!r}, {prefix}m) is {prefix}m")
+                terms.append(f"{attr!r} not in {path}.__dict__" if of_module   # (never a module's __getattr__)
+                             else f"{prefix}getattr({path}, {attr!r}, {prefix}m) is {prefix}m")
         if defaults is not None:
             namespace[f"{prefix}d0"], namespace[f"{prefix}d1"] = defaults
             terms.append(f"{prefix}fn.__defaults__ is {prefix}d0 and {prefix}fn.__kwdefaults__ is {prefix}d1")
@@ -201,6 +204,74 @@ def assigned_attribute_chains(fndef) -> set[tuple]:
         elif isinstance(node, gast.FunctionDef | gast.AsyncFunctionDef | gast.ClassDef) and node is not fndef:
             rebound.add(node.name)
     return chains | {(name,) for name in declared & rebound}
+
+
+# what ``static_attribute`` gives for an attribute that Python computes at each read
+_DYNAMIC = object()
+# descriptors whose ``__get__`` on a class runs no code of the user's: functions, static and class
+# methods, properties (the property itself), C methods and slots
+_CLASS_DESCRIPTORS = (types.FunctionType, staticmethod, classmethod, property, types.BuiltinFunctionType,
+                      types.MethodDescriptorType, types.WrapperDescriptorType, types.ClassMethodDescriptorType,
+                      types.GetSetDescriptorType, types.MemberDescriptorType)
+
+
+def static_attribute(obj, attr: str):
+    """``obj.attr`` of a module or a class, where reading it runs none of the user's code, so that
+    reading it once stands for every read: the value, _MISSING where it has none, or _DYNAMIC where
+    Python computes it at each read (a module's ``__getattr__``: a deprecated name warning where it is
+    read; a property of a metaclass; a descriptor of the user's; a metaclass's ``__getattr__`` or
+    ``__getattribute__``). A package's ``__getattr__`` importing one of its submodules
+    (``np.random``) is read: importing is what the first read does."""
+    if isinstance(obj, types.ModuleType):
+        kind = type(obj)
+        if kind is not types.ModuleType and (
+                kind.__getattribute__ is not types.ModuleType.__getattribute__
+                or any(attr in k.__dict__ for k in kind.__mro__ if k not in (types.ModuleType, object))):
+            return _DYNAMIC
+        stored = obj.__dict__
+        if attr in stored:
+            return stored[attr]
+        if "__getattr__" not in stored:
+            return _MISSING
+        return getattr(obj, attr, _MISSING) if _is_submodule(obj, attr) else _DYNAMIC
+    meta = type(obj)
+    if meta.__getattribute__ is not type.__getattribute__:
+        return _DYNAMIC
+    on_meta = _found_in(meta, attr)
+    if on_meta is not None and on_meta[0] not in (type, object):
+        value_type = type(on_meta[1])
+        if hasattr(value_type, "__set__") or hasattr(value_type, "__delete__"):
+            return _DYNAMIC                          # (a property of the metaclass comes first)
+    on_class = _found_in(obj, attr)
+    if on_class is not None:
+        value = on_class[1]
+        if hasattr(type(value), "__get__") and not isinstance(value, _CLASS_DESCRIPTORS):
+            return _DYNAMIC
+        return getattr(obj, attr)
+    if on_meta is not None:
+        return getattr(obj, attr) if on_meta[0] in (type, object) else _DYNAMIC
+    if any("__getattr__" in k.__dict__ for k in meta.__mro__):
+        return _DYNAMIC
+    return _MISSING
+
+
+def _found_in(cls, attr):
+    """(the class of ``cls.__mro__`` holding ``attr``, its value), or None."""
+    for klass in cls.__mro__:
+        if attr in klass.__dict__:
+            return klass, klass.__dict__[attr]
+    return None
+
+
+def _is_submodule(module, attr: str) -> bool:
+    if not hasattr(module, "__path__"):
+        return False
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(f"{module.__name__}.{attr}") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _empty_cell(cell) -> bool:

@@ -4,6 +4,7 @@ Each function is called several times with other values and compared with plain 
 
 import threading
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -648,3 +649,93 @@ def test_attributes_and_closure_variables_defined_after_the_first_call_compile_t
         loop(a, np.zeros(50))
     with pytest.raises(AttributeError):
         block(a)
+
+
+class _CountedReads(type):
+    """A metaclass whose property computes a value at each read (a counter, a clock, a draw)."""
+    reads = 0
+
+    @property
+    def K(cls):
+        _CountedReads.reads += 1
+        return float(_CountedReads.reads)
+
+
+class CountedSettings(metaclass=_CountedReads):
+    pass
+
+
+class _Counting:
+    """A descriptor of the user's on a class: its ``__get__`` runs at each read."""
+
+    def __get__(self, obj, owner):
+        _CountedReads.reads += 1
+        return float(_CountedReads.reads)
+
+
+class DescribedSettings:
+    K = _Counting()
+
+
+def read_twice_by_a_metaclass_property(a):
+    b = a * CountedSettings.K
+    return (b + CountedSettings.K).sum()
+
+
+def read_twice_by_a_descriptor(a):
+    b = a * DescribedSettings.K
+    return (b + DescribedSettings.K).sum()
+
+
+def read_in_a_loop_by_a_metaclass_property(a, n):
+    s = 0.0
+    for i in range(n):
+        s += a[i] * CountedSettings.K
+    return s
+
+
+@pytest.mark.parametrize("fn, args", [(read_twice_by_a_metaclass_property, (np.linspace(0, 1, 3000),)),
+                                      (read_twice_by_a_descriptor, (np.linspace(0, 1, 3000),)),
+                                      (read_in_a_loop_by_a_metaclass_property, (np.linspace(0, 1, 300), 200))])
+def test_an_attribute_of_a_global_class_computed_at_each_read_is_read_as_python_reads_it(fn, args):
+    """A metaclass's property or a descriptor of the user's on a global class is read where and as often
+    as the statements read it (it was read once at the compile and once a call, and the statements
+    saw one value)."""
+    jitted = jit(fn)
+    for _ in range(3):
+        _CountedReads.reads = 0
+        want, want_reads = fn(*args), _CountedReads.reads
+        _CountedReads.reads = 0
+        got, got_reads = jitted(*args), _CountedReads.reads
+        assert got == want and got_reads == want_reads
+
+
+def test_a_module_getattr_is_called_where_the_statements_read_it(tmp_path, monkeypatch):
+    """A module's ``__getattr__`` (a deprecated name that warns) runs where Python reads the name, never
+    at the compile, and is not read at all where no branch taken reads it."""
+    (tmp_path / "deprecating.py").write_text(
+        "import warnings\nNEW = 2.0\nreads = [0]\n"
+        "def __getattr__(name):\n"
+        "    if name == 'OLD':\n"
+        "        reads[0] += 1\n"
+        "        warnings.warn('OLD is deprecated', DeprecationWarning, stacklevel=2)\n"
+        "        return NEW\n"
+        "    raise AttributeError(name)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import deprecating
+
+    def scaled(a, use_old):
+        b = a * 2.0
+        if use_old:
+            b = b * deprecating.OLD
+        return b.sum()
+
+    jitted = jit(scaled)
+    a = np.linspace(0, 1, 3000)
+    for use_old in (False, True, False, True):
+        deprecating.reads[0] = 0
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = jitted(a, use_old)
+        assert got == scaled(a, False) * (2.0 if use_old else 1.0)
+        assert deprecating.reads[0] == use_old and len(caught) == use_old

@@ -197,7 +197,19 @@ def measuring_runner(fragment, spec, key):
     """A runner that, on its first call, times ``spec`` against the fallback and installs the winner."""
     compiled = spec.runner
 
+    raised = [False]        # the last call's warm-up raised: not measured until a call returns
+
     def first_call(*args):
+        if raised[0]:
+            # the block's Python until a call returns (a block whose calls keep raising, ``a * (1 / k)``
+            # with k = 0 caught by the caller: each paid a warm-up and the real run, 13 us where
+            # Python raises in 0.35 us; settled, its next calls run the statements inline, for a
+            # while: fragment.settle_python); a pure block's returning call is measured then, one
+            # with in-place effects at its next call
+            result = fragment.python_runner(*args)
+            raised[0] = False
+            if spec.effects:
+                return result
         fresh = _copier(args, written_inputs(spec.ctx)) if spec.effects else None
         if spec.effects and fresh is None and not _rerunnable(spec.ctx, args):
             if _numpy_loops_faster(spec):               # (a rule instead: numpy's vectorized ufunc loops)
@@ -221,7 +233,8 @@ def measuring_runner(fragment, spec, key):
                 except Exception:   # a timed run raising: keep the kernel
                     python_wins = False
         if warm is _FAILED:     # the real run raises it, with the effects Python leaves before it (outside
-            return compiled(*args)    # the except clause: the user sees their exception alone, unchained)
+            raised[0] = True          # the except clause: the user sees their exception alone, unchained)
+            return compiled(*args)
         if spec.kernel_failed:   # its compiled code raised (runtime/plan): the block's Python is installed
             return fragment.fallback(*args) if spec.effects else warm
         install(fragment.python_runner if python_wins else compiled, "python" if python_wins else spec.mode)

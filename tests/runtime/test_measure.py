@@ -449,3 +449,54 @@ def test_first_calls_and_compiles_leave_the_programs_warnings_shown_once(tmp_pat
     # (a compile's probe of np.std on a sample array warned at numpy's line first: with warnings shown
     # nowhere, that counted as shown, and the call's own warning never came)
     assert done.stderr.count("Degrees of freedom <= 0") == 1, done.stderr
+
+
+def scaled_by_a_reciprocal(a, k):
+    return a * (1 / k)
+
+
+def bumped_by_a_reciprocal(out, k):
+    out[1:] += 1 / k
+    return out
+
+
+@pytest.mark.parametrize("fn, arrays", [(scaled_by_a_reciprocal, lambda: (np.arange(8.0),)),
+                                        (bumped_by_a_reciprocal, lambda: (np.arange(8.0),))])
+def test_calls_that_raise_run_the_python_until_one_returns_which_is_measured(monkeypatch, fn, arrays):
+    """A block whose first calls raise (``1 / k`` with ``k = 0``, caught by the caller) is not warmed up
+    and timed at each of them (13 us where Python raises in 0.35 us): they run the block's Python, with
+    its effects, settled (the rewritten function runs the statements inline for a while); the first
+    call back at the Fragment that returns is measured (a pure block's at once, one with in-place
+    effects at its next call), and every call gives Python's result or exception."""
+    timed = []
+
+    def fixed(fn_timed, args, repeats, fresh=None, number=1):
+        timed.append(fn_timed)
+        return 1e-6 if fn_timed is not jf.fragments[0].fallback else 9e-6
+
+    monkeypatch.setattr(measure, "_best", fixed)
+    attempts, paused = [], measure.disk_cache.paused
+
+    def counted():                   # (entered once per warm-up and measurement)
+        attempts.append(1)
+        return paused()
+
+    monkeypatch.setattr(measure.disk_cache, "paused", counted)
+    jf = jit(fn)
+    for k in [0, 0, 0, 0, 2, 0] + [2 ** j for j in range(1, 60)]:      # (settled runs come back later)
+        want, got = arrays(), arrays()
+        try:
+            expected = fn(*want, k)
+        except ZeroDivisionError:
+            with pytest.raises(ZeroDivisionError):
+                jf(*got, k)
+        else:
+            np.testing.assert_array_equal(jf(*got, k), expected)
+        for x, y in zip(want, got):
+            np.testing.assert_array_equal(x, y)
+        if k == 0 and not timed:
+            assert jf.fragments[0].entries[0].mode_chosen is None     # (not measured while raising)
+    [entry] = jf.fragments[0].entries
+    # (the in-place block's plan is numpy's alone, a Python specialization: nothing to measure)
+    assert (entry.mode_chosen == entry.mode != "python" or fn is bumped_by_a_reciprocal) and len(timed) <= 20
+    assert len(attempts) <= 2

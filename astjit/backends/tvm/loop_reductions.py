@@ -8,8 +8,9 @@ them as uint64) stay Python.
 
 ``any`` and ``all`` of a row are numpy bools (an element is true where it is not zero, NaN included).
 ``max``, ``min``, ``argmax`` and ``argmin`` of a row of at least one vector of lanes (16 elements of 4
-or 8 bytes, 32 of 2, 64 of 1) keep running extremes in vector lanes (``lane_extreme``); a shorter row
-is scanned element by element, as numpy's scalar loop does.
+or 8 bytes, 32 of 2, 64 of 1), a row as it is or an expression of rows (``np.abs(a[i]).max()``), keep
+running extremes in vector lanes (``lane_extreme``); a shorter row is scanned element by element, as
+numpy's scalar loop does.
 """
 
 import gast
@@ -105,12 +106,14 @@ class RowReductions:
         best = T.alloc_buffer((1,), elem.dtype, scope="global")
         at = T.alloc_buffer((1,), I64, scope="global")
         scan = n > ZERO
-        if isinstance(row, RowLeaf) and elem.kind in "fiu":
+        if elem.kind in "fiu":
             lanes = max(16, 64 // np.dtype(elem.dtype).itemsize)
-            element = lambda k: row.buf[tuple(row.at([k]))]          # noqa: E731
+            # (a computed row, ``np.abs(a[i]).max()``: its elements computed in the lanes as numpy's
+            # temporary would hold them; scanned element by element it ran 2-5x slower than numpy)
+            element = (lambda k: row.buf[tuple(row.at([k]))]) if isinstance(row, RowLeaf) else x   # noqa: E731
             with T.If(n >= tirx.const(lanes, I64)):
                 with T.Then():
-                    lane_extreme(kind, element, n, elem.dtype, lanes, best, at)
+                    lane_extreme(kind, element, n, elem.dtype, lanes, best, at, computed=not isinstance(row, RowLeaf))
             scan = tirx.And(scan, n < tirx.const(lanes, I64))      # (a row shorter than the lanes)
         with T.If(scan):
             with T.Then(), self.scope():
@@ -180,7 +183,7 @@ def reduction_operand(e):
     return e.func.value if isinstance(e.func, gast.Attribute) and not e.args else e.args[0]
 
 
-def lane_extreme(kind, element, n, dtype, lanes, best, at) -> None:
+def lane_extreme(kind, element, n, dtype, lanes, best, at, computed=False) -> None:
     """``max``/``min``/``argmax``/``argmin`` of ``element(0) ... element(n - 1)`` (``n`` at least one
     lane's worth) into ``best[0]`` and ``at[0]``, over ``lanes`` running extremes updated in one
     vectorized loop; the scan element by element took 1 ns an element, five times numpy's vectorized
@@ -188,26 +191,41 @@ def lane_extreme(kind, element, n, dtype, lanes, best, at) -> None:
     first extreme (a strict comparison), and of equal extremes the lowest index wins, so the index is
     numpy's first one. Where the lanes saw a NaN, the first NaN wins (its value, its index); a float
     max or min of zero is the last zero (-0.0 or 0.0), as numpy's scalar loop keeps it: each found by
-    a scan that stops there."""
+    a scan that stops there. ``computed``: ``element`` computes an element of an expression of rows,
+    whose values it may bind to locals of one element each (LoopLowering.bind), which the lanes of a
+    vectorized loop cannot share: each lane's worth is computed into a scratch row first, by a serial
+    loop, and the lanes read it."""
     is_float = np.dtype(dtype).kind == "f"
+    width = tirx.const(lanes, I64)
+    if computed:
+        scratch = T.alloc_buffer((lanes,), dtype, scope="global")
+
+        def lanes_from(start):
+            with T.serial(ZERO, width) as j:
+                T.buffer_store(scratch, element(start + j), [j])
+            return lambda k: scratch[k - start]
+    else:
+        def lanes_from(start):
+            return element
     wins = (lambda v, m: v > m) if kind.endswith("max") else (lambda v, m: v < m)
     lane_best = T.alloc_buffer((lanes,), dtype, scope="global")
     lane_at = T.alloc_buffer((lanes,), I64, scope="global")
     # (NaN flags as wide as the elements: int8 flags beside float64 lanes left LLVM a scalar mess)
     flag = f"int{8 * np.dtype(dtype).itemsize}"
     lane_nan = T.alloc_buffer((lanes,), flag, scope="global")
-    width = tirx.const(lanes, I64)
     nan_of = (lambda v: sm.te.isnan(v).astype(flag)) if is_float else (lambda v: tirx.const(0, flag))
 
+    first = lanes_from(ZERO)
     with T.vectorized(ZERO, width) as j:
-        T.buffer_store(lane_best, element(j), [j])
+        T.buffer_store(lane_best, first(j), [j])
         T.buffer_store(lane_at, j, [j])
-        T.buffer_store(lane_nan, nan_of(element(j)), [j])
+        T.buffer_store(lane_nan, nan_of(first(j)), [j])
     full = n - tirx.floormod(n, width)
     with T.serial(ONE, tirx.floordiv(full, width)) as b:
+        these = lanes_from(b * width)
         with T.vectorized(ZERO, width) as j:
             k = b * width + j
-            v = element(k)
+            v = these(k)
             beats = wins(v, lane_best[j])
             T.buffer_store(lane_at, tirx.Select(beats, k, lane_at[j]), [j])      # (before the value it tests)
             T.buffer_store(lane_best, tirx.Select(beats, v, lane_best[j]), [j])
@@ -242,19 +260,29 @@ def lane_extreme(kind, element, n, dtype, lanes, best, at) -> None:
     # of zero: numpy's scalar loop keeps the last zero (either sign), found from the end. (A rescan of
     # the whole row through the scalar loop cost 5 ns an element: 25x plain Python's time over rows of
     # ReLU outputs, whose min is 0.)
+    # (each scan tests its element in its body: an element of a computed row may be bound to a
+    # variable first, which a loop's condition cannot hold)
     pos = T.alloc_buffer((1,), I64, scope="global")
+    going = T.alloc_buffer((1,), I64, scope="global")
+
+    def scan(start, stop, step, found):
+        """``pos`` from ``start`` by ``step`` to the first element that is ``found``, else ``stop``."""
+        T.buffer_store(pos, start, [0])
+        T.buffer_store(going, ONE, [0])
+        with T.While(going[0] != ZERO):
+            with T.If(tirx.Or(tirx.EQ(pos[0], stop), found(element(pos[0])))):
+                with T.Then():
+                    T.buffer_store(going, ZERO, [0])
+                with T.Else():
+                    T.buffer_store(pos, pos[0] + step, [0])
+        T.buffer_store(best, element(pos[0]), [0])
+
     with T.If(nan[0] != tirx.const(0, flag)):
         with T.Then():
-            T.buffer_store(pos, ZERO, [0])
-            with T.While(tirx.And(pos[0] < n - ONE, tirx.Not(sm.te.isnan(element(pos[0]))))):
-                T.buffer_store(pos, pos[0] + ONE, [0])
-            T.buffer_store(best, element(pos[0]), [0])
+            scan(ZERO, n - ONE, ONE, sm.te.isnan)
             T.buffer_store(at, pos[0], [0])
         if not kind.startswith("arg"):
             with T.Else():
                 with T.If(tirx.EQ(best[0], tirx.const(0, dtype))):
                     with T.Then():
-                        T.buffer_store(pos, n - ONE, [0])
-                        with T.While(tirx.And(pos[0] > ZERO, element(pos[0]) != tirx.const(0, dtype))):
-                            T.buffer_store(pos, pos[0] - ONE, [0])
-                        T.buffer_store(best, element(pos[0]), [0])
+                        scan(n - ONE, ZERO, -ONE, lambda v: tirx.EQ(v, tirx.const(0, dtype)))

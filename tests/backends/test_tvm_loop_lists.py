@@ -246,3 +246,19 @@ def test_a_short_loop_appending_to_a_list_runs_as_written(monkeypatch):
         x = rng.random(n)
         assert jf(x) == peaks(x)
     assert region.calls == 2 and all(e.mode == "tvm" for e in region.entries)
+
+
+@pytest.mark.parametrize("length", [3, 23, 24, 200])
+def test_a_list_of_several_types_is_converted_value_by_value_or_by_columns(length):
+    """The runner's conversion of a list's slots (backends/tvm/loop_lists.list_converter): each value as
+    the object its type makes, short lists one by one, longer ones a column per type."""
+    from astjit.backends.tvm.loop_lists import list_converter
+    from astjit.backends.tvm.loop_types import Scalar
+
+    types = [Scalar("int64", True), Scalar("float64", True), Scalar("float32", False), Scalar("int16", False),
+             Scalar("bool", True)]
+    values = np.round(rng.standard_normal(length) * 100)            # (integers: every type holds them)
+    tags = rng.integers(0, len(types), length)
+    got = list_converter(types)(values.view(np.int64), tags)
+    want = [types[k].type(int(v) if types[k].kind in "iub" else v) for v, k in zip(values.tolist(), tags.tolist())]
+    assert got == want and [type(x) for x in got] == [type(x) for x in want]

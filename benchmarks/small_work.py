@@ -375,6 +375,58 @@ def checked_scale(x, strict):
     return x * 2.0 + 1.0
 
 
+def reciprocal_or_none(a, k):
+    try:
+        return a * (1 / k)
+    except ZeroDivisionError:
+        return None
+
+
+def row_absmax(A, out):
+    for i in range(A.shape[0]):
+        out[i] = np.abs(A[i]).max()
+    return out
+
+
+def clipped_items(x):
+    res = []
+    for i in range(len(x)):
+        if x[i] > 0:
+            res.append(x[i])
+        else:
+            res.append(0)
+    return res
+
+
+def back_substitution(U, b, x):
+    n = len(b)
+    for i in range(n - 1, -1, -1):
+        s = b[i]
+        for j in range(i + 1, n):
+            s -= U[i, j] * x[j]
+        x[i] = s / U[i, i]
+    return x
+
+
+def last_axis_total(a):
+    s = 0.0
+    for j in range(a.shape[-1]):
+        s += a[0, j] * 2.0
+    return s
+
+
+def bump(out, i, v):
+    if v < 0.25:
+        return
+    out[i] += v
+
+
+def bumped(a, out):
+    for i in range(len(a)):
+        bump(out, i, a[i])
+    return out
+
+
 def cases():
     rng = np.random.default_rng(0)
     osc = Oscillator()
@@ -437,6 +489,14 @@ def cases():
          (rng.standard_normal(100_000), rng.standard_normal(100_000))),
         ("int_sum_16", clipped_total, jit(clipped_total), ((np.arange(16) % 100).astype(np.int32),)),
         ("int_sum_1M", clipped_total, jit(clipped_total), ((np.arange(1_000_000) % 100).astype(np.int32),)),
+        ("raising_reciprocal_8", reciprocal_or_none, jit(reciprocal_or_none), (rng.random(8), 0)),
+        ("row_absmax_20x10k", row_absmax, jit(row_absmax), (rng.standard_normal((20, 10_000)), np.zeros(20))),
+        ("mixed_list_100", clipped_items, jit(clipped_items), (rng.standard_normal(100),)),
+        ("mixed_list_1k", clipped_items, jit(clipped_items), (rng.standard_normal(1000),)),
+        ("back_substitution_2", back_substitution, jit(back_substitution),
+         (np.triu(rng.random((2, 2))) + 2 * np.eye(2), rng.random(2), np.zeros(2))),
+        ("last_axis_loop_1k", last_axis_total, jit(last_axis_total), (rng.random((3, 1000)),)),
+        ("procedure_loop_1k", bumped, jit(bumped), (rng.random(1000), np.zeros(1000))),
         ("missing_global_16", checked_scale, jit(checked_scale), (rng.random(16), False)),
         ("missing_global_100k", checked_scale, jit(checked_scale), (rng.random(100_000), False)),
         ("tanh_kernel_1k", tanh_chain, jit(tanh_chain, backend="tvm"),
